@@ -1,0 +1,96 @@
+"""Validation of sequence inputs: equal-length arrays and lists of different lengths."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+__all__ = ["as_sequences", "check_dtype_param", "is_ragged"]
+
+_FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def check_dtype_param(dtype) -> np.dtype | None:
+    """Validate a ``dtype`` parameter: None (keep the input's float dtype), float32 or float64."""
+    if dtype is None:
+        return None
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError as exc:
+        raise ValueError(f"dtype must be None, 'float32' or 'float64'; got {dtype!r}.") from exc
+    if resolved not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be None, 'float32' or 'float64'; got {dtype!r}.")
+    return resolved
+
+
+def is_ragged(X) -> bool:
+    """True for a list or tuple of sequences that do not all have the same length."""
+    if not isinstance(X, (list, tuple)) or len(X) == 0:
+        return False
+    first = X[0]
+    if isinstance(first, numbers.Number) or np.ndim(first) == 0:
+        return False
+    lengths = {len(seq) if np.ndim(seq) > 0 else -1 for seq in X}
+    return len(lengths) > 1
+
+
+def _zero_length_error(shape: tuple[int, ...]) -> ValueError:
+    return ValueError(
+        f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required: "
+        "a sequence of length zero. Every sequence needs at least one time step; drop "
+        "empty sequences before calling."
+    )
+
+
+def _validate_array(X, dtype: np.dtype | None, estimator_name: str) -> np.ndarray:
+    X = check_array(
+        X,
+        dtype=_FLOAT_DTYPES,
+        allow_nd=True,
+        ensure_2d=False,
+        ensure_min_features=0,
+        ensure_all_finite=True,
+        estimator=estimator_name,
+        input_name="X",
+    )
+    if X.ndim not in (2, 3):
+        raise ValueError(
+            f"X must have shape (n_samples, n_steps) or (n_samples, n_steps, n_channels); "
+            f"got an array with {X.ndim} dimension(s) and shape {X.shape}. Reshape your data: "
+            "X.reshape(1, -1) for a single sequence; np.swapaxes(X, 1, 2) for data laid out "
+            "as (n_samples, n_channels, n_steps)."
+        )
+    if X.shape[1] == 0:
+        raise _zero_length_error(X.shape)
+    if X.ndim == 3 and X.shape[2] == 0:
+        raise ValueError("X has zero channels; the last axis of a 3-D X holds the channels.")
+    if X.ndim == 2:
+        X = X[:, :, None]
+    if dtype is not None:
+        X = X.astype(dtype, copy=False)
+    return X
+
+
+def as_sequences(X, dtype: np.dtype | None, estimator_name: str = "LMUFeatures"):
+    """Validate ``X`` and return it as a float array or a list of float arrays.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_steps, n_channels), or for sequences of different
+    lengths a list of arrays of shape (n_steps_i, n_channels) sharing one dtype.
+    """
+    if not is_ragged(X):
+        return _validate_array(X, dtype, estimator_name)
+    sequences = []
+    for seq in X:
+        seq = _validate_array(np.asarray(seq)[None], None, estimator_name)[0]
+        sequences.append(seq)
+    channels = {seq.shape[1] for seq in sequences}
+    if len(channels) > 1:
+        raise ValueError(
+            f"All sequences must have the same number of channels; found {sorted(channels)}."
+        )
+    common = dtype or np.result_type(*[seq.dtype for seq in sequences])
+    return [seq.astype(common, copy=False) for seq in sequences]

@@ -1,0 +1,786 @@
+"""The benchmark data of the LMU papers: permuted sequential MNIST and Mackey-Glass.
+
+- :func:`load_psmnist` reads the four original MNIST idx files (downloading them on request)
+  and applies the papers' permutation recipe.
+- :func:`mackey_glass` integrates the Mackey-Glass delay differential equation;
+  :func:`mackey_glass_forecasting` builds the papers' 15-steps-ahead prediction task from it.
+- :func:`nrmse` is the papers' error measure for that task.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import math
+import os
+import shutil
+import struct
+import tempfile
+import urllib.error
+import urllib.request
+import zlib
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import scipy.signal
+from numpy.typing import ArrayLike, DTypeLike
+from sklearn.utils import Bunch, check_random_state
+
+__all__ = [
+    "DATA_HOME_ENV",
+    "MNIST_BASE_URL",
+    "MNIST_FILES",
+    "ChecksumMismatchError",
+    "get_data_home",
+    "load_psmnist",
+    "mackey_glass",
+    "mackey_glass_forecasting",
+    "nrmse",
+    "read_idx",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Environment variable naming the folder that holds the four MNIST files.
+DATA_HOME_ENV = "LMU_SK_DATA"
+
+#: Where :func:`load_psmnist` downloads from unless given ``base_url``; any mirror serving
+#: the four original files under their original names works, the checksums guard the content.
+MNIST_BASE_URL = "https://storage.googleapis.com/cvdf-datasets/mnist/"
+
+#: The four original MNIST files: role -> (file name, SHA-256 of the gzip file).
+MNIST_FILES = {
+    "train_images": (
+        "train-images-idx3-ubyte.gz",
+        "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+    ),
+    "train_labels": (
+        "train-labels-idx1-ubyte.gz",
+        "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+    ),
+    "test_images": (
+        "t10k-images-idx3-ubyte.gz",
+        "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+    ),
+    "test_labels": (
+        "t10k-labels-idx1-ubyte.gz",
+        "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+    ),
+}
+
+# idx type codes (third byte of the magic number) -> big-endian NumPy dtypes.
+_IDX_DTYPES = {
+    0x08: np.dtype(">u1"),
+    0x09: np.dtype(">i1"),
+    0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"),
+    0x0D: np.dtype(">f4"),
+    0x0E: np.dtype(">f8"),
+}
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class ChecksumMismatchError(OSError):
+    """A downloaded file's SHA-256 digest differs from the known one."""
+
+
+# ----------------------------------------------------------------------------------------------
+# idx files
+# ----------------------------------------------------------------------------------------------
+
+
+def parse_idx(data: bytes, name: str = "idx data") -> np.ndarray:
+    """Decode the bytes of an (uncompressed) idx file.
+
+    The idx format: two zero bytes, a type code byte, a byte with the number of dimensions,
+    one big-endian ``uint32`` per dimension, then the values in C order, big-endian.
+
+    Parameters
+    ----------
+    data : bytes
+        The whole file.
+    name : str
+        How to name the source in error messages.
+
+    Returns
+    -------
+    array : ndarray
+        Native byte order, shape given by the header.
+
+    Raises
+    ------
+    ValueError
+        If the magic number is wrong, or the file is shorter or longer than its header says.
+    """
+    if len(data) < 4:
+        raise ValueError(
+            f"{name} is truncated: {len(data)} bytes, while an idx header alone needs at least 4."
+        )
+    magic = int.from_bytes(data[:4], "big")
+    type_code, ndim = data[2], data[3]
+    if data[:2] != b"\x00\x00" or type_code not in _IDX_DTYPES:
+        raise ValueError(
+            f"{name} is not an idx file: its magic number is 0x{magic:08X}, while idx files "
+            "start with 0x0000TTNN (TT a type code such as 08 for unsigned bytes, NN the "
+            "number of dimensions)."
+        )
+    header_length = 4 + 4 * ndim
+    if len(data) < header_length:
+        raise ValueError(
+            f"{name} is truncated: its header announces {ndim} dimensions ({header_length} "
+            f"header bytes) but the file holds only {len(data)} bytes."
+        )
+    shape = struct.unpack(f">{ndim}I", data[4:header_length])
+    dtype = _IDX_DTYPES[type_code]
+    count = math.prod(shape)
+    expected = count * dtype.itemsize
+    present = len(data) - header_length
+    if present < expected:
+        raise ValueError(
+            f"{name} is truncated: its header announces shape {shape} ({expected} bytes of "
+            f"values) but only {present} bytes follow."
+        )
+    if present > expected:
+        raise ValueError(
+            f"{name} has {present - expected} bytes after the {expected} bytes of values its "
+            f"header (shape {shape}) announces; it is not a valid idx file."
+        )
+    values = np.frombuffer(data, dtype=dtype, count=count, offset=header_length)
+    return values.reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def read_idx(path: str | os.PathLike) -> np.ndarray:
+    """Read an idx file, gzip-compressed (as MNIST is distributed) or not.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; compression is recognised from its content, not its name.
+
+    Returns
+    -------
+    array : ndarray
+        Native byte order, shape given by the file's header.
+
+    Raises
+    ------
+    ValueError
+        If the file is a damaged gzip stream or not a well-formed idx file.
+    """
+    path = Path(path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:2] == _GZIP_MAGIC:
+        try:
+            raw = gzip.decompress(raw)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise ValueError(f"{path} is a damaged or truncated gzip file: {exc}") from exc
+    return parse_idx(raw, name=str(path))
+
+
+# ----------------------------------------------------------------------------------------------
+# Finding and downloading the MNIST files
+# ----------------------------------------------------------------------------------------------
+
+
+def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
+    """The folder that holds (or will hold) the four MNIST files.
+
+    In order of precedence: ``data_home`` if given, the environment variable ``LMU_SK_DATA``
+    if set, else ``$XDG_CACHE_HOME/lmu_sk/mnist`` (``~/.cache/lmu_sk/mnist`` by default).
+    """
+    if data_home is not None:
+        return Path(data_home).expanduser()
+    from_env = os.environ.get(DATA_HOME_ENV)
+    if from_env:
+        return Path(from_env).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
+    return Path(cache).expanduser() / "lmu_sk" / "mnist"
+
+
+def _describe_data_home(data_home: str | os.PathLike | None) -> str:
+    if data_home is not None:
+        return "the data_home argument"
+    if os.environ.get(DATA_HOME_ENV):
+        return f"the environment variable {DATA_HOME_ENV}"
+    return "the default cache folder"
+
+
+def _http_get(url: str, destination: BinaryIO, timeout: float = 60.0) -> None:
+    """Copy the body of ``url`` into the open binary file ``destination``."""
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        shutil.copyfileobj(response, destination, length=1 << 20)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _give_default_permissions(path: Path) -> None:
+    """Make a temporary file readable like any newly created one (``0o666`` less the umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
+def _download(url: str, target: Path, expected_sha256: str) -> None:
+    """Download ``url`` to ``target`` atomically, keeping it only if the checksum matches."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, partial_name = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".part"
+    )
+    partial = Path(partial_name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            try:
+                _http_get(url, f)
+            except (urllib.error.URLError, OSError) as exc:
+                raise OSError(
+                    f"Could not download {url}: {exc}. Check the connection, pass base_url= "
+                    "a mirror of the MNIST files, or put the files in the data folder by hand."
+                ) from exc
+        digest = _sha256(partial)
+        _give_default_permissions(partial)
+        if digest != expected_sha256:
+            raise ChecksumMismatchError(
+                f"The file downloaded from {url} has SHA-256 {digest}, not the expected "
+                f"{expected_sha256}; it was discarded. The mirror may serve a different or "
+                "damaged file: try again, or pass base_url= another mirror."
+            )
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _ensure_mnist_files(
+    data_home: str | os.PathLike | None, download: bool, base_url: str | None
+) -> dict[str, Path]:
+    folder = get_data_home(data_home)
+    paths = {role: folder / name for role, (name, _) in MNIST_FILES.items()}
+    missing = [role for role, path in paths.items() if not path.is_file()]
+    if missing and not download:
+        names = ", ".join(MNIST_FILES[role][0] for role in missing)
+        raise FileNotFoundError(
+            f"MNIST files missing in {folder} (from {_describe_data_home(data_home)}): {names}. "
+            f"To fix: pass data_home= the folder holding the four MNIST idx .gz files, set the "
+            f"environment variable {DATA_HOME_ENV} to it, or call load_psmnist(download=True) "
+            f"to download them into {folder}."
+        )
+    base = (MNIST_BASE_URL if base_url is None else base_url).rstrip("/")
+    for role in missing:
+        name, sha256 = MNIST_FILES[role]
+        url = f"{base}/{name}"
+        logger.info("Downloading %s to %s", url, paths[role])
+        _download(url, paths[role], sha256)
+    return paths
+
+
+# ----------------------------------------------------------------------------------------------
+# Permuted sequential MNIST
+# ----------------------------------------------------------------------------------------------
+
+
+def _read_image_label_pair(images_path: Path, labels_path: Path) -> tuple[np.ndarray, np.ndarray]:
+    images = read_idx(images_path)
+    labels = read_idx(labels_path)
+    if images.ndim != 3 or images.dtype != np.uint8:
+        raise ValueError(
+            f"{images_path} should hold unsigned-byte images of shape (n, rows, cols); it holds "
+            f"{images.dtype} values of shape {images.shape}."
+        )
+    if labels.ndim != 1 or labels.dtype != np.uint8:
+        raise ValueError(
+            f"{labels_path} should hold one unsigned-byte label per image; it holds "
+            f"{labels.dtype} values of shape {labels.shape}."
+        )
+    if labels.shape[0] != images.shape[0]:
+        raise ValueError(
+            f"{images_path} holds {images.shape[0]} images but {labels_path} holds "
+            f"{labels.shape[0]} labels."
+        )
+    return images, labels
+
+
+def _as_sequences(images: np.ndarray, pixel_order: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    sequences = images.reshape(images.shape[0], -1)[:, pixel_order].astype(dtype)
+    sequences /= 255
+    return sequences
+
+
+def load_psmnist(
+    data_home: str | os.PathLike | None = None,
+    *,
+    permutation_seed: int = 50,
+    n_validation: int | None = None,
+    download: bool = False,
+    base_url: str | None = None,
+    dtype: DTypeLike = np.float32,
+    return_X_y: bool = False,
+) -> Bunch | tuple[np.ndarray, ...]:
+    """Permuted sequential MNIST, split as in the LMU papers.
+
+    The recipe (that of Chandar et al. 2019, reused by both LMU papers), for ``n`` training
+    images of ``p`` pixels each::
+
+        rng = np.random.RandomState(permutation_seed)
+        sample_perm = rng.permutation(n)       # shuffles the training images
+        seq_perm = rng.permutation(p)          # the pixel order shared by every sequence
+        train = sample_perm[:n - n_validation], validation = sample_perm[n - n_validation:]
+
+    The test set is every test image in file order. Each image becomes the sequence of its
+    pixels in row-major order, reordered by ``seq_perm``, scaled by ``1 / 255`` and nothing
+    else. With the original files this gives 50 000 / 10 000 / 10 000 sequences of 784 steps.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Folder holding ``train-images-idx3-ubyte.gz``, ``train-labels-idx1-ubyte.gz``,
+        ``t10k-images-idx3-ubyte.gz`` and ``t10k-labels-idx1-ubyte.gz``. Defaults to the
+        environment variable ``LMU_SK_DATA``, else ``~/.cache/lmu_sk/mnist``
+        (see :func:`get_data_home`). Downloads go to this folder too.
+    permutation_seed : int, default=50
+        Seed of the ``RandomState`` drawing both permutations; 50 is the papers'.
+    n_validation : int, optional
+        Number of training images held out for validation; defaults to ``n // 6``, which is
+        the papers' 10 000 for the 60 000 MNIST training images.
+    download : bool, default=False
+        Download missing files from ``base_url`` (checking their SHA-256 checksums) instead of
+        raising :class:`FileNotFoundError`. Files already present are used as they are.
+    base_url : str, optional
+        Mirror to download from; defaults to :data:`MNIST_BASE_URL`.
+    dtype : dtype, default=np.float32
+        Floating dtype of the sequences.
+    return_X_y : bool, default=False
+        Return ``(X_train, y_train, X_val, y_val, X_test, y_test)`` instead of a Bunch.
+
+    Returns
+    -------
+    data : Bunch
+        ``X_train``, ``X_val``, ``X_test`` of shape ``(n_i, p)`` and ``dtype``; ``y_train``,
+        ``y_val``, ``y_test`` as int64 class labels; ``permutation`` (``seq_perm``, the pixel
+        order: step ``t`` of every sequence is pixel ``permutation[t]``); ``sample_permutation``
+        (``sample_perm``); ``data_home``; ``DESCR``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If files are missing and ``download`` is False.
+    ChecksumMismatchError
+        If a downloaded file is not the expected one.
+    ValueError
+        If a file is truncated or not an idx file of the expected kind.
+    """
+    dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.floating):
+        raise ValueError(f"dtype must be a floating dtype; got {dtype}.")
+    paths = _ensure_mnist_files(data_home, download, base_url)
+    train_images, train_labels = _read_image_label_pair(
+        paths["train_images"], paths["train_labels"]
+    )
+    test_images, test_labels = _read_image_label_pair(paths["test_images"], paths["test_labels"])
+    if train_images.shape[1:] != test_images.shape[1:]:
+        raise ValueError(
+            f"Training images are {train_images.shape[1:]} pixels but test images are "
+            f"{test_images.shape[1:]}."
+        )
+    n_train = train_images.shape[0]
+    if n_validation is None:
+        n_validation = n_train // 6
+    if not 0 <= n_validation <= n_train:
+        raise ValueError(f"n_validation must lie in [0, {n_train}]; got {n_validation}.")
+    n_pixels = math.prod(train_images.shape[1:])
+
+    rng = np.random.RandomState(permutation_seed)
+    sample_perm = rng.permutation(n_train)
+    seq_perm = rng.permutation(n_pixels)
+    train_index = sample_perm[: n_train - n_validation]
+    val_index = sample_perm[n_train - n_validation :]
+
+    X_train = _as_sequences(train_images[train_index], seq_perm, dtype)
+    X_val = _as_sequences(train_images[val_index], seq_perm, dtype)
+    X_test = _as_sequences(test_images, seq_perm, dtype)
+    y_train = train_labels[train_index].astype(np.int64)
+    y_val = train_labels[val_index].astype(np.int64)
+    y_test = test_labels.astype(np.int64)
+    if return_X_y:
+        return X_train, y_train, X_val, y_val, X_test, y_test
+    return Bunch(
+        X_train=X_train,
+        y_train=y_train,
+        X_val=X_val,
+        y_val=y_val,
+        X_test=X_test,
+        y_test=y_test,
+        permutation=seq_perm,
+        sample_permutation=sample_perm,
+        data_home=str(get_data_home(data_home)),
+        DESCR=(
+            f"Permuted sequential MNIST: {X_train.shape[0]} training, {X_val.shape[0]} "
+            f"validation and {X_test.shape[0]} test sequences of {n_pixels} pixels in "
+            f"[0, 1], pixel order and training shuffle from RandomState({permutation_seed})."
+        ),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Mackey-Glass
+# ----------------------------------------------------------------------------------------------
+
+
+def _steps(length: float, dt: float, what: str) -> int:
+    """``length / dt`` as an integer, or a ValueError if it is not (close to) one."""
+    ratio = length / dt
+    count = round(ratio)
+    if abs(ratio - count) > 1e-9 * max(1.0, abs(ratio)):
+        raise ValueError(f"{what}={length:g} must be a whole multiple of dt={dt:g}.")
+    return count
+
+
+def _integrate_mackey_glass(
+    history: np.ndarray,
+    *,
+    delay_steps: int,
+    dt: float,
+    beta: float,
+    gamma: float,
+    n: float,
+    sample_nodes: np.ndarray,
+) -> np.ndarray:
+    """RK4 integration of Mackey-Glass for several constant histories at once.
+
+    ``x(t) = history`` for ``t <= 0``; the grid is ``t_k = k dt`` with ``tau = delay_steps dt``,
+    so the delayed values at the start and end of every step are grid values. The delayed
+    value at the half step is the cubic Hermite interpolant of the two neighbouring grid
+    values and their derivatives, accurate to ``O(dt^4)`` like RK4 itself. Derivative
+    discontinuities of the solution (at multiples of ``tau``) fall on grid points.
+
+    The delayed values of a whole stretch of ``delay_steps`` steps are known before the
+    stretch starts, and given them the equation is linear in ``x``: each RK4 step is
+    ``x_{k+1} = a x_k + b_k``, computed for the whole stretch at once by a linear filter.
+
+    Returns
+    -------
+    samples : ndarray of shape (len(history), len(sample_nodes))
+        ``x`` at the grid indices ``sample_nodes`` (sorted, ``>= 0``).
+    """
+
+    def feedback(y: np.ndarray) -> np.ndarray:
+        return beta * y / (1.0 + y**n)
+
+    m = delay_steps
+    z = -gamma * dt
+    growth = 1.0 + z + z**2 / 2 + z**3 / 6 + z**4 / 24  # RK4 step of x' = -gamma x
+    x_now = np.asarray(history, dtype=np.float64).copy()
+    # Grid values and derivatives on the last delay interval: nodes [start - m, start].
+    window_x = np.repeat(x_now[:, None], m + 1, axis=1)
+    window_dx = np.zeros_like(window_x)  # the history is constant
+
+    samples = np.empty((x_now.shape[0], sample_nodes.shape[0]))
+    last_node = int(sample_nodes[-1]) if sample_nodes.size else 0
+    start = 0
+    taken = 0
+    while taken < sample_nodes.size and sample_nodes[taken] == 0:
+        samples[:, taken] = x_now
+        taken += 1
+    while start < last_node:
+        left, right = window_x[:, :-1], window_x[:, 1:]
+        middle = 0.5 * (left + right) + (dt / 8.0) * (window_dx[:, :-1] - window_dx[:, 1:])
+        g_left, g_middle, g_right = feedback(left), feedback(middle), feedback(right)
+        # RK4 stages with x = 0: the part of x_{k+1} that does not depend on x_k.
+        k1 = g_left
+        k2 = g_middle - gamma * (dt / 2) * k1
+        k3 = g_middle - gamma * (dt / 2) * k2
+        k4 = g_right - gamma * dt * k3
+        forcing = (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        new_x, _ = scipy.signal.lfilter(
+            [1.0], [1.0, -growth], forcing, axis=1, zi=growth * x_now[:, None]
+        )
+        start_dx = feedback(window_x[:, 0]) - gamma * x_now  # right derivative at `start`
+        new_dx = g_right - gamma * new_x
+        while taken < sample_nodes.size and sample_nodes[taken] <= start + m:
+            samples[:, taken] = new_x[:, sample_nodes[taken] - start - 1]
+            taken += 1
+        window_x = np.concatenate([x_now[:, None], new_x], axis=1)
+        window_dx = np.concatenate([start_dx[:, None], new_dx], axis=1)
+        x_now = new_x[:, -1]
+        start += m
+    return samples
+
+
+def _check_positive(**values: float) -> None:
+    for name, value in values.items():
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be positive and finite; got {value!r}.")
+
+
+def _mackey_glass_batch(
+    histories: np.ndarray,
+    n_samples: int,
+    *,
+    tau: float,
+    beta: float,
+    gamma: float,
+    n: float,
+    dt: float,
+    sample_interval: float,
+    discard: float,
+) -> np.ndarray:
+    _check_positive(tau=tau, beta=beta, gamma=gamma, n=n, dt=dt, sample_interval=sample_interval)
+    if not (np.isfinite(discard) and discard >= 0):
+        raise ValueError(f"discard must be >= 0 and finite; got {discard!r}.")
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be >= 1; got {n_samples}.")
+    if np.any(~(histories > 0)):
+        raise ValueError("The initial value x0 must be positive.")
+    delay_steps = _steps(tau, dt, "tau")
+    every = _steps(sample_interval, dt, "sample_interval")
+    first = _steps(discard, dt, "discard")
+    nodes = first + every * np.arange(n_samples)
+    return _integrate_mackey_glass(
+        histories,
+        delay_steps=delay_steps,
+        dt=dt,
+        beta=beta,
+        gamma=gamma,
+        n=n,
+        sample_nodes=nodes,
+    )
+
+
+def _histories(count: int, x0: float, history_spread: float, seed) -> np.ndarray:
+    if seed is None:
+        return np.full(count, float(x0))
+    rng = check_random_state(seed)
+    return x0 + history_spread * (rng.uniform(size=count) - 0.5)
+
+
+def mackey_glass(
+    n_samples: int = 5000,
+    *,
+    tau: float = 17.0,
+    beta: float = 0.2,
+    gamma: float = 0.1,
+    n: float = 10.0,
+    dt: float = 0.1,
+    sample_interval: float = 1.0,
+    x0: float = 1.2,
+    discard: float = 500.0,
+    history_spread: float = 0.2,
+    seed: int | np.random.RandomState | None = None,
+) -> np.ndarray:
+    """A Mackey-Glass time series.
+
+    Integrates the delay differential equation
+
+    .. math:: \\frac{dx}{dt} = \\beta \\frac{x(t - \\tau)}{1 + x(t - \\tau)^n} - \\gamma x(t)
+
+    with a constant history ``x(t) = x0`` for ``t <= 0`` by the classical Runge-Kutta method
+    (RK4) on the grid ``t_k = k dt``. ``tau`` must be a whole multiple of ``dt`` so that the
+    delayed values at the ends of every step lie on the grid; the delayed value at the half
+    step is the cubic Hermite interpolant of its grid neighbours and their derivatives, so
+    the scheme keeps RK4's fourth order. The first ``discard`` time units (the transient
+    from the constant history onto the attractor) are dropped and the solution is sampled
+    every ``sample_interval`` time units: ``series[i] = x(discard + i * sample_interval)``.
+
+    The defaults are the usual benchmark: ``tau = 17`` (mildly chaotic), ``beta = 0.2``,
+    ``gamma = 0.1``, ``n = 10``, one sample per time unit, ten integration steps per sample.
+    On the attractor (``tau = 17``) the series stays within about 0.4 to 1.35.
+
+    Parameters
+    ----------
+    n_samples : int, default=5000
+        Length of the returned series.
+    tau : float, default=17.0
+        The delay, a whole multiple of ``dt``.
+    beta, gamma, n : float
+        Feedback gain, decay rate and nonlinearity exponent.
+    dt : float, default=0.1
+        Integration step.
+    sample_interval : float, default=1.0
+        Time between samples, a whole multiple of ``dt``.
+    x0 : float, default=1.2
+        Value of the constant history (positive).
+    discard : float, default=500.0
+        Time integrated before the first sample, a whole multiple of ``dt``.
+    history_spread : float, default=0.2
+        With a ``seed``, the history value is drawn uniformly from
+        ``x0 +- history_spread / 2`` instead of being ``x0``.
+    seed : int, RandomState or None, default=None
+        None gives the history ``x0`` exactly (no randomness at all); otherwise it seeds the
+        draw of the history value, which (the system being chaotic) selects a trajectory.
+
+    Returns
+    -------
+    series : ndarray of shape (n_samples,), float64
+    """
+    history = _histories(1, x0, history_spread, seed)
+    return _mackey_glass_batch(
+        history,
+        n_samples,
+        tau=tau,
+        beta=beta,
+        gamma=gamma,
+        n=n,
+        dt=dt,
+        sample_interval=sample_interval,
+        discard=discard,
+    )[0]
+
+
+def mackey_glass_forecasting(
+    n_sequences: int = 128,
+    sequence_length: int = 5000,
+    *,
+    horizon: int = 15,
+    test_fraction: float = 0.5,
+    tau: float = 17.0,
+    dt: float = 0.1,
+    discard: float = 500.0,
+    squash: bool = True,
+    center: bool = True,
+    seed: int | np.random.RandomState | None = 0,
+) -> Bunch:
+    """The LMU papers' Mackey-Glass task: predict the series ``horizon`` steps ahead.
+
+    The ICML paper on parallelizing LMU training says: predict 15 time-steps into the future;
+    sequences of 5000 steps; a DN of ``d = 40``, ``theta = 50`` plus a dense layer; error as
+    NRMSE on the test set (0.044). The original LMU paper adds: the parameterized data set of
+    the Deep Learning Summer School 2015 (Montreal), with a Mackey-Glass time constant of 17
+    steps. Neither text gives the number of sequences, the split or the normalisation; the
+    LMU authors' published experiment code makes 128 sequences of 5000 steps with that
+    generator (forward Euler with step 0.1, a random history around 1.2, one sample per
+    time unit), drops a washout of 100 samples, squashes by ``tanh(x - 1)``, subtracts the
+    global mean and splits the sequences half for training, half for testing. This function
+    follows that setup with three deliberate differences: the equation is integrated by RK4
+    (see :func:`mackey_glass`), the history of each sequence is a random constant in
+    ``1.2 +- 0.1`` instead of random values at every step (with a longer transient dropped),
+    and the mean removed is that of the training sequences only, so that nothing of the
+    test set leaks into the data.
+
+    Each sequence ``s`` (``sequence_length + horizon`` samples, one per time unit, after a
+    transient of ``discard`` time units) gives one input window and its targets::
+
+        X[i, t] = s_i[t],    y[i, t] = s_i[t + horizon]    for t < sequence_length
+
+    so the model predicts at every step. The first ``n_sequences - n_test`` sequences are the
+    training set, the rest the test set, with ``n_test = round(test_fraction * n_sequences)``.
+
+    Parameters
+    ----------
+    n_sequences : int, default=128
+        Number of independent sequences.
+    sequence_length : int, default=5000
+        Steps per input window.
+    horizon : int, default=15
+        How many steps ahead the targets lie.
+    test_fraction : float, default=0.5
+        Share of the sequences used for testing.
+    tau : float, default=17.0
+        Mackey-Glass delay.
+    dt : float, default=0.1
+        Integration step (ten steps per sample).
+    discard : float, default=500.0
+        Transient dropped at the start of every sequence, in time units.
+    squash : bool, default=True
+        Apply ``tanh(x - 1)``, which maps the attractor to about ``[-0.55, 0.35]``.
+    center : bool, default=True
+        Subtract the mean of the training sequences (after squashing).
+    seed : int, RandomState or None, default=0
+        Seeds the random histories; None draws them from fresh entropy.
+
+    Returns
+    -------
+    data : Bunch
+        ``X_train``, ``y_train`` of shape ``(n_train, sequence_length)``; ``X_test``,
+        ``y_test`` of shape ``(n_test, sequence_length)``; ``offset``, the value subtracted
+        by ``center`` (0.0 otherwise); ``horizon``; ``DESCR``.
+    """
+    if n_sequences < 2:
+        raise ValueError(f"n_sequences must be >= 2 (training and test); got {n_sequences}.")
+    if sequence_length < 1 or horizon < 0:
+        raise ValueError(
+            f"sequence_length must be >= 1 and horizon >= 0; got {sequence_length} and {horizon}."
+        )
+    n_test = round(test_fraction * n_sequences)
+    if not 1 <= n_test <= n_sequences - 1:
+        raise ValueError(
+            f"test_fraction={test_fraction} leaves {n_test} of {n_sequences} sequences for "
+            "testing; both sets need at least one."
+        )
+    rng = check_random_state(seed)
+    histories = 1.2 + 0.2 * (rng.uniform(size=n_sequences) - 0.5)
+    series = _mackey_glass_batch(
+        histories,
+        sequence_length + horizon,
+        tau=tau,
+        beta=0.2,
+        gamma=0.1,
+        n=10.0,
+        dt=dt,
+        sample_interval=1.0,
+        discard=discard,
+    )
+    if squash:
+        series = np.tanh(series - 1.0)
+    n_train = n_sequences - n_test
+    offset = float(series[:n_train].mean()) if center else 0.0
+    series -= offset
+    X = series[:, :sequence_length]
+    y = series[:, horizon : horizon + sequence_length]
+    return Bunch(
+        X_train=np.ascontiguousarray(X[:n_train]),
+        y_train=np.ascontiguousarray(y[:n_train]),
+        X_test=np.ascontiguousarray(X[n_train:]),
+        y_test=np.ascontiguousarray(y[n_train:]),
+        offset=offset,
+        horizon=horizon,
+        DESCR=(
+            f"Mackey-Glass (tau={tau:g}) forecasting {horizon} steps ahead: {n_train} "
+            f"training and {n_test} test sequences of {sequence_length} steps"
+            + (", squashed by tanh(x - 1)" if squash else "")
+            + (f", centred by {offset:.6f}" if center else "")
+            + "."
+        ),
+    )
+
+
+def nrmse(y_true: ArrayLike, y_pred: ArrayLike) -> float:
+    """Normalised root mean squared error, the LMU papers' measure for Mackey-Glass.
+
+    ``sqrt(mean((y_true - y_pred) ** 2) / mean(y_true ** 2))`` over all elements, so that
+    always predicting 0 scores 1.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of the same shape
+
+    Returns
+    -------
+    error : float
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, the arrays are empty or hold non-finite values, or
+        ``y_true`` is all zeros.
+    """
+    y_true = np.asarray(y_true, dtype=np.float64)
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    if y_true.shape != y_pred.shape:
+        raise ValueError(
+            f"y_true and y_pred must have the same shape; got {y_true.shape} and {y_pred.shape}."
+        )
+    if y_true.size == 0:
+        raise ValueError("nrmse needs at least one value; got empty arrays.")
+    if not (np.all(np.isfinite(y_true)) and np.all(np.isfinite(y_pred))):
+        raise ValueError("y_true and y_pred must be finite (no NaN or infinity).")
+    power = np.mean(y_true**2)
+    if power == 0:
+        raise ValueError("nrmse is undefined when y_true is all zeros.")
+    return float(np.sqrt(np.mean((y_true - y_pred) ** 2) / power))

@@ -1,0 +1,221 @@
+"""The Delay Network: continuous system, discretization, impulse response and decoders.
+
+Everything here is float64 NumPy/SciPy. The continuous system of order ``d`` and window
+``theta`` (in time steps) is ``dm/dt = A m + B u`` with ``theta`` folded into ``A`` and ``B``::
+
+    A[i, j] = (2i + 1) / theta * (-1 if i < j else (-1) ** (i - j + 1))
+    B[i]    = (2i + 1) * (-1) ** i / theta
+
+Discretized with a step of one time step, the recurrence is
+``m_t = Abar m_{t-1} + Bbar u_t`` with ``m_0 = 0``, so the state at ``t`` includes ``u_t``.
+Its impulse response is ``H[k] = Abar^k Bbar`` and every state is the causal convolution
+``m_t = sum_{j <= t} H[t - j] u_j``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.linalg
+import scipy.special
+
+from ._memory import check_fits
+
+__all__ = [
+    "DISCRETIZERS",
+    "EulerInstabilityWarning",
+    "continuous_system",
+    "discrete_system",
+    "discretize",
+    "euler_is_stable",
+    "impulse_response",
+    "legendre_decoder",
+    "validate_order_theta",
+]
+
+DISCRETIZERS = ("zoh", "euler")
+
+# Dense float64 work arrays (A, the expm workspace and its Pade factors) per order**2.
+_EXPM_BYTES_PER_ENTRY = 8 * 12
+
+
+class EulerInstabilityWarning(RuntimeWarning):
+    """The Euler-discretized Delay Network grows instead of forgetting."""
+
+
+def validate_order_theta(order: object, theta: object) -> tuple[int, float]:
+    """Check ``order`` and ``theta`` and return them as ``int`` and ``float``.
+
+    Raises
+    ------
+    TypeError
+        If ``order`` is not an integer or ``theta`` not a real number.
+    ValueError
+        If ``order < 1`` or ``theta`` is not positive and finite.
+    """
+    if isinstance(order, bool) or not isinstance(order, numbers.Integral):
+        if isinstance(order, numbers.Real) and float(order).is_integer():
+            order = int(order)
+        else:
+            raise TypeError(f"order must be an integer >= 1; got {order!r}.")
+    if order < 1:
+        raise ValueError(f"order must be an integer >= 1; got {order}.")
+    if isinstance(theta, bool) or not isinstance(theta, numbers.Real):
+        raise TypeError(f"theta must be a positive number of time steps; got {theta!r}.")
+    theta = float(theta)
+    if not (np.isfinite(theta) and theta > 0):
+        raise ValueError(f"theta must be a positive, finite number of time steps; got {theta}.")
+    return int(order), theta
+
+
+def continuous_system(order: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The continuous-time Delay Network matrices with ``theta`` folded in.
+
+    Parameters
+    ----------
+    order : int
+        State dimension ``d >= 1`` (number of Legendre coefficients).
+    theta : float
+        Window length in time steps, ``> 0``.
+
+    Returns
+    -------
+    A : ndarray of shape (order, order)
+    B : ndarray of shape (order,)
+    """
+    order, theta = validate_order_theta(order, theta)
+    check_fits(
+        order * order * _EXPM_BYTES_PER_ENTRY,
+        f"The Delay Network matrices of order {order}",
+        "Choose a smaller order (a few hundred to a few thousand is the practical range).",
+    )
+    scale = (2 * np.arange(order) + 1)[:, None] / theta
+    i = np.arange(order)[:, None]
+    j = np.arange(order)[None, :]
+    sign = np.where(i < j, -1.0, np.where((i - j) % 2 == 0, -1.0, 1.0))
+    A = scale * sign
+    B = scale[:, 0] * np.where(np.arange(order) % 2 == 0, 1.0, -1.0)
+    return A, B
+
+
+def discretize(A: np.ndarray, B: np.ndarray, method: str = "zoh") -> tuple[np.ndarray, np.ndarray]:
+    """Discretize ``dm/dt = A m + B u`` with a step of one.
+
+    Parameters
+    ----------
+    A : ndarray of shape (d, d)
+    B : ndarray of shape (d,)
+    method : {'zoh', 'euler'}
+        Zero-order hold (exact for inputs constant over each step; the papers' choice)
+        or forward Euler (``Abar = I + A``, ``Bbar = B``).
+
+    Returns
+    -------
+    Abar : ndarray of shape (d, d)
+    Bbar : ndarray of shape (d,)
+    """
+    if method not in DISCRETIZERS:
+        raise ValueError(f"Unknown discretizer {method!r}; use one of {DISCRETIZERS}.")
+    d = A.shape[0]
+    if method == "euler":
+        return np.eye(d) + A, B.copy()
+    # expm([[A, B], [0, 0]]) = [[Abar, Bbar], [0, 1]] gives both at once.
+    block = np.zeros((d + 1, d + 1))
+    block[:d, :d] = A
+    block[:d, d] = B
+    exp = scipy.linalg.expm(block)
+    return np.ascontiguousarray(exp[:d, :d]), exp[:d, d].copy()
+
+
+def discrete_system(
+    order: int, theta: float, method: str = "zoh"
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(Abar, Bbar)`` of the Delay Network of ``order`` and ``theta``, by ``method``."""
+    return discretize(*continuous_system(order, theta), method=method)
+
+
+def euler_is_stable(order: int, theta: float) -> bool:
+    """Whether forward Euler keeps the Delay Network of ``order`` and ``theta`` from growing.
+
+    Euler is stable when every eigenvalue of ``I + A`` lies inside the unit circle; it fails
+    for small ``theta / order`` (order 64 needs ``theta`` of about ``12 * order``).
+    """
+    A, _ = continuous_system(order, theta)
+    radius = np.max(np.abs(np.linalg.eigvals(np.eye(A.shape[0]) + A)))
+    return bool(radius <= 1.0 + 1e-12)
+
+
+def warn_if_euler_unstable(order: int, theta: float, method: str) -> None:
+    """Warn with the fix when ``method='euler'`` makes the impulse response grow."""
+    if method == "euler" and not euler_is_stable(order, theta):
+        warnings.warn(
+            f"The Euler-discretized Delay Network of order {order} and theta {theta:g} is "
+            "unstable: its impulse response grows without bound and the features will "
+            "overflow on long sequences. Use discretizer='zoh' (exact and always stable), a "
+            "larger theta, or a smaller order.",
+            EulerInstabilityWarning,
+            stacklevel=3,
+        )
+
+
+def impulse_response(Abar: np.ndarray, Bbar: np.ndarray, n_steps: int) -> np.ndarray:
+    """``H[k] = Abar^k Bbar`` for ``k = 0 .. n_steps - 1``.
+
+    Built by doubling (``H[m:2m] = H[:m] Abar^m.T``): ``log2(n_steps)`` matrix products
+    instead of ``n_steps`` matrix-vector products.
+
+    Returns
+    -------
+    H : ndarray of shape (n_steps, d), float64
+    """
+    if n_steps < 0:
+        raise ValueError(f"n_steps must be >= 0; got {n_steps}.")
+    d = Bbar.shape[0]
+    check_fits(
+        8.0 * n_steps * d * 2,
+        f"The impulse response for {n_steps} steps of order {d}",
+        "Use shorter sequences or a smaller order.",
+    )
+    H = np.empty((n_steps, d))
+    if n_steps == 0:
+        return H
+    H[0] = Bbar
+    power = Abar.copy()  # Abar ** filled
+    filled = 1
+    while filled < n_steps:
+        take = min(filled, n_steps - filled)
+        np.matmul(H[:take], power.T, out=H[filled : filled + take])
+        filled += take
+        if filled < n_steps:
+            power = power @ power
+    return H
+
+
+def legendre_decoder(order: int, delays: Sequence[float] | np.ndarray, theta: float) -> np.ndarray:
+    """Rows that read ``u(t - delay)`` out of a Delay Network state.
+
+    ``u(t - delay) ~= decoder @ m_t`` with ``decoder[k, i] = P_i(delay_k / theta)``, the
+    shifted Legendre polynomial ``P_i(r) = (-1)^i sum_l C(i,l) C(i+l,l) (-r)^l``, evaluated
+    stably as the ordinary Legendre polynomial at ``2 r - 1``.
+
+    Parameters
+    ----------
+    order : int
+        State dimension.
+    delays : array-like of float
+        Delays in time steps, each in ``[0, theta]``.
+    theta : float
+        Window length of the Delay Network.
+
+    Returns
+    -------
+    decoder : ndarray of shape (len(delays), order)
+    """
+    order, theta = validate_order_theta(order, theta)
+    r = np.asarray(delays, dtype=np.float64).reshape(-1) / theta
+    if np.any(~np.isfinite(r)) or np.any(r < 0) or np.any(r > 1):
+        raise ValueError(f"delays must lie in [0, theta={theta:g}].")
+    return scipy.special.eval_legendre(np.arange(order)[None, :], 2.0 * r[:, None] - 1.0)

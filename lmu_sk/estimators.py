@@ -1,0 +1,406 @@
+"""``LMUClassifier`` and ``LMURegressor``: Delay Network features plus a dense head.
+
+Both precompute the Delay Network (DN) features of the whole training set once (the
+feed-forward LMU's precomputation mode) and train a hand-written dense network on them.
+They are thin: :class:`~lmu_sk.features.LMUFeatures` computes the features and
+:class:`~lmu_sk.head.DenseHeadClassifier` / :class:`~lmu_sk.head.DenseHeadRegressor`
+train on them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, check_memory
+
+from ._device import to_numpy
+from .features import LMUFeatures
+from .head import DenseHeadClassifier, DenseHeadRegressor
+
+__all__ = ["LMUClassifier", "LMURegressor"]
+
+_HEAD_PARAMS = (
+    "hidden_layer_sizes",
+    "activation",
+    "solver",
+    "alpha",
+    "batch_size",
+    "learning_rate",
+    "learning_rate_init",
+    "max_iter",
+    "shuffle",
+    "random_state",
+    "tol",
+    "verbose",
+    "warm_start",
+    "momentum",
+    "nesterovs_momentum",
+    "early_stopping",
+    "validation_fraction",
+    "n_iter_no_change",
+    "beta_1",
+    "beta_2",
+    "epsilon",
+    "dropout",
+    "dtype",
+)
+_HEAD_ATTRIBUTES = (
+    "coefs_",
+    "intercepts_",
+    "loss_",
+    "loss_curve_",
+    "validation_scores_",
+    "best_loss_",
+    "best_validation_score_",
+    "n_iter_",
+    "t_",
+    "n_outputs_",
+    "n_layers_",
+    "out_activation_",
+)
+# Default order: rich enough for a first result, and at most this many features in all.
+_DEFAULT_MAX_ORDER = 128
+_DEFAULT_MAX_FEATURES = 2048
+
+
+def default_order(n_steps: int, n_channels: int) -> int:
+    """The order used when ``order=None``: ``min(n_steps, 128, 2048 // n_channels)``."""
+    return max(1, min(n_steps, _DEFAULT_MAX_ORDER, _DEFAULT_MAX_FEATURES // n_channels))
+
+
+def _features_of(transformer_params: dict, X):
+    """Fit an ``LMUFeatures`` with ``transformer_params`` on ``X`` and transform ``X``."""
+    transformer = LMUFeatures(**transformer_params).fit(X)
+    return transformer, transformer.transform(X)
+
+
+class _LMUBase(BaseEstimator):
+    """Shared logic of the LMU estimators; not meant to be used directly."""
+
+    _head_class: type
+    _feature_outputs: tuple[str, ...] = ("final", "mean", "max")
+
+    def __init__(
+        self,
+        order=None,
+        theta=None,
+        discretizer="zoh",
+        feature_output="final",
+        scale_features=True,
+        memory=None,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        *,
+        solver="adam",
+        alpha=1e-4,
+        batch_size="auto",
+        learning_rate="constant",
+        learning_rate_init=1e-3,
+        max_iter=200,
+        shuffle=True,
+        random_state=None,
+        tol=1e-4,
+        verbose=False,
+        warm_start=False,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-8,
+        dropout=0.0,
+        dtype="float32",
+        device="auto",
+    ):
+        self.order = order
+        self.theta = theta
+        self.discretizer = discretizer
+        self.feature_output = feature_output
+        self.scale_features = scale_features
+        self.memory = memory
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.solver = solver
+        self.alpha = alpha
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.learning_rate_init = learning_rate_init
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.tol = tol
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.momentum = momentum
+        self.nesterovs_momentum = nesterovs_momentum
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.dropout = dropout
+        self.dtype = dtype
+        self.device = device
+
+    # ------------------------------------------------------------------ features
+    def _transformer_params(self, X) -> dict:
+        if self.feature_output not in self._feature_outputs:
+            raise ValueError(
+                f"Unknown feature_output {self.feature_output!r} for "
+                f"{type(self).__name__}; use one of {self._feature_outputs}."
+            )
+        if not isinstance(self.scale_features, (bool, np.bool_)):
+            raise TypeError(f"scale_features must be True or False; got {self.scale_features!r}.")
+        order = self.order
+        if order is None:
+            probe = LMUFeatures(order=1, theta=self.theta, device="cpu").fit(
+                X[:1] if hasattr(X, "shape") else X
+            )
+            order = default_order(probe.n_steps_, probe.n_channels_)
+        return {
+            "order": order,
+            "theta": self.theta,
+            "discretizer": self.discretizer,
+            "output": self.feature_output,
+            "dtype": self.dtype if self.dtype in ("float32", "float64") else None,
+            "device": self.device,
+        }
+
+    def _fit_features(self, X):
+        """Fit the transformer, compute training features and the scaling; cached by memory."""
+        params = self._transformer_params(X)
+        compute = check_memory(self.memory).cache(_features_of)
+        self.features_, F = compute(params, X)
+        self.order_ = int(params["order"])
+        self.n_features_in_ = self.features_.n_features_in_
+        F = self._as_rows(F)
+        if self.scale_features:
+            self.feature_mean_ = F.mean(axis=0, dtype=np.float64)
+            std = F.std(axis=0, dtype=np.float64)
+            self.feature_scale_ = np.where(std > 0, std, 1.0)
+        return self._scale(F)
+
+    def _features(self, X):
+        check_is_fitted(self, "head_")
+        return self._scale(self._as_rows(self.features_.transform(X)))
+
+    def _scale(self, F):
+        if self.scale_features:
+            F = (F - self.feature_mean_.astype(F.dtype)) / self.feature_scale_.astype(F.dtype)
+        return F
+
+    def _as_rows(self, F):
+        return to_numpy(F)
+
+    # ------------------------------------------------------------------ head
+    def _make_head(self):
+        params = {name: getattr(self, name) for name in _HEAD_PARAMS}
+        return self._head_class(**params, device=self.device)
+
+    def _copy_head_attributes(self) -> None:
+        for name in _HEAD_ATTRIBUTES:
+            if hasattr(self.head_, name):
+                setattr(self, name, getattr(self.head_, name))
+
+    def _fit_head(self, F, y, partial: bool, **kwargs):
+        head = getattr(self, "head_", None)
+        if head is None or not (partial or self.warm_start):
+            head = self._make_head()
+        else:
+            head.set_params(**{name: getattr(self, name) for name in _HEAD_PARAMS})
+        if partial:
+            head.partial_fit(F, y, **kwargs)
+        else:
+            head.fit(F, y)
+        self.head_ = head
+        self._copy_head_attributes()
+        return self
+
+    def fit(self, X, y):
+        """Compute the DN features of ``X`` once and train the head on them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_steps) or (n_samples, n_steps, n_channels),
+            or a list of sequences of different lengths
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        if not self.warm_start or not hasattr(self, "head_"):
+            self.__dict__.pop("head_", None)
+        F = self._fit_features(X)
+        return self._fit_head(F, self._targets(y, F), partial=False)
+
+    def _targets(self, y, F):
+        return y
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        return tags
+
+
+class LMUClassifier(ClassifierMixin, _LMUBase):
+    """Legendre Memory Unit classifier: Delay Network features and a dense softmax head.
+
+    The DN features of the training set are computed once (one matrix product for final
+    states), standardized, and a dense network with hand-written forward and backward
+    passes is trained on them with Adam or SGD.
+
+    Parameters
+    ----------
+    order : int, default=None
+        DN states per channel. ``None`` uses ``min(n_steps, 128, 2048 // n_channels)``.
+    theta : float, default=None
+        DN window in time steps; ``None`` uses the training sequences' length.
+    discretizer : {'zoh', 'euler'}, default='zoh'
+        See :class:`~lmu_sk.features.LMUFeatures`.
+    feature_output : {'final', 'mean', 'max'}, default='final'
+        The DN state at each sequence's end, or the states averaged or maximised over time.
+    scale_features : bool, default=True
+        Standardize the features with the training set's mean and standard deviation.
+    memory : str or joblib.Memory, default=None
+        Cache the training features on disk, keyed on ``X`` and the DN parameters, so that
+        refits that change only head parameters (a grid search) reuse them.
+    hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
+learning_rate_init, max_iter, shuffle, random_state, tol, verbose, warm_start, momentum, \
+nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_change, beta_1, beta_2, \
+epsilon, dropout, dtype
+        The head's parameters, as in :class:`~lmu_sk.head.DenseHeadClassifier` and
+        :class:`sklearn.neural_network.MLPClassifier`. ``dtype`` is also the features'.
+    device : {'auto', 'cpu', 'gpu'}, default='auto'
+        Where features and head are computed; 'auto' uses a GPU when CuPy finds one.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    features_ : LMUFeatures
+        The fitted feature transformer.
+    head_ : DenseHeadClassifier
+        The fitted head.
+    order_ : int
+        The order used.
+    feature_mean_, feature_scale_ : ndarray of shape (n_features,)
+        The standardization (when ``scale_features``).
+    n_features_in_ : int
+        Steps of the training sequences.
+    loss_, loss_curve_, validation_scores_, best_loss_, best_validation_score_, n_iter_, \
+t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
+        As in :class:`sklearn.neural_network.MLPClassifier`, from the head.
+    """
+
+    _head_class = DenseHeadClassifier
+
+    def partial_fit(self, X, y, classes=None):
+        """Train the head for one epoch on ``(X, y)``; the first call fits the features.
+
+        Parameters
+        ----------
+        X : array-like of sequences
+        y : array-like of shape (n_samples,)
+        classes : array-like, default=None
+            All classes; required on the first call.
+
+        Returns
+        -------
+        self
+        """
+        if not hasattr(self, "head_"):
+            F = self._fit_features(X)
+        else:
+            F = self._features(X)
+        return self._fit_head(F, y, partial=True, classes=classes)
+
+    def predict(self, X):
+        """Predicted class labels of the sequences ``X``."""
+        return self.head_.predict(self._features(X))
+
+    def predict_proba(self, X):
+        """Class probabilities of the sequences ``X``, shape (n_samples, n_classes)."""
+        return self.head_.predict_proba(self._features(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        return self.head_.predict_log_proba(self._features(X))
+
+    @property
+    def classes_(self):
+        check_is_fitted(self, "head_")
+        return self.head_.classes_
+
+    @classes_.setter
+    def classes_(self, value):  # set by the attribute copy; the head holds the truth
+        pass
+
+
+class LMURegressor(RegressorMixin, _LMUBase):
+    """Legendre Memory Unit regressor: Delay Network features and a dense linear-output head.
+
+    Parameters are those of :class:`LMUClassifier`, with
+    ``feature_output`` in ``{'final', 'mean', 'max', 'sequence'}``. With 'sequence' the
+    head is applied at every time step (time-distributed): ``y`` holds one target per
+    step, shape ``(n_samples, n_steps)`` or ``(n_samples, n_steps, n_outputs)``, and
+    ``predict`` returns the same shape — the setting of forecasting tasks such as
+    Mackey-Glass.
+
+    Attributes
+    ----------
+    features_, head_, order_, feature_mean_, feature_scale_, n_features_in_
+        As in :class:`LMUClassifier`.
+    loss_, loss_curve_, validation_scores_, best_loss_, best_validation_score_, n_iter_, \
+t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
+        As in :class:`sklearn.neural_network.MLPRegressor`, from the head.
+    """
+
+    _head_class = DenseHeadRegressor
+    _feature_outputs = ("final", "mean", "max", "sequence")
+
+    def _as_rows(self, F):
+        F = to_numpy(F)
+        if self.feature_output == "sequence":
+            if isinstance(F, list):
+                raise ValueError(
+                    "feature_output='sequence' needs sequences of equal length; pad them or "
+                    "fit one model per length."
+                )
+            return F.reshape(-1, F.shape[-1])
+        return F
+
+    def _targets(self, y, F):
+        if self.feature_output != "sequence":
+            return y
+        y = np.asarray(y)
+        n_samples, n_steps = self._fit_shape
+        if y.shape[:2] != (n_samples, n_steps):
+            raise ValueError(
+                f"With feature_output='sequence' y needs one target per step, shape "
+                f"({n_samples}, {n_steps}) or ({n_samples}, {n_steps}, n_outputs); got "
+                f"{y.shape}."
+            )
+        return y.reshape(n_samples * n_steps, *y.shape[2:])
+
+    def _fit_features(self, X):
+        F = super()._fit_features(X)
+        self._fit_shape = (len(X), self.features_.n_steps_)
+        return F
+
+    def partial_fit(self, X, y):
+        """Train the head for one epoch on ``(X, y)``; the first call fits the features."""
+        F = self._fit_features(X) if not hasattr(self, "head_") else self._features(X)
+        if self.feature_output == "sequence":
+            self._fit_shape = (len(X), np.shape(X)[1])
+        return self._fit_head(F, self._targets(y, F), partial=True)
+
+    def predict(self, X):
+        """Predicted targets of the sequences ``X`` (per step for 'sequence')."""
+        prediction = self.head_.predict(self._features(X))
+        if self.feature_output == "sequence":
+            n_samples, n_steps = len(X), np.shape(X)[1]
+            return prediction.reshape(n_samples, n_steps, *prediction.shape[1:])
+        return prediction

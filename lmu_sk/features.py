@@ -1,0 +1,212 @@
+"""``LMUFeatures``: Delay Network states of whole datasets as a scikit-learn transformer."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import _check_feature_names, check_is_fitted
+
+from . import _compute
+from ._device import resolve_device
+from ._input import as_sequences, check_dtype_param
+from ._memory import resolve_budget
+from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
+
+__all__ = ["LMUFeatures"]
+
+
+class LMUFeatures(TransformerMixin, BaseEstimator):
+    """Legendre Memory Unit Delay Network features of sequences.
+
+    Every channel of a sequence drives its own Delay Network (DN) of ``order`` states, a
+    frozen linear system whose state is a Legendre-polynomial summary of the last ``theta``
+    steps. Because it is linear, the states of a whole dataset are computed at once: final
+    states as one matrix product with the reversed impulse response, all states by blocked
+    matrix products or FFT convolution.
+
+    Parameters
+    ----------
+    order : int, default=64
+        Number of DN states per channel (Legendre coefficients).
+    theta : float, default=None
+        Window length in time steps. ``None`` uses the length of the training sequences
+        (the longest one for sequences of different lengths), the papers' usual choice.
+    discretizer : {'zoh', 'euler'}, default='zoh'
+        Zero-order hold (exact for piecewise-constant input, always stable) or forward
+        Euler (unstable for ``theta`` below about ``11 * order``; fit warns).
+    output : {'final', 'sequence', 'mean', 'max'}, default='final'
+        The state after each sequence's last step; the state after every step; or the
+        states averaged or maximised over time.
+    method : {'auto', 'gemm', 'fft', 'recurrence'}, default='auto'
+        Route for all-state outputs: blocked GEMMs, FFT convolution or the compiled
+        recurrence. 'auto' picks by a cost model. Final states are always one GEMM unless
+        'recurrence' is asked for.
+    dtype : {None, 'float32', 'float64'}, default=None
+        Compute and output dtype. ``None`` keeps float32 input as float32 and turns
+        everything else into float64. The DN matrices are always built in float64.
+    max_memory : int, float or str, default=None
+        Working memory allowed besides the result, in bytes or as a string like ``'2GB'``;
+        samples are processed in chunks that fit. ``None`` allows half of the memory
+        available when ``transform`` runs.
+    device : {'auto', 'cpu', 'gpu'}, default='auto'
+        Where to compute: 'auto' uses a CUDA GPU when CuPy finds one and the CPU otherwise;
+        'gpu' requires one (``pip install lmu_sk[gpu]``).
+    return_gpu_arrays : bool, default=False
+        On the GPU, return CuPy arrays instead of NumPy arrays.
+
+    Attributes
+    ----------
+    theta_ : float
+        The window used.
+    n_features_in_ : int
+        Steps of the training sequences (the longest one for sequences of different
+        lengths). Sequences of any length can be transformed: the DN is causal.
+    n_channels_ : int
+        Channels of the training sequences; transform needs the same number.
+    n_steps_ : int
+        Same as ``n_features_in_``.
+    state_matrix_ : ndarray of shape (order, order)
+        The discretized ``Abar``.
+    input_matrix_ : ndarray of shape (order,)
+        The discretized ``Bbar``.
+
+    Notes
+    -----
+    Input is ``(n_samples, n_steps)`` for one channel or ``(n_samples, n_steps,
+    n_channels)``, or a list of ``(n_steps_i,)`` / ``(n_steps_i, n_channels)`` arrays of
+    different lengths. Data laid out as ``(n_samples, n_channels, n_steps)`` (aeon, sktime)
+    must be passed as ``np.swapaxes(X, 1, 2)``. Feature ``k * order + i`` is state ``i`` of
+    channel ``k``. For a list of sequences of different lengths, 'final' gives each
+    sequence's state at its own end and 'sequence' returns a list of arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lmu_sk import LMUFeatures
+    >>> X = np.random.default_rng(0).standard_normal((5, 100))
+    >>> LMUFeatures(order=8).fit_transform(X).shape
+    (5, 8)
+    """
+
+    def __init__(
+        self,
+        order=64,
+        theta=None,
+        discretizer="zoh",
+        output="final",
+        method="auto",
+        dtype=None,
+        max_memory=None,
+        device="auto",
+        return_gpu_arrays=False,
+    ):
+        self.order = order
+        self.theta = theta
+        self.discretizer = discretizer
+        self.output = output
+        self.method = method
+        self.dtype = dtype
+        self.max_memory = max_memory
+        self.device = device
+        self.return_gpu_arrays = return_gpu_arrays
+
+    def _validate_params_(self, n_steps: int) -> tuple[int, float]:
+        if self.discretizer not in DISCRETIZERS:
+            raise ValueError(
+                f"Unknown discretizer {self.discretizer!r}; use one of {DISCRETIZERS}."
+            )
+        if self.output not in _compute.OUTPUTS:
+            raise ValueError(f"Unknown output {self.output!r}; use one of {_compute.OUTPUTS}.")
+        if self.method not in _compute.SEQUENCE_METHODS:
+            raise ValueError(
+                f"Unknown method {self.method!r}; use one of {_compute.SEQUENCE_METHODS}."
+            )
+        check_dtype_param(self.dtype)
+        resolve_budget(self.max_memory)
+        theta = float(n_steps) if self.theta is None else self.theta
+        return validate_order_theta(self.order, theta)
+
+    def fit(self, X, y=None):
+        """Check ``X`` and the parameters and build the Delay Network.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_steps[, n_channels]) or list of sequences
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        _check_feature_names(self, X, reset=True)
+        U = as_sequences(X, check_dtype_param(self.dtype), type(self).__name__)
+        if isinstance(U, list):
+            n_steps, n_channels = max(len(u) for u in U), U[0].shape[1]
+        else:
+            n_steps, n_channels = U.shape[1], U.shape[2]
+        order, self.theta_ = self._validate_params_(n_steps)
+        resolve_device(self.device)
+        warn_if_euler_unstable(order, self.theta_, self.discretizer)
+        self.n_features_in_ = n_steps
+        self.n_steps_ = n_steps
+        self.n_channels_ = n_channels
+        Abar, Bbar = _compute._system(order, self.theta_, self.discretizer)
+        self.state_matrix_ = np.array(Abar)
+        self.input_matrix_ = np.array(Bbar)
+        return self
+
+    def transform(self, X):
+        """Delay Network features of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_steps[, n_channels]) or list of sequences
+            Any number of steps; the channels must match those seen in ``fit``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_channels * order), or for ``output='sequence'``
+        (n_samples, n_steps, n_channels * order) (a list of arrays for sequences of
+        different lengths).
+        """
+        check_is_fitted(self)
+        _check_feature_names(self, X, reset=False)
+        U = as_sequences(X, check_dtype_param(self.dtype), type(self).__name__)
+        n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
+        if n_channels != self.n_channels_:
+            raise ValueError(
+                f"X has {n_channels} channel(s) but LMUFeatures was fitted with "
+                f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
+                "the last axis, or fit again."
+            )
+        order = int(self.order)
+        budget = resolve_budget(self.max_memory)
+        if resolve_device(self.device) == "gpu":
+            from .kernels.gpu_cupy import transform_gpu_features
+
+            return transform_gpu_features(
+                U,
+                order,
+                self.theta_,
+                self.discretizer,
+                self.output,
+                budget,
+                return_cupy=self.return_gpu_arrays,
+            )
+        compute = _compute.dn_features_ragged if isinstance(U, list) else _compute.dn_features
+        return compute(U, order, self.theta_, self.discretizer, self.output, self.method, budget)
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names ``'c{k}_m{i}'``: state ``i`` of channel ``k``, in output order."""
+        check_is_fitted(self)
+        order = int(self.order)
+        return np.asarray(
+            [f"c{k}_m{i}" for k in range(self.n_channels_) for i in range(order)], dtype=object
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.requires_fit = True
+        return tags

@@ -1,0 +1,711 @@
+"""Dense-network heads: scikit-learn estimators trained on a 2-D feature matrix.
+
+:class:`DenseHeadClassifier` and :class:`DenseHeadRegressor` follow the parameters and
+fitted attributes of :class:`sklearn.neural_network.MLPClassifier` and
+:class:`~sklearn.neural_network.MLPRegressor` (stochastic solvers only), and add dropout,
+a compute dtype (float32 by default) and a device. Training is the hand-written network of
+:mod:`lmu_sk.neural`.
+
+Conventions
+-----------
+* Fitted weights ``coefs_`` and ``intercepts_`` are NumPy arrays in the compute dtype, so
+  fitted models pickle and load on machines without a GPU.
+* Predictions are NumPy arrays; ``predict_proba`` and regression outputs are float64.
+* There is no ``decision_function``: like ``MLPClassifier`` the classifier exposes
+  ``predict_proba`` and ``predict_log_proba`` only.
+* Divergence (a non-finite loss or weights) raises
+  :class:`~lmu_sk.neural.training.TrainingDivergedError`, a ``ValueError`` that asks for a
+  lower ``learning_rate_init``; the estimator then keeps the state it had before the call
+  (unfitted after a first ``fit``), so it never predicts NaN.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import replace
+from numbers import Integral, Real
+from types import ModuleType
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.metrics import r2_score
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import (
+    _check_partial_fit_first_call,
+    check_classification_targets,
+    type_of_target,
+    unique_labels,
+)
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from ._device import get_array_module, to_numpy
+from .neural.activations import HIDDEN_ACTIVATIONS
+from .neural.network import DenseNetwork, forward_pass
+from .neural.optimizers import SGD, Adam, make_schedule
+from .neural.training import (
+    TrainingDivergedError,
+    TrainingHistory,
+    resolve_batch_size,
+    train_epochs,
+)
+
+__all__ = ["DenseHeadClassifier", "DenseHeadRegressor", "TrainingDivergedError"]
+
+_DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+class _BaseDenseHead(BaseEstimator):
+    """Shared training logic of the dense heads; not meant to be used directly."""
+
+    _parameter_constraints: ClassVar[dict] = {
+        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "activation": [StrOptions(set(HIDDEN_ACTIVATIONS))],
+        "solver": [StrOptions({"adam", "sgd"})],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [StrOptions({"constant", "plateau"})],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "momentum": [Interval(Real, 0, 1, closed="both")],
+        "nesterovs_momentum": ["boolean"],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "beta_1": [Interval(Real, 0, 1, closed="left")],
+        "beta_2": [Interval(Real, 0, 1, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "dtype": [StrOptions(set(_DTYPES))],
+        "device": [StrOptions({"cpu", "gpu", "auto"})],
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        *,
+        solver="adam",
+        alpha=1e-4,
+        batch_size="auto",
+        learning_rate="constant",
+        learning_rate_init=1e-3,
+        max_iter=200,
+        shuffle=True,
+        random_state=None,
+        tol=1e-4,
+        verbose=False,
+        warm_start=False,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-8,
+        dropout=0.0,
+        dtype="float32",
+        device="cpu",
+    ):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.solver = solver
+        self.alpha = alpha
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.learning_rate_init = learning_rate_init
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.tol = tol
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.momentum = momentum
+        self.nesterovs_momentum = nesterovs_momentum
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.dropout = dropout
+        self.dtype = dtype
+        self.device = device
+
+    # ------------------------------------------------------------------ helpers
+    def _array_module(self) -> ModuleType:
+        """Array module for training and prediction.
+
+        'cpu' and (for now) 'auto' run on NumPy; 'gpu' asks
+        :func:`lmu_sk._device.get_array_module`, which raises a ValueError explaining how
+        to install CuPy when no CuPy/GPU is available.
+        """
+        if self.device == "gpu":
+            return get_array_module("gpu")
+        return np
+
+    def _hidden_sizes(self) -> list[int]:
+        sizes = self.hidden_layer_sizes
+        if not hasattr(sizes, "__iter__"):
+            sizes = [sizes]
+        sizes = list(sizes)
+        for s in sizes:
+            if not isinstance(s, Integral) or isinstance(s, bool) or s <= 0:
+                raise ValueError(
+                    f"hidden_layer_sizes must be positive integers, got {self.hidden_layer_sizes}."
+                )
+        return [int(s) for s in sizes]
+
+    def _make_optimizer(self, network: DenseNetwork, xp: ModuleType):
+        if self.solver == "sgd":
+            return SGD(
+                [network.params],
+                self.learning_rate_init,
+                momentum=self.momentum,
+                nesterov=self.nesterovs_momentum,
+                xp=xp,
+            )
+        return Adam(
+            [network.params],
+            self.learning_rate_init,
+            beta_1=self.beta_1,
+            beta_2=self.beta_2,
+            epsilon=self.epsilon,
+            xp=xp,
+        )
+
+    def _forward(self, X: Any, raw: bool = False) -> np.ndarray:
+        """Output of the fitted network for validated ``X``, as a NumPy array."""
+        xp = self._array_module()
+        coefs = [xp.asarray(c) for c in self.coefs_]
+        intercepts = [xp.asarray(b) for b in self.intercepts_]
+        out = forward_pass(
+            xp.asarray(X), coefs, intercepts, self.activation, self.out_activation_, xp, raw=raw
+        )
+        return to_numpy(out)
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _validate_input(self, X, y, incremental: bool, reset: bool):
+        """Return validated ``X`` and the 2-D target matrix ``Y``."""
+        raise NotImplementedError
+
+    def _loss_name(self, Y: np.ndarray) -> str:
+        raise NotImplementedError
+
+    def _split_labels(self, y_raw: np.ndarray) -> np.ndarray | None:
+        """Labels for a stratified validation split, or None."""
+        return None
+
+    def _score_validation(self, network: DenseNetwork, X_val: Any, Y_val: np.ndarray) -> float:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ training
+    def _fit(self, X, y, incremental: bool = False):
+        """Fit the head on a feature matrix; the hook behind ``fit`` and ``partial_fit``.
+
+        Composite estimators that already hold a feature matrix call this directly. The
+        hyper-parameters are validated here too, so it can be called without ``fit``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets (class labels for the classifier).
+        incremental : bool, default=False
+            False: as ``fit`` (fresh weights unless ``warm_start``; up to ``max_iter``
+            epochs; early stopping if requested). True: as ``partial_fit`` (one epoch,
+            continuing weights and optimizer state; no early stopping). For the
+            classifier the classes must already be known (``classes_``) when
+            ``incremental=True``.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        xp = self._array_module()
+        dtype = np.dtype(_DTYPES[self.dtype])
+        hidden = self._hidden_sizes()
+        first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
+
+        X, Y, split_labels = self._validate_input(X, y, incremental, reset=first_pass)
+        X = np.ascontiguousarray(X, dtype=dtype)
+        Y = np.ascontiguousarray(Y, dtype=dtype)
+        layer_sizes = [X.shape[1], *hidden, Y.shape[1]]
+
+        if first_pass:
+            seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+            rng = np.random.default_rng(seed)
+            history = TrainingHistory()
+        else:
+            fitted_sizes = [self.coefs_[0].shape[0]] + [b.shape[0] for b in self.intercepts_]
+            if fitted_sizes != layer_sizes:
+                raise ValueError(
+                    f"The fitted layer sizes {fitted_sizes} do not match the current "
+                    f"ones {layer_sizes}; hidden_layer_sizes or the outputs changed. Use "
+                    "warm_start=False (or a new estimator) to fit a new network."
+                )
+            # work on copies so that a failed call leaves the estimator unchanged
+            rng = copy.deepcopy(self._rng)
+            history = replace(
+                self._history,
+                loss_curve=list(self._history.loss_curve),
+                validation_scores=(
+                    None
+                    if self._history.validation_scores is None
+                    else list(self._history.validation_scores)
+                ),
+            )
+
+        network = DenseNetwork(
+            layer_sizes, self.activation, self._loss_name(Y), self.alpha, self.dropout, dtype, xp
+        )
+        if first_pass:
+            network.initialize(rng)
+        else:
+            network.set_weights(self.coefs_, self.intercepts_)
+
+        # partial_fit continues the optimizer state; fit (warm or not) starts afresh
+        optimizer = getattr(self, "_optimizer", None) if incremental else None
+        if not isinstance(optimizer, SGD if self.solver == "sgd" else Adam):
+            optimizer = self._make_optimizer(network, xp)
+        else:
+            optimizer.to_module(xp)
+
+        early_stopping = self.early_stopping and not incremental
+        validation_score = None
+        if early_stopping:
+            X, Y, X_val, Y_val = self._validation_split(X, Y, split_labels, rng)
+            X_val_dev = xp.asarray(X_val)
+
+            def validation_score() -> float:
+                return self._score_validation(network, X_val_dev, Y_val)
+
+            history.validation_scores = []
+            history.best_validation_score = -math.inf
+        if not incremental:
+            history.no_improvement_count = 0
+
+        try:
+            train_epochs(
+                network,
+                optimizer,
+                getattr(self, "_schedule", None)
+                if incremental
+                else None or make_schedule(self.learning_rate),
+                xp.asarray(X),
+                xp.asarray(Y),
+                history,
+                rng=rng,
+                batch_size=resolve_batch_size(self.batch_size, X.shape[0]),
+                max_iter=1 if incremental else self.max_iter,
+                shuffle=self.shuffle,
+                tol=self.tol,
+                n_iter_no_change=self.n_iter_no_change,
+                validation_score=validation_score,
+                verbose=self.verbose,
+                incremental=incremental,
+            )
+        except TrainingDivergedError:
+            if hasattr(self, "_optimizer"):
+                # its moments may hold NaN; the next partial_fit starts a fresh one
+                self._optimizer = None
+            raise
+
+        self.coefs_, self.intercepts_ = network.get_weights()
+        self._optimizer = optimizer
+        self._rng = rng
+        self._history = history
+        self.n_outputs_ = Y.shape[1]
+        self.n_layers_ = len(layer_sizes)
+        self.out_activation_ = network.out_activation
+        self.n_iter_ = history.n_iter
+        self.t_ = history.t
+        self.loss_ = history.loss
+        self.loss_curve_ = list(history.loss_curve)
+        if early_stopping:
+            self.validation_scores_ = list(history.validation_scores)
+            self.best_validation_score_ = history.best_validation_score
+            self.best_loss_ = None
+        else:
+            self.validation_scores_ = None
+            self.best_validation_score_ = None
+            self.best_loss_ = history.best_loss
+        return self
+
+    def _validation_split(self, X, Y, split_labels, rng):
+        seed = int(rng.integers(np.iinfo(np.int32).max))
+        try:
+            X, X_val, Y, Y_val = train_test_split(
+                X, Y, test_size=self.validation_fraction, random_state=seed, stratify=split_labels
+            )
+        except ValueError:
+            if split_labels is None:
+                raise
+            # too few members in a class to stratify: fall back to a random split
+            X, X_val, Y, Y_val = train_test_split(
+                X, Y, test_size=self.validation_fraction, random_state=seed
+            )
+        if X_val.shape[0] < 2:
+            raise ValueError(
+                "The validation set is too small. Increase 'validation_fraction' or the "
+                "size of your dataset."
+            )
+        return np.ascontiguousarray(X), np.ascontiguousarray(Y), X_val, Y_val
+
+    def __sklearn_is_fitted__(self) -> bool:
+        # classes_ is set before training starts; the weights only after it succeeded
+        return hasattr(self, "coefs_")
+
+
+class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
+    """Dense-network classifier trained on a feature matrix.
+
+    A multilayer perceptron with softmax output and cross-entropy loss for several
+    classes, one logistic output unit for two classes, and independent logistic outputs
+    for multilabel targets. Parameters are those of
+    :class:`sklearn.neural_network.MLPClassifier` (stochastic solvers) plus ``dropout``,
+    ``dtype`` and ``device``.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : array-like of int, default=(100,)
+        Width of every hidden layer; ``()`` gives a linear (logistic regression) model.
+    activation : {'relu', 'tanh', 'logistic', 'identity'}, default='relu'
+        Hidden-layer activation.
+    solver : {'adam', 'sgd'}, default='adam'
+        Optimizer.
+    alpha : float, default=1e-4
+        L2 penalty on the weights (not the biases), scaled as in scikit-learn.
+    batch_size : int or 'auto', default='auto'
+        Minibatch size; 'auto' is ``min(200, n_samples)``.
+    learning_rate : {'constant', 'plateau'}, default='constant'
+        'plateau' divides the learning rate by 10 whenever the monitored quantity
+        stalls for more than ``n_iter_no_change`` epochs, instead of stopping, and stops
+        once it would fall below 1e-6.
+    learning_rate_init : float, default=1e-3
+        Initial step size.
+    max_iter : int, default=200
+        Maximum number of epochs per ``fit``.
+    shuffle : bool, default=True
+        Shuffle the samples every epoch.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, shuffling, dropout and the validation split.
+    tol : float, default=1e-4
+        Minimal improvement of the loss (or validation score) counted as progress.
+    verbose : bool, default=False
+        Print one line per epoch.
+    warm_start : bool, default=False
+        Start ``fit`` from the previous weights.
+    momentum : float, default=0.9
+        Momentum of 'sgd'.
+    nesterovs_momentum : bool, default=True
+        Nesterov momentum for 'sgd'.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the data (stratified), stop when the
+        validation accuracy stalls and restore the weights of the best epoch.
+    validation_fraction : float, default=0.1
+        Held-out fraction for early stopping.
+    n_iter_no_change : int, default=10
+        Epochs without improvement by ``tol`` tolerated before stopping (or reducing the
+        learning rate); training stops when the count exceeds it, as in scikit-learn.
+    beta_1, beta_2, epsilon : float, default=0.9, 0.999, 1e-8
+        Adam parameters.
+    dropout : float, default=0.0
+        Inverted-dropout rate of the hidden units during training.
+    dtype : {'float32', 'float64'}, default='float32'
+        Compute dtype of weights and activations.
+    device : {'cpu', 'auto', 'gpu'}, default='cpu'
+        'cpu' and 'auto' run on NumPy; 'gpu' needs CuPy (``pip install lmu_sk[gpu]``)
+        and raises a ValueError without it.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coefs_, intercepts_ : list of ndarray
+        Weights and biases of every layer (NumPy, compute dtype).
+    loss_ : float
+        Loss of the last epoch.
+    loss_curve_ : list of float
+        Loss of every epoch.
+    validation_scores_ : list of float or None
+        Validation accuracy per epoch with early stopping, else None.
+    best_loss_ : float or None
+        Lowest epoch loss (None with early stopping).
+    best_validation_score_ : float or None
+        Best validation accuracy (None without early stopping).
+    n_iter_ : int
+        Epochs run.
+    t_ : int
+        Training samples seen.
+    n_features_in_ : int
+        Number of features.
+    feature_names_in_ : ndarray of str
+        Feature names, when ``X`` has them.
+    n_outputs_ : int
+        Output units.
+    n_layers_ : int
+        Layers including input and output.
+    out_activation_ : str
+        'softmax' or 'logistic'.
+    """
+
+    def _validate_input(self, X, y, incremental, reset):
+        X, y = validate_data(
+            self, X, y, multi_output=True, dtype=(np.float64, np.float32), reset=reset
+        )
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        if not hasattr(self, "classes_") or (not self.warm_start and not incremental):
+            self._label_binarizer = LabelBinarizer().fit(y)
+            self.classes_ = self._label_binarizer.classes_
+        else:
+            classes = unique_labels(y)
+            if self.warm_start and not incremental:
+                if set(classes) != set(self.classes_):
+                    raise ValueError(
+                        "warm_start can only be used where `y` has the same classes as in "
+                        f"the previous call to fit. Previously got {self.classes_}, `y` "
+                        f"has {classes}."
+                    )
+            elif len(np.setdiff1d(classes, self.classes_)):
+                raise ValueError(
+                    f"`y` has classes not in `self.classes_`. `self.classes_` has "
+                    f"{self.classes_}. 'y' has {classes}."
+                )
+        if len(self.classes_) < 2 and self._label_binarizer.y_type_ != "multilabel-indicator":
+            raise ValueError(
+                "DenseHeadClassifier needs samples of at least two classes in the data; "
+                f"got only one class: {self.classes_[0]!r}."
+            )
+        Y = self._label_binarizer.transform(y)
+        multilabel = self._label_binarizer.y_type_.startswith("multilabel")
+        return X, Y, (None if multilabel else y)
+
+    def _loss_name(self, Y):
+        if Y.shape[1] == 1 or self._label_binarizer.y_type_.startswith("multilabel"):
+            return "binary_log_loss"
+        return "log_loss"
+
+    def _score_validation(self, network, X_val, Y_val):
+        out = to_numpy(network.forward(X_val))
+        if network.out_activation == "softmax":
+            return float(np.mean(out.argmax(axis=1) == Y_val.argmax(axis=1)))
+        return float(np.mean(np.all((out > 0.5) == (Y_val > 0.5), axis=1)))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the classifier on features ``X`` and labels ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        y : array-like of shape (n_samples,) or (n_samples, n_labels)
+            Class labels (any hashable type), or a multilabel indicator matrix.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, incremental=False)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        """Run one epoch over ``(X, y)``, continuing from the current state.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        y : array-like of shape (n_samples,)
+            Labels.
+        classes : array-like of shape (n_classes,), default=None
+            All classes that will ever appear; required on the first call.
+
+        Returns
+        -------
+        self
+        """
+        if _check_partial_fit_first_call(self, classes):
+            self._label_binarizer = LabelBinarizer()
+            if type_of_target(y).startswith("multilabel"):
+                self._label_binarizer.fit(y)
+            else:
+                self._label_binarizer.fit(classes)
+        return self._fit(X, y, incremental=True)
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_labels)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
+        y = self._forward(X)
+        if self.n_outputs_ == 1:
+            y = y.ravel()
+        return self._label_binarizer.inverse_transform(y)
+
+    def predict_proba(self, X):
+        """Class probabilities (float64).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
+        p = self._forward(X).astype(np.float64)
+        if self.n_outputs_ == 1:
+            p = p.ravel()
+            return np.column_stack([1.0 - p, p])
+        return p
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        p = self.predict_proba(X)
+        with np.errstate(divide="ignore"):
+            return np.log(p, out=p)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True
+        return tags
+
+
+class DenseHeadRegressor(RegressorMixin, _BaseDenseHead):
+    """Dense-network regressor trained on a feature matrix.
+
+    A multilayer perceptron with identity output and squared-error loss (summed over
+    outputs for multi-output targets). Parameters are those of
+    :class:`sklearn.neural_network.MLPRegressor` (stochastic solvers) plus ``dropout``,
+    ``dtype`` and ``device``; see :class:`DenseHeadClassifier` for their description.
+    With early stopping the validation score is the R^2.
+
+    Attributes
+    ----------
+    coefs_, intercepts_ : list of ndarray
+        Weights and biases of every layer (NumPy, compute dtype).
+    loss_, loss_curve_, validation_scores_, best_loss_, best_validation_score_
+        As for :class:`DenseHeadClassifier` (validation score: R^2).
+    n_iter_, t_, n_features_in_, feature_names_in_, n_outputs_, n_layers_
+        As for :class:`DenseHeadClassifier`.
+    out_activation_ : str
+        'identity'.
+    """
+
+    def _validate_input(self, X, y, incremental, reset):
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            multi_output=True,
+            y_numeric=True,
+            dtype=(np.float64, np.float32),
+            reset=reset,
+        )
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        Y = y.reshape(-1, 1) if y.ndim == 1 else y
+        return X, Y, None
+
+    def _loss_name(self, Y):
+        return "squared_error"
+
+    def _score_validation(self, network, X_val, Y_val):
+        return float(r2_score(Y_val, to_numpy(network.forward(X_val))))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the regressor on features ``X`` and targets ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, incremental=False)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """Run one epoch over ``(X, y)``, continuing from the current state.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, incremental=True)
+
+    def predict(self, X):
+        """Predict targets (float64).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
+        y = self._forward(X).astype(np.float64)
+        if y.shape[1] == 1:
+            return y.ravel()
+        return y
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags

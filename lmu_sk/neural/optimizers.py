@@ -1,0 +1,283 @@
+"""Stochastic optimizers that update parameters in place, and learning-rate schedules.
+
+An optimizer is built for a fixed list of parameter arrays; it preallocates its state
+(moments, velocities) and one scratch array per parameter, and :meth:`update` then changes
+the parameters in place with a fixed, small number of array operations and no temporaries.
+All arithmetic goes through the array module ``xp`` (NumPy or CuPy).
+
+Optimizers pickle without a GPU: their state is stored as NumPy arrays when pickled, and
+:meth:`BaseOptimizer.to_module` moves it back to an array module before further updates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from .._device import to_numpy
+
+__all__ = [
+    "SCHEDULES",
+    "SGD",
+    "Adam",
+    "BaseOptimizer",
+    "ConstantLearningRate",
+    "PlateauLearningRate",
+    "make_schedule",
+]
+
+Array = Any
+
+
+def _as_list(arrays: Array | Sequence[Array]) -> list[Array]:
+    if isinstance(arrays, (list, tuple)):
+        return list(arrays)
+    return [arrays]
+
+
+class BaseOptimizer:
+    """Common state handling of the optimizers.
+
+    Parameters
+    ----------
+    params : array or sequence of arrays
+        The parameters that :meth:`update` will receive; only their shapes and dtypes are
+        used here, to preallocate the state.
+    learning_rate_init : float
+        Initial step size; the current one is :attr:`learning_rate`.
+    xp : module
+        Array module of the parameters.
+    """
+
+    #: names of the attributes that hold lists of state arrays
+    _state_names: tuple[str, ...] = ("_work",)
+
+    def __init__(
+        self, params: Array | Sequence[Array], learning_rate_init: float, xp: ModuleType = np
+    ) -> None:
+        self.learning_rate_init = float(learning_rate_init)
+        self.learning_rate = float(learning_rate_init)
+        self._xp = xp
+        self._work = [xp.empty_like(p) for p in _as_list(params)]
+
+    def update(self, params: Array | Sequence[Array], grads: Array | Sequence[Array]) -> None:
+        """Apply one step to ``params`` in place, given the gradients ``grads``."""
+        raise NotImplementedError
+
+    def to_module(self, xp: ModuleType) -> BaseOptimizer:
+        """Move the state to the array module ``xp`` (no copy when already there)."""
+        for name in self._state_names:
+            setattr(self, name, [xp.asarray(a) for a in getattr(self, name)])
+        self._xp = xp
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_xp"] = None
+        for name in self._state_names:
+            state[name] = [to_numpy(a) for a in state[name]]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._xp = np
+
+
+class SGD(BaseOptimizer):
+    """Stochastic gradient descent with (Nesterov) momentum.
+
+    The velocity ``v`` and the parameters ``p`` follow scikit-learn's ``SGDOptimizer``::
+
+        v <- momentum * v - learning_rate * g
+        p <- p + v                                       (classical momentum)
+        p <- p + momentum * v - learning_rate * g        (Nesterov momentum)
+
+    Parameters
+    ----------
+    params : array or sequence of arrays
+        Parameters to be updated.
+    learning_rate_init : float, default=0.1
+        Step size.
+    momentum : float, default=0.9
+        Momentum in ``[0, 1]``.
+    nesterov : bool, default=True
+        Use Nesterov's momentum.
+    xp : module, default=numpy
+        Array module of the parameters.
+    """
+
+    _state_names = ("_work", "velocities")
+
+    def __init__(
+        self,
+        params: Array | Sequence[Array],
+        learning_rate_init: float = 0.1,
+        momentum: float = 0.9,
+        nesterov: bool = True,
+        xp: ModuleType = np,
+    ) -> None:
+        super().__init__(params, learning_rate_init, xp)
+        self.momentum = float(momentum)
+        self.nesterov = bool(nesterov)
+        self.velocities = [xp.zeros_like(p) for p in _as_list(params)]
+
+    def update(self, params: Array | Sequence[Array], grads: Array | Sequence[Array]) -> None:
+        """Apply one momentum step to ``params`` in place."""
+        xp = self._xp
+        lr, mu = self.learning_rate, self.momentum
+        for p, g, v, w in zip(
+            _as_list(params), _as_list(grads), self.velocities, self._work, strict=True
+        ):
+            xp.multiply(g, lr, out=w)
+            v *= mu
+            v -= w
+            if self.nesterov:
+                p -= w
+                xp.multiply(v, mu, out=w)
+                p += w
+            else:
+                p += v
+
+
+class Adam(BaseOptimizer):
+    """Adam (Kingma & Ba, 2014) in scikit-learn's formulation.
+
+    With ``t`` the number of steps taken, the update is::
+
+        m <- beta_1 * m + (1 - beta_1) * g
+        v <- beta_2 * v + (1 - beta_2) * g**2
+        p <- p - lr_t * m / (sqrt(v) + epsilon),
+        lr_t = learning_rate * sqrt(1 - beta_2**t) / (1 - beta_1**t)
+
+    To save array passes the moments are stored scaled, ``m / (1 - beta_1)`` and
+    ``v / (1 - beta_2)``, and the constants are folded into the final step; the result
+    is the update above.
+
+    Parameters
+    ----------
+    params : array or sequence of arrays
+        Parameters to be updated.
+    learning_rate_init : float, default=1e-3
+        Step size.
+    beta_1, beta_2 : float, default=0.9, 0.999
+        Decay rates of the first and second moment estimates, in ``[0, 1)``.
+    epsilon : float, default=1e-8
+        Added to ``sqrt(v)`` for numerical stability.
+    xp : module, default=numpy
+        Array module of the parameters.
+
+    Attributes
+    ----------
+    t : int
+        Number of steps taken.
+    """
+
+    _state_names = ("_work", "_m", "_v")
+
+    def __init__(
+        self,
+        params: Array | Sequence[Array],
+        learning_rate_init: float = 1e-3,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-8,
+        xp: ModuleType = np,
+    ) -> None:
+        super().__init__(params, learning_rate_init, xp)
+        self.beta_1 = float(beta_1)
+        self.beta_2 = float(beta_2)
+        self.epsilon = float(epsilon)
+        self.t = 0
+        self._m = [xp.zeros_like(p) for p in _as_list(params)]
+        self._v = [xp.zeros_like(p) for p in _as_list(params)]
+
+    @property
+    def first_moments(self) -> list[Array]:
+        """First moment estimates ``m`` (computed, not stored)."""
+        return [m * (1.0 - self.beta_1) for m in self._m]
+
+    @property
+    def second_moments(self) -> list[Array]:
+        """Second moment estimates ``v`` (computed, not stored)."""
+        return [v * (1.0 - self.beta_2) for v in self._v]
+
+    def update(self, params: Array | Sequence[Array], grads: Array | Sequence[Array]) -> None:
+        """Apply one Adam step to ``params`` in place."""
+        xp = self._xp
+        b1, b2 = self.beta_1, self.beta_2
+        self.t += 1
+        lr_t = self.learning_rate * math.sqrt(1.0 - b2**self.t) / (1.0 - b1**self.t)
+        # with M = m / (1 - b1) and V = v / (1 - b2):
+        # lr_t * m / (sqrt(v) + eps) = c * M / (sqrt(V) + eps / sqrt(1 - b2))
+        root = math.sqrt(1.0 - b2)
+        c = lr_t * (1.0 - b1) / root
+        eps = self.epsilon / root
+        for p, g, m, v, w in zip(
+            _as_list(params), _as_list(grads), self._m, self._v, self._work, strict=True
+        ):
+            m *= b1
+            m += g
+            xp.multiply(g, g, out=w)
+            v *= b2
+            v += w
+            xp.sqrt(v, out=w)
+            w += eps
+            xp.divide(m, w, out=w)
+            w *= c
+            p -= w
+
+
+class ConstantLearningRate:
+    """Keep the learning rate fixed; stop training at the first plateau."""
+
+    def on_plateau(self, optimizer: BaseOptimizer) -> bool:
+        """React to a plateau of the monitored score; return True to stop training."""
+        return True
+
+
+class PlateauLearningRate:
+    """Divide the learning rate by ``1 / factor`` at every plateau of the monitored score.
+
+    A plateau is ``n_iter_no_change`` consecutive epochs in which the monitored score (the
+    training loss, or the validation score with early stopping) did not improve by at
+    least ``tol``; the training loop detects it and calls :meth:`on_plateau`. Training
+    stops when the next reduction would bring the learning rate below
+    ``min_learning_rate``.
+
+    Parameters
+    ----------
+    factor : float, default=0.1
+        Multiplier applied to the learning rate at a plateau.
+    min_learning_rate : float, default=1e-6
+        Smallest learning rate used.
+    """
+
+    def __init__(self, factor: float = 0.1, min_learning_rate: float = 1e-6) -> None:
+        self.factor = float(factor)
+        self.min_learning_rate = float(min_learning_rate)
+
+    def on_plateau(self, optimizer: BaseOptimizer) -> bool:
+        """Reduce ``optimizer.learning_rate``; return True (stop) when already minimal."""
+        new_lr = optimizer.learning_rate * self.factor
+        # the relative slack keeps e.g. 1e-3 * 0.1**3 (= 1.0000000000000002e-06) usable
+        if new_lr < self.min_learning_rate * (1.0 - 1e-6):
+            return True
+        optimizer.learning_rate = new_lr
+        return False
+
+
+SCHEDULES = {"constant": ConstantLearningRate, "plateau": PlateauLearningRate}
+
+
+def make_schedule(name: str) -> ConstantLearningRate | PlateauLearningRate:
+    """Return a new schedule object for ``'constant'`` or ``'plateau'``."""
+    try:
+        return SCHEDULES[name]()
+    except KeyError:
+        raise ValueError(
+            f"learning_rate must be one of {sorted(SCHEDULES)}, got {name!r}."
+        ) from None

@@ -1,0 +1,287 @@
+"""Tests of the ``lmu-sk`` command line on small .npy files."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lmu_sk import cli
+from lmu_sk.features import LMUFeatures
+from lmu_sk.reference import dn_states
+
+
+@pytest.fixture
+def sequences(tmp_path):
+    X = np.random.default_rng(0).standard_normal((23, 40))
+    path = tmp_path / "in.npy"
+    np.save(path, X)
+    return X, path
+
+
+def run(*args: str) -> int:
+    return cli.main([str(a) for a in args])
+
+
+def leftovers(folder):
+    return [p.name for p in folder.iterdir() if p.name.endswith(".partial")]
+
+
+# ----------------------------------------------------------------------------------------------
+# Results
+# ----------------------------------------------------------------------------------------------
+
+
+def test_features_equal_the_transformer_on_the_whole_array(sequences, tmp_path):
+    X, path = sequences
+    out = tmp_path / "out.npy"
+    assert (
+        run("features", "--order", 12, "--theta", 30, "--batch-size", 5, "--quiet", path, out) == 0
+    )
+    F = np.load(out)
+    expected = LMUFeatures(order=12, theta=30.0, dtype="float32").fit_transform(X)
+    assert F.dtype == np.float32 and F.shape == (23, 12)
+    np.testing.assert_allclose(F, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(F, dn_states(X, 12, 30.0), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("output", ["final", "sequence", "mean", "max"])
+@pytest.mark.parametrize("layout", [None, "--channels-last", "--channels-first"])
+def test_batches_give_the_same_result_as_one_batch(tmp_path, output, layout):
+    rng = np.random.default_rng(1)
+    shape = (9, 16) if layout is None else (9, 16, 2)
+    X = rng.standard_normal(shape)
+    np.save(tmp_path / "in.npy", X)
+    common = ["--order", 5, "--theta", 12, "--output", output, "--dtype", "float64", "--quiet"]
+    common += [layout] if layout else []
+    whole, batched = tmp_path / "whole.npy", tmp_path / "batched.npy"
+    assert run("features", *common, "--batch-size", 100, tmp_path / "in.npy", whole) == 0
+    assert run("features", *common, "--batch-size", 2, tmp_path / "in.npy", batched) == 0
+    A, B = np.load(whole), np.load(batched)
+    assert A.dtype == np.float64
+    np.testing.assert_allclose(B, A, rtol=1e-12, atol=1e-12)
+
+    channels_last = np.swapaxes(X, 1, 2) if layout == "--channels-first" else X
+    expected = LMUFeatures(order=5, theta=12.0, output=output, dtype="float64").fit_transform(
+        channels_last
+    )
+    np.testing.assert_allclose(A, expected, rtol=1e-10, atol=1e-12)
+    assert leftovers(tmp_path) == []
+
+
+def test_defaults_integer_input_and_overwriting_an_old_output(tmp_path):
+    X = np.random.default_rng(2).integers(-3, 4, size=(6, 20)).astype(np.int16)
+    np.save(tmp_path / "in.npy", X)
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"an old result")
+    assert run("features", "--order", 4, "--quiet", tmp_path / "in.npy", out) == 0
+    F = np.load(out)
+    assert F.dtype == np.float32  # the default --dtype
+    # theta defaults to the number of steps
+    np.testing.assert_allclose(F, dn_states(X.astype(float), 4, 20.0), rtol=1e-4, atol=1e-5)
+
+
+def test_progress_bar_and_summary_on_stderr(sequences, tmp_path, capsys):
+    _, path = sequences
+    assert run("features", "--order", 3, "--batch-size", 10, path, tmp_path / "o.npy") == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "23/23 rows" in captured.err and "100%" in captured.err and "10/23 rows" in captured.err
+    assert "wrote" in captured.err and "(23, 3)" in captured.err
+
+    assert run("features", "--order", 3, "--quiet", path, tmp_path / "o.npy") == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_bar_drawing():
+    stream = io.StringIO()
+    bar = cli.ProgressBar(4, stream=stream, width=8)
+    bar.update(0)
+    bar.update(2)
+    bar.update(4)
+    bar.close()
+    text = stream.getvalue()
+    assert "[####....]  50% 2/4 rows" in text and "[########] 100% 4/4 rows" in text
+    assert text.count("\r") == 3 and text.endswith("\n")
+
+    silent = io.StringIO()
+    quiet_bar = cli.ProgressBar(4, stream=silent, enabled=False)
+    quiet_bar.update(2)
+    quiet_bar.close()
+    assert silent.getvalue() == ""
+
+
+# ----------------------------------------------------------------------------------------------
+# Failures: exit status 2, one line naming the problem, nothing written
+# ----------------------------------------------------------------------------------------------
+
+
+def write_input(tmp_path, kind):
+    """Make an input of the given kind and return its path."""
+    path = tmp_path / "in.npy"
+    good = np.zeros((4, 10))
+    if kind == "missing":
+        return tmp_path / "absent.npy"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "text":
+        path.write_text("1,2,3\n4,5,6\n")
+    elif kind == "truncated":
+        np.save(path, good)
+        path.write_bytes(path.read_bytes()[:-40])
+    elif kind == "npz":
+        with open(path, "wb") as f:
+            np.savez(f, X=good)
+    elif kind == "objects":
+        np.save(path, np.array([[{}], [1]], dtype=object), allow_pickle=True)
+    elif kind == "strings":
+        np.save(path, np.array([["a", "b"], ["c", "d"]]))
+    elif kind == "complex":
+        np.save(path, good.astype(np.complex128))
+    elif kind == "1-D":
+        np.save(path, np.zeros(10))
+    elif kind == "4-D":
+        np.save(path, np.zeros((2, 3, 4, 5)))
+    elif kind == "3-D":
+        np.save(path, np.zeros((2, 10, 3)))
+    elif kind == "empty":
+        np.save(path, np.zeros((0, 10)))
+    elif kind == "nan":
+        bad = good.copy()
+        bad[2, 7] = np.nan
+        np.save(path, bad)
+    elif kind == "inf":
+        bad = good.copy()
+        bad[3, 0] = -np.inf
+        np.save(path, bad)
+    else:
+        raise AssertionError(kind)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("missing", "input file not found"),
+        ("directory", "input is a directory"),
+        ("text", "not a .npy file"),
+        ("truncated", "not a readable .npy array"),
+        ("npz", "not a .npy file"),
+        ("objects", "not a readable .npy array"),
+        ("strings", "non-numeric dtype <U1"),
+        ("complex", "non-numeric dtype complex128"),
+        ("1-D", "got 1-D shape (10,)"),
+        ("4-D", "got 4-D shape (2, 3, 4, 5)"),
+        ("3-D", "--channels-last"),
+        ("empty", "no sequences"),
+        ("nan", "input row 2 contains NaN"),
+        ("inf", "input row 3 contains an infinite value"),
+    ],
+)
+def test_bad_inputs(tmp_path, capsys, kind, message):
+    path = write_input(tmp_path, kind)
+    out = tmp_path / "out.npy"
+    assert run("features", "--order", 4, "--batch-size", 2, path, out) == 2
+    err = capsys.readouterr().err
+    last_line = err.rstrip("\n").split("\n")[-1]
+    assert last_line.startswith("lmu-sk: error: ") and message in last_line
+    assert "Traceback" not in err
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
+def test_output_would_overwrite_the_input(sequences, tmp_path, capsys, monkeypatch):
+    X, path = sequences
+    monkeypatch.chdir(tmp_path)
+    link = tmp_path / "link.npy"
+    link.symlink_to(path)
+    for target in (path, "./in.npy", link):
+        assert run("features", "--order", 4, path, target) == 2
+        assert "output would overwrite the input" in capsys.readouterr().err
+    np.testing.assert_array_equal(np.load(path), X)
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("missing-folder/out.npy", "output folder does not exist"),
+        ("a-file/out.npy", "output path not writable"),
+        ("a-folder", "output is a directory"),
+    ],
+)
+def test_unwritable_outputs(sequences, tmp_path, capsys, target, message):
+    _, path = sequences
+    (tmp_path / "a-file").write_text("not a folder")
+    (tmp_path / "a-folder").mkdir()
+    assert run("features", "--order", 4, path, tmp_path / target) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_transformer_errors_are_usage_errors(sequences, tmp_path, capsys):
+    _, path = sequences
+    # A Delay Network of this order needs terabytes: the transformer refuses it.
+    assert run("features", "--order", 200000, "--quiet", path, tmp_path / "o.npy") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lmu-sk: error: cannot compute features:") and err.count("\n") == 1
+    assert leftovers(tmp_path) == [] and not (tmp_path / "o.npy").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["features", "in.npy", "out.npy"],  # no --order
+        ["features", "--order", "0", "in.npy", "out.npy"],
+        ["features", "--order", "4", "--theta", "-1", "in.npy", "out.npy"],
+        ["features", "--order", "4", "--channels-last", "--channels-first", "a", "b"],
+        ["frobnicate"],
+    ],
+)
+def test_argument_errors(argv, capsys):
+    assert cli.main(argv) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_help_and_version(capsys):
+    assert cli.main(["--help"]) == 0
+    assert "features" in capsys.readouterr().out
+    assert cli.main(["features", "--help"]) == 0
+    assert "--batch-size" in capsys.readouterr().out
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("lmu-sk ")
+
+
+def test_demo_runs_the_demo_module(monkeypatch):
+    calls = []
+    fake = types.ModuleType("lmu_sk.demo")
+    fake.main = lambda: calls.append("ran")
+    monkeypatch.setitem(sys.modules, "lmu_sk.demo", fake)
+    assert cli.main(["demo"]) == 0
+    assert calls == ["ran"]
+    fake.main = lambda: 3
+    assert cli.main(["demo"]) == 3
+
+
+def test_module_entry_point_exit_status(tmp_path):
+    path = write_input(tmp_path, "nan")
+    package_root = Path(cli.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package_root), *sys.path])}
+    process = subprocess.run(
+        [sys.executable, "-m", "lmu_sk.cli", "features", "--order", "2", "--quiet", path, "o.npy"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        check=False,
+    )
+    assert process.returncode == 2
+    assert process.stderr == (
+        "lmu-sk: error: input row 2 contains NaN (1 bad row(s) in rows 0-3); "
+        "clean or drop them first\n"
+    )

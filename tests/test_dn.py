@@ -1,0 +1,138 @@
+"""The Delay Network math against SciPy and against its defining properties."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.signal
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lmu_sk import dn
+from lmu_sk._memory import MemoryBudgetError
+from lmu_sk.reference import dn_states
+
+orders = st.integers(1, 96)
+thetas = st.floats(1.0, 1e5)
+
+
+@given(orders, thetas)
+def test_zoh_matches_scipy_cont2discrete(order, theta):
+    A, B = dn.continuous_system(order, theta)
+    Abar, Bbar = dn.discretize(A, B, "zoh")
+    system = (A, B[:, None], np.eye(order), np.zeros((order, 1)))
+    Ad, Bd, *_ = scipy.signal.cont2discrete(system, 1.0, method="zoh")
+    # Both are expm of the same augmented matrix: agreement to a few float64 ulps of the
+    # largest entry (1e-12 leaves room for SciPy's different Pade scaling choice).
+    np.testing.assert_allclose(Abar, Ad, rtol=0, atol=1e-12 * max(1, np.abs(Ad).max()))
+    np.testing.assert_allclose(Bbar, Bd[:, 0], rtol=0, atol=1e-12 * max(1, np.abs(Bd).max()))
+
+
+@given(orders, thetas)
+def test_euler_is_forward_euler(order, theta):
+    A, B = dn.continuous_system(order, theta)
+    Abar, Bbar = dn.discretize(A, B, "euler")
+    Ad, Bd, *_ = scipy.signal.cont2discrete(
+        (A, B[:, None], np.eye(order), np.zeros((order, 1))), 1.0, method="euler"
+    )
+    np.testing.assert_allclose(Abar, Ad, rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(Bbar, Bd[:, 0], rtol=1e-15, atol=1e-15)
+
+
+def test_matrices_follow_the_papers_definition():
+    theta = 3.5
+    A, B = dn.continuous_system(4, theta)
+    for i in range(4):
+        assert B[i] == pytest.approx((2 * i + 1) * (-1) ** i / theta)
+        for j in range(4):
+            sign = -1.0 if i < j else (-1.0) ** (i - j + 1)
+            assert A[i, j] == pytest.approx((2 * i + 1) / theta * sign)
+
+
+@given(st.integers(1, 64), thetas, st.integers(0, 700))
+def test_impulse_response_is_powers_of_abar(order, theta, n_steps):
+    Abar, Bbar = dn.discrete_system(order, theta)
+    H = dn.impulse_response(Abar, Bbar, n_steps)
+    expected = np.empty((n_steps, order))
+    h = Bbar.copy()
+    for k in range(n_steps):
+        expected[k] = h
+        h = Abar @ h
+    # Doubling reassociates the products: float64 rounding, relative to the largest entry.
+    np.testing.assert_allclose(H, expected, rtol=0, atol=1e-12 * max(np.abs(Bbar).max(), 1e-300))
+
+
+def test_legendre_decoder_is_shifted_legendre():
+    r = np.linspace(0, 1, 7)
+    D = dn.legendre_decoder(6, r * 10.0, 10.0)
+    for i in range(6):
+        coeffs = [
+            (-1) ** i * scipy.special.comb(i, k) * scipy.special.comb(i + k, k) * (-1) ** k
+            for k in range(i + 1)
+        ]
+        expected = sum(c * r**k for k, c in enumerate(coeffs))
+        np.testing.assert_allclose(D[:, i], expected, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("delay_fraction", "tolerance"),
+    # Inside the window the Legendre truncation error of order 64 at these frequencies is
+    # ~1e-4 of the amplitude of 1.5; the window's two ends converge slowest (~2e-2).
+    [(0.0, 0.03), (0.1, 1e-3), (0.25, 1e-3), (0.5, 1e-3), (0.75, 1e-3), (1.0, 0.03)],
+)
+def test_state_decodes_the_delayed_input(delay_fraction, tolerance):
+    # A band-limited input well inside what order 64 resolves over a window of 400 steps.
+    theta, order, n = 400.0, 64, 1200
+    t = np.arange(1, n + 1)
+    u = np.sin(2 * np.pi * t / 300) + 0.5 * np.cos(2 * np.pi * t / 170 + 1.0)
+    states = dn_states(u[None], order, theta, output="sequence")[0]
+    delay = delay_fraction * theta
+    decoder = dn.legendre_decoder(order, [delay], theta)[0]
+    steps = np.arange(int(theta) + 10, n)  # past the start-up transient
+    decoded = states[steps - 1] @ decoder
+    # ZOH holds u_t over (t - 1, t], so the held input over that step is closest to the
+    # smooth signal half a step later: u_t ~ u(t - 1/2) held, read back at t - delay + 1/2.
+    truth = np.interp(steps - delay + 0.5, t, u)
+    assert np.max(np.abs(decoded - truth)) < tolerance
+
+
+def test_euler_instability_is_detected_and_warned():
+    assert not dn.euler_is_stable(64, 300.0)
+    assert dn.euler_is_stable(64, 12 * 64.0)
+    with pytest.warns(dn.EulerInstabilityWarning, match="discretizer='zoh'"):
+        dn.warn_if_euler_unstable(64, 300.0, "euler")
+
+
+@pytest.mark.parametrize(
+    ("order", "theta", "error", "match"),
+    [
+        (0, 10.0, ValueError, "order must be an integer >= 1"),
+        (2.5, 10.0, TypeError, "order must be an integer"),
+        ("8", 10.0, TypeError, "order must be an integer"),
+        (8, 0.0, ValueError, "theta must be a positive"),
+        (8, -3.0, ValueError, "theta must be a positive"),
+        (8, float("inf"), ValueError, "theta must be a positive"),
+        (8, "10", TypeError, "theta must be a positive number"),
+    ],
+)
+def test_bad_order_and_theta(order, theta, error, match):
+    with pytest.raises(error, match=match):
+        dn.continuous_system(order, theta)
+
+
+def test_huge_order_is_refused_before_allocating():
+    with pytest.raises(MemoryBudgetError, match="smaller order"):
+        dn.continuous_system(100_000, 784.0)
+
+
+def test_unknown_discretizer():
+    with pytest.raises(ValueError, match="Unknown discretizer 'bilinear'"):
+        dn.discrete_system(4, 10.0, "bilinear")
+
+
+def test_zoh_block_exponential_identity():
+    A, B = dn.continuous_system(5, 7.0)
+    Abar, Bbar = dn.discretize(A, B)
+    np.testing.assert_allclose(Abar, scipy.linalg.expm(A), atol=1e-14)
+    np.testing.assert_allclose(
+        Bbar, np.linalg.solve(A, (scipy.linalg.expm(A) - np.eye(5)) @ B), atol=1e-12
+    )

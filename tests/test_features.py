@@ -1,0 +1,171 @@
+"""LMUFeatures as a scikit-learn transformer: conventions, shapes, names and bad input."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from lmu_sk import LMUFeatures, _memory, dn_states
+from lmu_sk._memory import MemoryBudgetError
+from lmu_sk.dn import EulerInstabilityWarning
+
+# Sequences of another length than at fit time are accepted on purpose (the DN is causal
+# and has no weights tied to the length), so the check that transform rejects a different
+# number of columns does not apply.
+EXPECTED_FAILED = {
+    "check_n_features_in_after_fitting": "sequences of any length can be transformed",
+    # Same reason; the rest of this check (fit_transform agreeing with fit + transform,
+    # repeated fits) is asserted in test_fit_transform_equals_fit_then_transform.
+    "check_transformer_general": "sequences of any length can be transformed",
+}
+
+
+@parametrize_with_checks(
+    [LMUFeatures(order=4, device="cpu")], expected_failed_checks=lambda est: EXPECTED_FAILED
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture
+def X():
+    return np.random.default_rng(0).standard_normal((6, 30, 2))
+
+
+def test_fit_transform_equals_fit_then_transform(X):
+    for output in ("final", "sequence", "mean", "max"):
+        est = LMUFeatures(order=5, output=output)
+        first = est.fit_transform(X)
+        np.testing.assert_array_equal(first, est.fit(X).transform(X))
+        np.testing.assert_array_equal(first, est.fit_transform(X))
+
+
+def test_output_shapes_and_channel_layout(X):
+    est = LMUFeatures(order=5).fit(X)
+    F = est.transform(X)
+    assert F.shape == (6, 10)
+    # feature k * order + i is state i of channel k
+    for k in range(2):
+        single = LMUFeatures(order=5, theta=30).fit_transform(X[:, :, k])
+        np.testing.assert_allclose(F[:, 5 * k : 5 * k + 5], single, rtol=1e-12, atol=1e-14)
+    seq = LMUFeatures(order=5, output="sequence").fit_transform(X)
+    assert seq.shape == (6, 30, 10)
+    np.testing.assert_allclose(seq[:, -1], F, rtol=1e-12, atol=1e-14)
+
+
+def test_feature_names(X):
+    est = LMUFeatures(order=3).fit(X)
+    names = est.get_feature_names_out()
+    assert list(names) == ["c0_m0", "c0_m1", "c0_m2", "c1_m0", "c1_m1", "c1_m2"]
+    assert len(names) == est.transform(X).shape[1]
+
+
+def test_theta_defaults_to_the_training_length(X):
+    assert LMUFeatures().fit(X).theta_ == 30.0
+    assert LMUFeatures(theta=7.5).fit(X).theta_ == 7.5
+
+
+def test_other_lengths_transform_causally(X):
+    est = LMUFeatures(order=4).fit(X)
+    short = est.transform(X[:, :12])
+    np.testing.assert_allclose(short, dn_states(X[:, :12], 4, 30.0), rtol=1e-12, atol=1e-14)
+    longer = est.transform(np.concatenate([X, X], axis=1))
+    assert longer.shape == (6, 8)
+
+
+def test_dtypes_are_preserved_or_set(X):
+    assert LMUFeatures(order=4).fit_transform(X.astype(np.float32)).dtype == np.float32
+    assert LMUFeatures(order=4).fit_transform(X).dtype == np.float64
+    assert LMUFeatures(order=4).fit_transform((X > 0).astype(int)).dtype == np.float64
+    assert LMUFeatures(order=4, dtype="float32").fit_transform(X).dtype == np.float32
+
+
+def test_lists_of_equal_length_are_arrays(X):
+    est = LMUFeatures(order=4)
+    np.testing.assert_array_equal(est.fit_transform(list(X)), est.fit_transform(X))
+
+
+def test_pickles_and_works_in_a_pipeline(X):
+    est = LMUFeatures(order=4).fit(X[:, :, 0])
+    clone = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(clone.transform(X[:, :, 0]), est.transform(X[:, :, 0]))
+    pipe = make_pipeline(LMUFeatures(order=4), StandardScaler()).fit(X[:, :, 0])
+    assert pipe.transform(X[:, :, 0]).shape == (6, 4)
+
+
+def test_euler_instability_warns_at_fit(X):
+    with pytest.warns(EulerInstabilityWarning, match="discretizer='zoh'"):
+        LMUFeatures(order=64, theta=100, discretizer="euler").fit(X)
+
+
+def test_small_memory_budget_chunks_without_changing_results(X):
+    full = LMUFeatures(order=6, output="sequence").fit_transform(X)
+    chunked = LMUFeatures(order=6, output="sequence", max_memory=8000).fit_transform(X)
+    np.testing.assert_array_equal(full, chunked)
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "match"),
+    [
+        ({"order": 0}, ValueError, "order must be an integer >= 1"),
+        ({"order": 2.5}, TypeError, "order must be an integer"),
+        ({"theta": 0}, ValueError, "theta must be a positive"),
+        ({"theta": -1.0}, ValueError, "theta must be a positive"),
+        ({"discretizer": "rk4"}, ValueError, "Unknown discretizer 'rk4'"),
+        ({"output": "all"}, ValueError, "Unknown output 'all'"),
+        ({"method": "magic"}, ValueError, "Unknown method 'magic'"),
+        ({"dtype": "int8"}, ValueError, "dtype must be None, 'float32' or 'float64'"),
+        ({"max_memory": "lots"}, ValueError, "max_memory='lots' is not understood"),
+        ({"max_memory": -5}, ValueError, "max_memory must be positive"),
+        ({"device": "tpu"}, ValueError, "device must be one of"),
+    ],
+)
+def test_bad_parameters(X, params, error, match):
+    with pytest.raises(error, match=match):
+        LMUFeatures(**params).fit(X)
+
+
+@pytest.mark.parametrize(
+    ("data", "error", "match"),
+    [
+        (np.array([[1.0, np.nan, 2.0]]), ValueError, "NaN"),
+        (np.array([[1.0, np.inf, 2.0]]), ValueError, "infinity"),
+        (np.ones(5), ValueError, "Reshape your data"),
+        (np.ones((2, 3, 4, 5)), ValueError, r"must have shape \(n_samples, n_steps\)"),
+        (np.ones((0, 5)), ValueError, "0 sample"),
+        (np.ones((3, 0)), ValueError, "length zero"),
+        ([np.ones(3), np.ones(0)], ValueError, "length zero"),
+        (np.ones((3, 4, 0)), ValueError, "zero channels"),
+        (np.array([["a", "b"]]), ValueError, "could not convert"),
+        (np.ones((2, 3)) * 1j, ValueError, "Complex data not supported"),
+        ([np.ones((3, 2)), np.ones((5, 3))], ValueError, "same number of channels"),
+    ],
+)
+def test_bad_input(data, error, match):
+    with pytest.raises(error, match=match):
+        LMUFeatures(order=3).fit(data)
+
+
+def test_channel_mismatch_between_fit_and_transform(X):
+    est = LMUFeatures(order=3).fit(X)
+    with pytest.raises(ValueError, match=r"X has 1 channel.* fitted with 2"):
+        est.transform(X[:, :, 0])
+
+
+def test_result_too_large_for_memory_is_refused_before_allocating(X, monkeypatch):
+    monkeypatch.setattr(_memory, "available_memory", lambda: 10_000)
+    with pytest.raises(MemoryBudgetError, match=r"would need .*lmu-sk features"):
+        LMUFeatures(order=64, output="sequence", max_memory=1000).fit_transform(X)
+
+
+def test_huge_order_fails_clearly(X):
+    with pytest.raises(MemoryBudgetError, match="smaller order"):
+        LMUFeatures(order=100_000).fit(X)
+
+
+def test_budget_too_small_for_one_sequence(X):
+    with pytest.raises(ValueError, match="raise max_memory"):
+        LMUFeatures(order=8, output="sequence", method="fft", max_memory=10).fit_transform(X)

@@ -1,0 +1,335 @@
+"""Tests of the dense-head estimators."""
+
+from __future__ import annotations
+
+import importlib.util
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits, make_classification
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.model_selection import train_test_split
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from lmu_sk.head import DenseHeadClassifier, DenseHeadRegressor, TrainingDivergedError
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+@parametrize_with_checks([DenseHeadClassifier(), DenseHeadRegressor()])
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+# ---------------------------------------------------------------------------- data
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+
+
+def _smooth_regression(n=600, n_outputs=1, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    Y = np.column_stack(
+        [np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.3 * k * X[:, 1] for k in range(n_outputs)]
+    )
+    return X, (Y[:, 0] if n_outputs == 1 else Y)
+
+
+def _blobs(n=300, n_classes=3, seed=0):
+    return make_classification(
+        n_samples=n, n_features=8, n_informative=5, n_classes=n_classes, random_state=seed
+    )
+
+
+# ---------------------------------------------------------------------------- learning
+def test_classifier_learns_digits(digits):
+    X_tr, X_te, y_tr, y_te = digits
+    clf = DenseHeadClassifier(hidden_layer_sizes=(64,), max_iter=60, random_state=0)
+    clf.fit(X_tr, y_tr)
+    assert clf.score(X_te, y_te) > 0.9
+    assert clf.out_activation_ == "softmax" and clf.n_outputs_ == 10
+    assert clf.coefs_[0].dtype == np.float32 and isinstance(clf.coefs_[0], np.ndarray)
+    assert clf.loss_curve_[-1] < clf.loss_curve_[0]
+    assert clf.validation_scores_ is None and clf.best_validation_score_ is None
+    assert clf.best_loss_ == min(clf.loss_curve_) and clf.loss_ == clf.loss_curve_[-1]
+    assert clf.n_iter_ == len(clf.loss_curve_) and clf.t_ == clf.n_iter_ * len(X_tr)
+    proba = clf.predict_proba(X_te)
+    assert proba.dtype == np.float64 and proba.shape == (len(X_te), 10)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X_te)), proba, rtol=1e-6)
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "logistic"])
+def test_regressor_fits_smooth_function(activation):
+    X, y = _smooth_regression()
+    reg = DenseHeadRegressor(
+        hidden_layer_sizes=(64, 64),
+        activation=activation,
+        learning_rate_init=1e-2,
+        max_iter=150,
+        random_state=0,
+    )
+    reg.fit(X[:500], y[:500])
+    assert reg.score(X[500:], y[500:]) > 0.9
+    assert reg.predict(X).shape == (600,) and reg.predict(X).dtype == np.float64
+
+
+def test_multi_output_regression():
+    X, Y = _smooth_regression(n_outputs=3)
+    reg = DenseHeadRegressor(
+        hidden_layer_sizes=(64,), learning_rate_init=1e-2, max_iter=150, random_state=0
+    )
+    reg.fit(X[:500], Y[:500])
+    assert reg.n_outputs_ == 3 and reg.predict(X).shape == (600, 3)
+    assert reg.score(X[500:], Y[500:]) > 0.9
+
+
+def test_float64_and_sgd_and_dropout():
+    X, y = _blobs()
+    for params in (
+        {"dtype": "float64"},
+        {"solver": "sgd", "learning_rate_init": 0.05},
+        {"solver": "sgd", "nesterovs_momentum": False, "learning_rate_init": 0.05},
+        {"dropout": 0.3},
+        {"hidden_layer_sizes": ()},
+        {"hidden_layer_sizes": (16, 16, 16), "activation": "tanh"},
+        {"learning_rate": "plateau"},
+    ):
+        clf = DenseHeadClassifier(max_iter=100, random_state=0, **params).fit(X, y)
+        assert clf.score(X, y) > 0.8, params
+    assert DenseHeadClassifier(dtype="float64", max_iter=5).fit(X, y).coefs_[0].dtype == (
+        np.float64
+    )
+
+
+def test_dropout_only_in_training():
+    X, y = _blobs()
+    clf = DenseHeadClassifier(dropout=0.5, max_iter=20, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), clf.predict_proba(X))
+
+
+def test_binary_and_string_labels():
+    X, y = _blobs(n_classes=2)
+    labels = np.array(["no", "yes"])[y]
+    clf = DenseHeadClassifier(max_iter=100, random_state=0).fit(X, labels)
+    assert clf.out_activation_ == "logistic" and clf.n_outputs_ == 1
+    assert list(clf.classes_) == ["no", "yes"]
+    pred = clf.predict(X)
+    assert pred.dtype == labels.dtype and set(pred) <= {"no", "yes"}
+    assert clf.score(X, labels) > 0.85
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(X), 2)
+    np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], pred)
+
+
+def test_multiclass_string_labels():
+    X, y = _blobs(n_classes=4, n=400)
+    labels = np.array(["ant", "bee", "cat", "dog"], dtype=object)[y]
+    clf = DenseHeadClassifier(max_iter=100, random_state=0).fit(X, labels)
+    assert clf.n_outputs_ == 4 and set(clf.predict(X)) <= set(labels)
+    assert clf.score(X, labels) > 0.8
+
+
+def test_multilabel():
+    X, y = _blobs(n_classes=3)
+    Y = np.column_stack([y == 0, y == 1, y >= 1]).astype(int)
+    clf = DenseHeadClassifier(max_iter=100, random_state=0).fit(X, Y)
+    assert clf.out_activation_ == "logistic" and clf.predict(X).shape == Y.shape
+    assert clf.score(X, Y) > 0.7
+
+
+# ---------------------------------------------------------------------------- behaviour
+def test_early_stopping_keeps_best_weights(monkeypatch):
+    import lmu_sk.head
+
+    # record the validation split the estimator draws
+    split = {}
+
+    def recording_split(*args, **kwargs):
+        out = train_test_split(*args, **kwargs)
+        split["X_val"], split["Y_val"] = out[1], out[3]
+        return out
+
+    monkeypatch.setattr(lmu_sk.head, "train_test_split", recording_split)
+    X, y = _blobs(n=400)
+    clf = DenseHeadClassifier(
+        early_stopping=True,
+        n_iter_no_change=3,
+        tol=0.0,
+        learning_rate_init=1e-2,
+        max_iter=200,
+        random_state=0,
+    ).fit(X, y)
+    assert clf.best_loss_ is None
+    assert len(clf.validation_scores_) == clf.n_iter_ < 200
+    assert clf.best_validation_score_ == max(clf.validation_scores_)
+    # the stratified split keeps the class proportions
+    y_val = clf.classes_[split["Y_val"].argmax(axis=1)]
+    assert len(y_val) == 40 and np.bincount(y_val).min() >= 13
+    # the returned weights are those of the best epoch, not of the last one
+    assert clf.validation_scores_[-1] < clf.best_validation_score_
+    assert clf.score(split["X_val"], y_val) == clf.best_validation_score_
+
+
+def test_reproducible_with_random_state():
+    X, y = _blobs()
+    a = DenseHeadClassifier(max_iter=10, dropout=0.2, random_state=3).fit(X, y)
+    b = DenseHeadClassifier(max_iter=10, dropout=0.2, random_state=3).fit(X, y)
+    c = DenseHeadClassifier(max_iter=10, dropout=0.2, random_state=4).fit(X, y)
+    for wa, wb in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_, strict=True):
+        np.testing.assert_array_equal(wa, wb)
+    assert a.loss_curve_ == b.loss_curve_
+    assert not np.array_equal(a.coefs_[0], c.coefs_[0])
+
+
+def test_pickle_round_trip():
+    X, y = _blobs()
+    clf = DenseHeadClassifier(max_iter=10, random_state=0).fit(X, y)
+    clone = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(clone.predict_proba(X), clf.predict_proba(X))
+    np.testing.assert_array_equal(clone.predict(X), clf.predict(X))
+    # the optimizer state travels too: continuing both gives the same weights
+    clf.partial_fit(X, y)
+    clone.partial_fit(X, y)
+    np.testing.assert_array_equal(clone.coefs_[0], clf.coefs_[0])
+
+
+def test_partial_fit_classifier():
+    X, y = _blobs()
+    clf = DenseHeadClassifier(random_state=0)
+    with pytest.raises(ValueError, match="classes"):
+        clf.partial_fit(X, y)
+    clf.partial_fit(X[:150], y[:150], classes=[0, 1, 2])
+    for _ in range(30):
+        clf.partial_fit(X, y)
+    assert clf.n_iter_ == 31 and clf.t_ == 150 + 30 * len(X)
+    assert clf.score(X, y) > 0.8
+    with pytest.raises(ValueError, match=r"not in `self\.classes_`"):
+        clf.partial_fit(X, y + 5)
+
+
+def test_partial_fit_single_class_batch_after_classes_given():
+    X, y = _blobs()
+    clf = DenseHeadClassifier(random_state=0)
+    clf.partial_fit(X[y == 0], y[y == 0], classes=np.array([0, 1, 2]))
+    assert clf.predict_proba(X).shape == (len(X), 3)
+
+
+def test_partial_fit_regressor_matches_fit_epochs():
+    X, y = _smooth_regression(n=200)
+    a = DenseHeadRegressor(max_iter=3, random_state=0, shuffle=False)
+    with pytest.warns(ConvergenceWarning):
+        a.fit(X, y)
+    b = DenseHeadRegressor(random_state=0, shuffle=False)
+    for _ in range(3):
+        b.partial_fit(X, y)
+    np.testing.assert_allclose(a.coefs_[0], b.coefs_[0], rtol=1e-6)
+    assert a.loss_curve_ == pytest.approx(b.loss_curve_, rel=1e-6)
+
+
+def test_warm_start_continues():
+    X, y = _blobs()
+    clf = DenseHeadClassifier(max_iter=5, warm_start=True, random_state=0).fit(X, y)
+    first = clf.coefs_[0].copy()
+    curve = list(clf.loss_curve_)
+    clf.fit(X, y)
+    assert clf.n_iter_ == 10 and clf.loss_curve_[:5] == curve
+    assert clf.loss_curve_[5] < curve[0]  # did not start from scratch
+    cold = DenseHeadClassifier(max_iter=5, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(cold.coefs_[0], first)
+    with pytest.raises(ValueError, match="same classes"):
+        clf.fit(X[y < 2], y[y < 2])
+    clf.set_params(hidden_layer_sizes=(7,))
+    with pytest.raises(ValueError, match="warm_start=False"):
+        clf.fit(X, y)
+
+
+def test_no_warm_start_refits_from_scratch():
+    X, y = _blobs()
+    clf = DenseHeadClassifier(max_iter=5, random_state=0)
+    clf.fit(X, y)
+    w = clf.coefs_[0].copy()
+    clf.fit(X, y)
+    np.testing.assert_array_equal(clf.coefs_[0], w)
+    assert clf.n_iter_ == 5
+
+
+def test_divergence_gives_clear_error_and_no_nan_model():
+    X, y = _smooth_regression(n=200)
+    reg = DenseHeadRegressor(solver="sgd", learning_rate_init=1e4, max_iter=50, random_state=0)
+    with pytest.raises(ValueError, match="Lower learning_rate_init") as info:
+        reg.fit(X * 100, y * 100)
+    assert isinstance(info.value, TrainingDivergedError)
+    with pytest.raises(NotFittedError):
+        reg.predict(X)
+    # a fitted model keeps its previous, finite weights
+    reg.set_params(learning_rate_init=1e-3, solver="adam", max_iter=5).fit(X, y)
+    before = reg.predict(X)
+    reg.set_params(learning_rate_init=1e4, solver="sgd", warm_start=True)
+    with pytest.raises(TrainingDivergedError):
+        reg.fit(X * 100, y * 100)
+    np.testing.assert_array_equal(reg.predict(X), before)
+
+
+def test_verbose_prints_one_line_per_epoch(capsys):
+    X, y = _blobs()
+    DenseHeadClassifier(max_iter=3, verbose=True, early_stopping=True, random_state=0).fit(X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Epoch")]
+    assert len(lines) == 3
+    assert "loss = " in lines[0] and "validation score = " in lines[0] and "s" in lines[0]
+
+
+# ---------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("Est", [DenseHeadClassifier, DenseHeadRegressor])
+def test_bad_input(Est):
+    X, y = _blobs()
+    est = Est(max_iter=5)
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        est.fit(X, y[:-1])
+    for bad in (np.nan, np.inf):
+        Xb = X.copy()
+        Xb[3, 2] = bad
+        with pytest.raises(ValueError, match=r"NaN|infinity"):
+            est.fit(Xb, y)
+    yb = y.astype(float)
+    yb[0] = np.nan
+    with pytest.raises(ValueError):
+        est.fit(X, yb)
+    est.fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :3])
+    with pytest.raises(ValueError):
+        Est(activation="softplus").fit(X, y)
+    with pytest.raises(ValueError):
+        Est(hidden_layer_sizes=(10, 0)).fit(X, y)
+    with pytest.raises(ValueError):
+        Est(dtype="float16").fit(X, y)
+    with pytest.raises(ValueError):
+        Est(learning_rate="adaptive").fit(X, y)
+
+
+def test_single_class_is_rejected():
+    X, _ = _blobs()
+    with pytest.raises(ValueError, match="at least two classes"):
+        DenseHeadClassifier().fit(X, np.zeros(len(X)))
+    with pytest.raises(ValueError, match="at least two classes"):
+        DenseHeadClassifier().partial_fit(X, np.zeros(len(X)), classes=[0])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="CuPy is installed")
+def test_gpu_device_without_cupy_is_a_clear_error():
+    X, y = _blobs()
+    with pytest.raises(ValueError, match=r"lmu_sk\[gpu\]"):
+        DenseHeadClassifier(device="gpu").fit(X, y)
+    clf = DenseHeadClassifier(device="auto", max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    assert isinstance(clf.predict_proba(X), np.ndarray)

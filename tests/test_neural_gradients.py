@@ -1,0 +1,381 @@
+"""Tests of the hand-written network: gradients, optimizers, schedules, initialisation."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
+
+from lmu_sk.neural.activations import ACTIVATIONS, HIDDEN_ACTIVATIONS
+from lmu_sk.neural.initializers import glorot_uniform, he_uniform, init_bound
+from lmu_sk.neural.losses import LOSSES
+from lmu_sk.neural.network import DenseNetwork, forward_pass
+from lmu_sk.neural.optimizers import (
+    SGD,
+    Adam,
+    ConstantLearningRate,
+    PlateauLearningRate,
+    make_schedule,
+)
+from lmu_sk.neural.training import (
+    TrainingDivergedError,
+    TrainingHistory,
+    resolve_batch_size,
+    train_epochs,
+)
+
+# Central differences in float64 with step EPS have a truncation error of order
+# EPS**2 * |f'''| (~1e-12 here) and a rounding error of order 1e-16 * |f| / EPS (~1e-10 for
+# losses of order one), so analytic and numerical gradients agree to ~1e-9. RTOL = 1e-6
+# with ATOL = 1e-8 leaves two to three orders of margin yet catches any wrong term (a
+# missing factor or sign is an O(1) relative error). ReLU kinks are hit with probability
+# ~1e-6 per unit because inputs and weights are continuous random draws.
+EPS = 1e-6
+RTOL = 1e-6
+ATOL = 1e-8
+
+
+def _make_problem(seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop):
+    rng = np.random.default_rng(seed)
+    net = DenseNetwork(
+        [n_features, *hidden, n_outputs],
+        activation=activation,
+        loss=loss,
+        alpha=alpha,
+        dropout=0.5 if drop else 0.0,
+        dtype=np.float64,
+    )
+    net.initialize(rng)
+    # non-zero biases so that their gradients are exercised away from zero
+    for b in net.intercepts:
+        b[...] = rng.normal(scale=0.5, size=b.shape)
+    X = rng.normal(size=(n_samples, n_features))
+    if loss == "log_loss":
+        Y = np.eye(n_outputs)[rng.integers(n_outputs, size=n_samples)]
+    elif loss == "binary_log_loss":
+        Y = rng.integers(2, size=(n_samples, n_outputs)).astype(np.float64)
+    else:
+        Y = rng.normal(size=(n_samples, n_outputs))
+    masks = None
+    if drop:
+        # fixed inverted-dropout multipliers: 0 or 1 / (1 - 0.5)
+        masks = [2.0 * (rng.random((n_samples, h)) >= 0.5) for h in hidden]
+    return net, X, Y, masks
+
+
+def _numerical_gradient(net, X, Y, masks):
+    flat = net.params
+    num = np.empty_like(flat)
+    for j in range(flat.size):
+        old = flat[j]
+        flat[j] = old + EPS
+        plus = float(net.loss_and_gradients(X, Y, dropout_masks=masks))
+        flat[j] = old - EPS
+        minus = float(net.loss_and_gradients(X, Y, dropout_masks=masks))
+        flat[j] = old
+        num[j] = (plus - minus) / (2 * EPS)
+    return num
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_samples=st.integers(1, 6),
+    n_features=st.integers(1, 4),
+    hidden=st.lists(st.integers(1, 4), min_size=0, max_size=3),
+    n_outputs=st.integers(1, 3),
+    activation=st.sampled_from(HIDDEN_ACTIVATIONS),
+    loss=st.sampled_from(sorted(LOSSES)),
+    alpha=st.sampled_from([0.0, 0.3]),
+    drop=st.booleans(),
+)
+def test_gradients_match_finite_differences(
+    seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop
+):
+    if loss == "log_loss":
+        n_outputs += 1  # softmax needs at least two classes
+    net, X, Y, masks = _make_problem(
+        seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop and hidden
+    )
+    net.loss_and_gradients(X, Y, dropout_masks=masks)
+    analytic = net.grads.copy()
+    numerical = _numerical_gradient(net, X, Y, masks)
+    np.testing.assert_allclose(analytic, numerical, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+def test_loss_values_against_direct_formulas(loss):
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(5, 3)) * 3
+    if loss == "log_loss":
+        y = np.eye(3)[[0, 2, 1, 1, 0]]
+        p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        expected = -np.mean(np.sum(y * np.log(p), axis=1))
+    elif loss == "binary_log_loss":
+        y = rng.integers(2, size=z.shape).astype(float)
+        p = 1 / (1 + np.exp(-z))
+        expected = -np.mean(np.sum(y * np.log(p) + (1 - y) * np.log(1 - p), axis=1))
+    else:
+        y = rng.normal(size=z.shape)
+        p = z.copy()
+        expected = np.sum((z - y) ** 2) / (2 * len(z))
+    zz = z.copy()
+    value, grad = LOSSES[loss](zz, y)
+    assert float(value) == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_allclose(zz, p, rtol=1e-12)  # z now holds the output activation
+    np.testing.assert_allclose(grad, (p - y) / len(z), rtol=1e-12, atol=1e-15)
+
+
+def test_log_loss_is_finite_for_huge_logits():
+    z = np.array([[1000.0, -1000.0], [0.0, 800.0]], dtype=np.float32)
+    y = np.array([[0.0, 1.0], [1.0, 0.0]], dtype=np.float32)
+    value, grad = LOSSES["log_loss"](z, y)
+    assert float(value) == pytest.approx((2000 + 800) / 2, rel=1e-6)
+    assert np.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("activation", HIDDEN_ACTIVATIONS)
+def test_activations_match_definitions(activation):
+    x = np.linspace(-30, 30, 101)
+    expected = {
+        "identity": x,
+        "relu": np.maximum(x, 0),
+        "tanh": np.tanh(x),
+        "logistic": 1 / (1 + np.exp(-x)),
+    }[activation]
+    np.testing.assert_allclose(ACTIVATIONS[activation](x.copy()), expected, rtol=1e-12)
+
+
+def test_softmax_rows_sum_to_one():
+    x = np.random.default_rng(0).normal(size=(4, 5)) * 50
+    p = ACTIVATIONS["softmax"](x.copy())
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(p.argmax(axis=1), x.argmax(axis=1))
+
+
+def test_forward_pass_matches_training_forward():
+    net, X, Y, _ = _make_problem(3, 7, 4, [5, 3], 3, "tanh", "log_loss", 0.0, False)
+    net.loss_and_gradients(X, Y)
+    ws = net._workspace(7, False)
+    np.testing.assert_allclose(net.forward(X), ws.acts[-1], rtol=1e-12)
+    out = forward_pass(X, net.coefs, net.intercepts, "tanh", "softmax", chunk_size=2)
+    np.testing.assert_allclose(out, ws.acts[-1], rtol=1e-12)
+
+
+def test_first_layer_input_gradient_is_not_formed():
+    # deltas[0] stands for the input: it must never be allocated
+    net, X, Y, _ = _make_problem(0, 4, 3, [2], 2, "relu", "squared_error", 0.0, False)
+    net.loss_and_gradients(X, Y)
+    assert net._workspace(4, False).deltas[0] is None
+
+
+def test_dropout_rng_masks_scale_and_rate():
+    rng = np.random.default_rng(0)
+    net = DenseNetwork([3, 400, 2], "identity", "squared_error", dropout=0.25, dtype=np.float64)
+    net.initialize(rng)
+    X = rng.normal(size=(500, 3))
+    Y = np.zeros((500, 2))
+    net.loss_and_gradients(X, Y, dropout_rng=rng)
+    mask = net._workspace(500, True).masks[1]
+    assert set(np.unique(mask)) <= {0.0, 1 / 0.75}
+    assert np.mean(mask == 0) == pytest.approx(0.25, abs=0.01)
+
+
+# ---------------------------------------------------------------------------- optimizers
+def test_adam_matches_hand_computed_steps():
+    p0 = np.array([1.0, -2.0, 0.5])
+    grads = [np.array([0.1, -0.3, 2.0]), np.array([-0.2, 0.1, 1.0])]
+    lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
+    p = p0.copy()
+    opt = Adam([p], lr, b1, b2, eps)
+    m = np.zeros(3)
+    v = np.zeros(3)
+    expected = p0.copy()
+    for t, g in enumerate(grads, start=1):
+        opt.update([p], [g])
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g**2
+        lr_t = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
+        expected = expected - lr_t * m / (np.sqrt(v) + eps)
+        np.testing.assert_allclose(p, expected, rtol=1e-12)
+    np.testing.assert_allclose(opt.first_moments[0], m, rtol=1e-12)
+    np.testing.assert_allclose(opt.second_moments[0], v, rtol=1e-12)
+    assert opt.t == 2
+
+
+def test_adam_first_step_has_size_learning_rate():
+    p = np.zeros(4, dtype=np.float32)
+    Adam(p, 1e-3).update(p, np.array([5.0, -0.1, 0.05, 7.0], dtype=np.float32))
+    np.testing.assert_allclose(p, [-1e-3, 1e-3, -1e-3, -1e-3], rtol=1e-4)
+    assert p.dtype == np.float32
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_sgd_matches_hand_computed_steps(nesterov):
+    lr, mu = 0.1, 0.9
+    p = np.array([1.0, 2.0])
+    opt = SGD([p], lr, momentum=mu, nesterov=nesterov)
+    g1, g2 = np.array([1.0, -1.0]), np.array([0.5, 2.0])
+    opt.update([p], [g1])
+    v1 = -lr * g1
+    e1 = np.array([1.0, 2.0]) + (mu * v1 - lr * g1 if nesterov else v1)
+    np.testing.assert_allclose(p, e1, rtol=1e-12)
+    opt.update([p], [g2])
+    v2 = mu * v1 - lr * g2
+    e2 = e1 + (mu * v2 - lr * g2 if nesterov else v2)
+    np.testing.assert_allclose(p, e2, rtol=1e-12)
+
+
+def test_optimizer_updates_in_place_and_pickles():
+    import pickle
+
+    p = np.ones(3)
+    opt = Adam([p], 0.1)
+    before = id(p)
+    opt.update([p], [np.ones(3)])
+    assert id(p) == before and np.all(p < 1)
+    clone = pickle.loads(pickle.dumps(opt))
+    q = p.copy()
+    opt.update([p], [np.ones(3)])
+    clone.update([q], [np.ones(3)])
+    np.testing.assert_array_equal(p, q)
+
+
+# ---------------------------------------------------------------------------- schedules
+def test_plateau_schedule_divides_by_ten_then_stops():
+    opt = Adam([np.zeros(1)], 1e-3)
+    sched = PlateauLearningRate()
+    rates = []
+    while not sched.on_plateau(opt):
+        rates.append(opt.learning_rate)
+    np.testing.assert_allclose(rates, [1e-4, 1e-5, 1e-6])
+    assert opt.learning_rate == pytest.approx(1e-6)
+
+
+def test_constant_schedule_stops_and_make_schedule():
+    opt = SGD([np.zeros(1)], 0.5)
+    assert ConstantLearningRate().on_plateau(opt) is True
+    assert opt.learning_rate == 0.5
+    assert isinstance(make_schedule("plateau"), PlateauLearningRate)
+    with pytest.raises(ValueError, match="learning_rate"):
+        make_schedule("adaptive")
+
+
+def _tiny_training_setup(seed=0, n=40):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    Y = X @ rng.normal(size=(3, 1))
+    net = DenseNetwork([3, 4, 1], "tanh", "squared_error", dtype=np.float64).initialize(rng)
+    return net, X, Y, rng
+
+
+def test_plateau_schedule_in_training_loop():
+    net, X, Y, rng = _tiny_training_setup()
+    opt = Adam([net.params], 1e-2)
+    history = TrainingHistory()
+    # with a huge tol no epoch counts as an improvement: a plateau every 2 epochs
+    train_epochs(
+        net, opt, PlateauLearningRate(), X, Y, history, rng=rng, batch_size=10,
+        max_iter=100, tol=1e9, n_iter_no_change=1,
+    )  # fmt: skip
+    # the first epoch sets best_loss; plateaus at epochs 3, 5, 7, 9 take 1e-2 down to
+    # 1e-6 and the one at epoch 11 stops training
+    assert opt.learning_rate == pytest.approx(1e-6)
+    assert history.n_iter == 11
+
+
+def test_constant_schedule_stops_after_n_iter_no_change_plus_one():
+    net, X, Y, rng = _tiny_training_setup()
+    history = TrainingHistory()
+    train_epochs(
+        net, Adam([net.params]), ConstantLearningRate(), X, Y, history, rng=rng,
+        batch_size=10, max_iter=100, tol=1e9, n_iter_no_change=3,
+    )  # fmt: skip
+    assert history.n_iter == 5
+    assert len(history.loss_curve) == 5 and history.t == 5 * 40
+
+
+def test_training_warns_at_max_iter():
+    net, X, Y, rng = _tiny_training_setup()
+    with pytest.warns(ConvergenceWarning, match="Maximum iterations"):
+        train_epochs(
+            net, Adam([net.params]), ConstantLearningRate(), X, Y, TrainingHistory(),
+            rng=rng, batch_size=7, max_iter=3, tol=0.0,
+        )  # fmt: skip
+
+
+def test_early_stopping_restores_best_epoch_weights():
+    net, X, Y, rng = _tiny_training_setup()
+    scores = iter([0.1, 0.5, 0.3, 0.2, 0.4, 0.45, 0.1, 0.2])
+    snapshots = []
+
+    def validation_score():
+        snapshots.append(net.params.copy())
+        return next(scores)
+
+    history = TrainingHistory()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        train_epochs(
+            net, Adam([net.params], 1e-2), ConstantLearningRate(), X, Y, history, rng=rng,
+            batch_size=10, max_iter=50, tol=0.0, n_iter_no_change=3,
+            validation_score=validation_score,
+        )  # fmt: skip
+    # best is epoch 2 (0.5); epochs 3-6 do not beat it, the 4th of them stops training
+    assert history.n_iter == 6
+    assert history.best_validation_score == 0.5
+    np.testing.assert_array_equal(net.params, snapshots[1])
+    assert not np.array_equal(snapshots[1], snapshots[-1])
+
+
+def test_divergence_raises_clear_error():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)) * 100
+    Y = X @ rng.normal(size=(3, 1)) * 100
+    net = DenseNetwork([3, 8, 1], "relu", "squared_error", dtype=np.float32).initialize(rng)
+    with pytest.raises(TrainingDivergedError, match="Lower learning_rate_init") as info:
+        train_epochs(
+            net, SGD([net.params], 10.0), ConstantLearningRate(), X.astype(np.float32),
+            Y.astype(np.float32), TrainingHistory(), rng=rng, batch_size=10, max_iter=50,
+        )  # fmt: skip
+    assert isinstance(info.value, ValueError) and isinstance(info.value, FloatingPointError)
+
+
+def test_resolve_batch_size():
+    assert resolve_batch_size("auto", 50) == 50
+    assert resolve_batch_size("auto", 5000) == 200
+    assert resolve_batch_size(32, 100) == 32
+    with pytest.warns(UserWarning, match="clipped"):
+        assert resolve_batch_size(500, 100) == 100
+
+
+# ---------------------------------------------------------------------------- initialisation
+@pytest.mark.parametrize(
+    ("init", "fan_in", "fan_out", "variance"),
+    [
+        (he_uniform, 400, 300, 2 / 400),
+        (glorot_uniform, 400, 300, 2 / 700),
+        (glorot_uniform, 50, 10, 2 / 60),
+    ],
+)
+def test_init_scales(init, fan_in, fan_out, variance):
+    w = init(np.random.default_rng(0), fan_in, fan_out)
+    assert w.shape == (fan_in, fan_out) and w.dtype == np.float32
+    # the sample variance of n uniform draws has relative standard error ~sqrt(0.8 / n)
+    assert np.var(w) == pytest.approx(variance, rel=5 * math.sqrt(0.8 / w.size))
+    assert np.abs(w).max() <= init_bound(fan_in, fan_out, "relu" if init is he_uniform else "x")
+    assert abs(np.mean(w)) < 5 * math.sqrt(variance / w.size)
+
+
+def test_initialize_uses_he_for_relu_and_glorot_for_output():
+    net = DenseNetwork([300, 200, 10], "relu", "log_loss", dtype=np.float64)
+    net.initialize(np.random.RandomState(0))
+    assert np.abs(net.coefs[0]).max() <= math.sqrt(6 / 300)
+    assert np.abs(net.coefs[0]).max() > math.sqrt(6 / 500)  # wider than Glorot
+    assert np.abs(net.coefs[1]).max() <= math.sqrt(6 / 210)
+    assert all(np.all(b == 0) for b in net.intercepts)
