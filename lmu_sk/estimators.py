@@ -45,6 +45,7 @@ _HEAD_PARAMS = (
     "dtype",
 )
 _HEAD_ATTRIBUTES = (
+    "classes_",
     "coefs_",
     "intercepts_",
     "loss_",
@@ -156,9 +157,7 @@ class _LMUBase(BaseEstimator):
             raise TypeError(f"scale_features must be True or False; got {self.scale_features!r}.")
         order = self.order
         if order is None:
-            probe = LMUFeatures(order=1, theta=self.theta, device="cpu").fit(
-                X[:1] if hasattr(X, "shape") else X
-            )
+            probe = LMUFeatures(order=1, theta=self.theta, device="cpu").fit(X)
             order = default_order(probe.n_steps_, probe.n_channels_)
         return {
             "order": order,
@@ -235,9 +234,10 @@ class _LMUBase(BaseEstimator):
         if not self.warm_start or not hasattr(self, "head_"):
             self.__dict__.pop("head_", None)
         F = self._fit_features(X)
-        return self._fit_head(F, self._targets(y, F), partial=False)
+        return self._fit_head(F, self._targets(y, X), partial=False)
 
-    def _targets(self, y, F):
+    def _targets(self, y, X):
+        """The head's targets for ``y`` (per-step targets are flattened to rows)."""
         return y
 
     def __sklearn_tags__(self):
@@ -319,24 +319,18 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
     def predict(self, X):
         """Predicted class labels of the sequences ``X``."""
-        return self.head_.predict(self._features(X))
+        features = self._features(X)
+        return self.head_.predict(features)
 
     def predict_proba(self, X):
         """Class probabilities of the sequences ``X``, shape (n_samples, n_classes)."""
-        return self.head_.predict_proba(self._features(X))
+        features = self._features(X)
+        return self.head_.predict_proba(features)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
-        return self.head_.predict_log_proba(self._features(X))
-
-    @property
-    def classes_(self):
-        check_is_fitted(self, "head_")
-        return self.head_.classes_
-
-    @classes_.setter
-    def classes_(self, value):  # set by the attribute copy; the head holds the truth
-        pass
+        features = self._features(X)
+        return self.head_.predict_log_proba(features)
 
 
 class LMURegressor(RegressorMixin, _LMUBase):
@@ -363,20 +357,27 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
     def _as_rows(self, F):
         F = to_numpy(F)
-        if self.feature_output == "sequence":
-            if isinstance(F, list):
-                raise ValueError(
-                    "feature_output='sequence' needs sequences of equal length; pad them or "
-                    "fit one model per length."
-                )
-            return F.reshape(-1, F.shape[-1])
-        return F
+        if self.feature_output != "sequence":
+            return F
+        if isinstance(F, list):
+            raise ValueError(
+                "feature_output='sequence' needs sequences of equal length; pad them or "
+                "fit one model per length."
+            )
+        return F.reshape(-1, F.shape[-1])
 
-    def _targets(self, y, F):
+    def _sequence_shape(self, X) -> tuple[int, int]:
+        """``(n_samples, n_steps)`` of an equal-length batch of sequences."""
+        shape = np.shape(X)
+        if len(shape) < 2:
+            raise ValueError("feature_output='sequence' needs X of shape (n_samples, n_steps).")
+        return shape[0], shape[1]
+
+    def _targets(self, y, X):
         if self.feature_output != "sequence":
             return y
         y = np.asarray(y)
-        n_samples, n_steps = self._fit_shape
+        n_samples, n_steps = self._sequence_shape(X)
         if y.shape[:2] != (n_samples, n_steps):
             raise ValueError(
                 f"With feature_output='sequence' y needs one target per step, shape "
@@ -385,22 +386,15 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return y.reshape(n_samples * n_steps, *y.shape[2:])
 
-    def _fit_features(self, X):
-        F = super()._fit_features(X)
-        self._fit_shape = (len(X), self.features_.n_steps_)
-        return F
-
     def partial_fit(self, X, y):
         """Train the head for one epoch on ``(X, y)``; the first call fits the features."""
         F = self._fit_features(X) if not hasattr(self, "head_") else self._features(X)
-        if self.feature_output == "sequence":
-            self._fit_shape = (len(X), np.shape(X)[1])
-        return self._fit_head(F, self._targets(y, F), partial=True)
+        return self._fit_head(F, self._targets(y, X), partial=True)
 
     def predict(self, X):
         """Predicted targets of the sequences ``X`` (per step for 'sequence')."""
-        prediction = self.head_.predict(self._features(X))
+        features = self._features(X)
+        prediction = self.head_.predict(features)
         if self.feature_output == "sequence":
-            n_samples, n_steps = len(X), np.shape(X)[1]
-            return prediction.reshape(n_samples, n_steps, *prediction.shape[1:])
+            return prediction.reshape(*self._sequence_shape(X), *prediction.shape[1:])
         return prediction

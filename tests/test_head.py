@@ -96,7 +96,7 @@ def test_float64_and_sgd_and_dropout():
         {"solver": "sgd", "learning_rate_init": 0.05},
         {"solver": "sgd", "nesterovs_momentum": False, "learning_rate_init": 0.05},
         {"dropout": 0.3},
-        {"hidden_layer_sizes": ()},
+        {"hidden_layer_sizes": (), "learning_rate_init": 0.05},
         {"hidden_layer_sizes": (16, 16, 16), "activation": "tanh"},
         {"learning_rate": "plateau"},
     ):

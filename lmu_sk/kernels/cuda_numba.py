@@ -198,7 +198,8 @@ def ragged_final_states(X: Any, lengths: Any, H: Any, *, stream: Any = None) -> 
     lengths : int array of shape (n_samples,)
         Values in ``1 .. n_steps``.
     H : array of shape (>= n_steps, order)
-        Impulse response (float64 host arrays are cast to the dtype of ``X``).
+        Impulse response: a device array in the dtype of ``X`` is used in place, anything
+        else is cast and copied to the device.
     stream : numba CUDA stream, optional
         Stream to run on; the default stream otherwise.
 
@@ -215,7 +216,10 @@ def ragged_final_states(X: Any, lengths: Any, H: Any, *, stream: Any = None) -> 
     if H.shape[0] < n_steps:
         raise ValueError(f"H has {H.shape[0]} steps; X needs {n_steps}.")
     X_dev, from_host = _to_device(X, dtype, stream)
-    H_dev = _to_device(_host(H)[:n_steps], dtype, stream)[0]
+    if _is_device_array(H) and np.dtype(H.dtype) == dtype:
+        H_dev = _to_device(H, dtype, stream)[0][:n_steps]
+    else:
+        H_dev = _to_device(_host(H)[:n_steps], dtype, stream)[0]
     lengths_dev = _check_lengths(lengths, n_samples, n_steps, stream)
     out = cuda.device_array((n_samples, n_channels * order), dtype=dtype, stream=stream)
     n_rows = n_samples * n_channels

@@ -1,0 +1,261 @@
+"""LMUClassifier and LMURegressor: scikit-learn compliance, the three uses, bad input."""
+
+import pickle
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV, RandomizedSearchCV, cross_val_score
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from lmu_sk import (
+    DenseHeadClassifier,
+    DenseHeadRegressor,
+    LMUClassifier,
+    LMUFeatures,
+    LMURegressor,
+)
+from lmu_sk.demo import load_permuted_digits
+from lmu_sk.head import TrainingDivergedError
+
+# predict and partial_fit accept sequences of any length (the DN is causal), so a
+# different number of columns than at fit time is not an error. check_classifiers_train
+# asserts that too, among much else; it runs in full on the fixed-length variant below.
+LENGTH_CHECKS = {
+    "check_n_features_in_after_fitting": "sequences of any length can be predicted",
+    "check_estimators_partial_fit_n_features": "sequences of any length can be trained on",
+    "check_classifiers_train": "runs on FixedLengthLMUClassifier",
+}
+# order=None: as many states as steps, so the features keep all of the input.
+SMALL = {
+    "hidden_layer_sizes": (16,),
+    "learning_rate_init": 0.01,
+    "max_iter": 100,
+    "device": "cpu",
+}
+
+
+class _FixedLength:
+    """Rejects sequences of another length than at fit time, as fixed-width models do."""
+
+    def _features(self, X):
+        if np.shape(X)[1] != self.n_features_in_:
+            raise ValueError(f"X has {np.shape(X)[1]} steps, expected {self.n_features_in_}")
+        return super()._features(X)
+
+
+class FixedLengthLMUClassifier(_FixedLength, LMUClassifier):
+    pass
+
+
+@parametrize_with_checks(
+    [LMUClassifier(**SMALL), LMURegressor(**SMALL)],
+    expected_failed_checks=lambda est: LENGTH_CHECKS,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@parametrize_with_checks([FixedLengthLMUClassifier(**SMALL)])
+def test_sklearn_train_check_with_fixed_lengths(estimator, check):
+    if check.func.__name__ != "check_classifiers_train":
+        pytest.skip("run on the estimators themselves")
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_permuted_digits()
+    return X[:600], y[:600]
+
+
+def _window_task(n_samples=400, n_steps=40, seed=0):
+    """Regression on a smooth random signal: a nonlinear function of its recent window."""
+    rng = np.random.default_rng(seed)
+    X = np.cumsum(rng.standard_normal((n_samples, n_steps)), axis=1) / np.sqrt(n_steps)
+    y = 2 * X[:, -10:].mean(axis=1) + np.sin(3 * X[:, -1])
+    return X, y
+
+
+def test_classifier_learns_permuted_digits(digits):
+    X, y = digits
+    clf = LMUClassifier(order=32, hidden_layer_sizes=(64,), random_state=0, device="cpu")
+    clf.fit(X[:450], y[:450])
+    assert clf.score(X[450:], y[450:]) > 0.75
+    proba = clf.predict_proba(X[450:])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
+    assert clf.features_.order == 32 and clf.order_ == 32
+    assert len(clf.loss_curve_) == clf.n_iter_
+
+
+def test_regressor_learns_a_sequence_property():
+    X, y = _window_task()
+    reg = LMURegressor(order=16, hidden_layer_sizes=(64,), random_state=0, device="cpu")
+    assert reg.fit(X[:300], y[:300]).score(X[300:], y[300:]) > 0.8
+
+
+def test_per_step_regression_predicts_every_step():
+    # target: the input 3 steps ago, at every step, read from the all-state features
+    rng = np.random.default_rng(0)
+    X = np.cumsum(rng.standard_normal((80, 50)), axis=1) * 0.1
+    y = np.concatenate([np.zeros((80, 3)), X[:, :-3]], axis=1)
+    reg = LMURegressor(
+        order=12,
+        theta=10,
+        feature_output="sequence",
+        hidden_layer_sizes=(32,),
+        random_state=0,
+        device="cpu",
+        max_iter=100,
+    )
+    reg.fit(X[:60], y[:60])
+    prediction = reg.predict(X[60:])
+    assert prediction.shape == (20, 50)
+    residual = np.mean((prediction - y[60:]) ** 2) / np.mean(y[60:] ** 2)
+    assert residual < 0.05
+    with pytest.raises(ValueError, match="one target per step"):
+        reg.fit(X, y[:, :10])
+
+
+def test_string_labels_and_reproducibility(digits):
+    X, y = digits
+    names = np.array(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+    )[y]
+
+    def make():
+        return LMUClassifier(
+            order=8,
+            hidden_layer_sizes=(16,),
+            max_iter=20,
+            random_state=3,
+            device="cpu",
+        )
+
+    a, b = make().fit(X, names), make().fit(X, names)
+    assert set(a.classes_) == set(names)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert a.predict(X[:5]).dtype == names.dtype
+
+
+def test_pickle_round_trip(digits):
+    X, y = digits
+    clf = LMUClassifier(
+        order=8, hidden_layer_sizes=(16,), max_iter=10, random_state=0, device="cpu"
+    ).fit(X, y)
+    clone = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(clone.predict_proba(X), clf.predict_proba(X))
+
+
+def test_partial_fit_and_early_stopping(digits):
+    X, y = digits
+    clf = LMUClassifier(order=8, hidden_layer_sizes=(16,), random_state=0, device="cpu")
+    for _ in range(3):
+        clf.partial_fit(X, y, classes=np.arange(10))
+    assert clf.n_iter_ == 3 and len(clf.loss_curve_) == 3
+    es = LMUClassifier(
+        order=8, hidden_layer_sizes=(16,), early_stopping=True, random_state=0, device="cpu"
+    ).fit(X, y)
+    assert len(es.validation_scores_) == es.n_iter_
+    assert es.best_validation_score_ == max(es.validation_scores_)
+
+
+def test_pipeline_cross_val_and_randomized_search(digits):
+    X, y = digits
+    pipe = make_pipeline(
+        LMUClassifier(
+            order=16,
+            hidden_layer_sizes=(32,),
+            learning_rate_init=0.01,
+            max_iter=60,
+            random_state=0,
+            device="cpu",
+        )
+    )
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,) and scores.mean() > 0.5
+    search = RandomizedSearchCV(
+        LMUClassifier(max_iter=20, random_state=0, device="cpu"),
+        {"order": [4, 8], "theta": [32.0, 64.0], "alpha": [1e-4, 1e-2]},
+        n_iter=3,
+        cv=2,
+        n_jobs=2,
+        random_state=0,
+    ).fit(X, y)
+    assert search.best_params_["order"] in (4, 8)
+
+
+def test_grid_search_reuses_features_for_head_parameters(digits, tmp_path):
+    X, y = digits
+    memory = joblib.Memory(tmp_path / "cache", verbose=0)
+    grid = {"order": [4, 8], "hidden_layer_sizes": [(8,), (16,)], "alpha": [1e-4, 1e-3]}
+    search = GridSearchCV(
+        LMUClassifier(memory=memory, max_iter=10, random_state=0, device="cpu"),
+        grid,
+        cv=2,
+        n_jobs=2,
+    ).fit(X, y)
+    assert len(search.cv_results_["params"]) == 8
+    # 2 orders x 2 CV folds + 2 orders for the final refit on all data: 6 feature sets,
+    # not 8 x 2 + 1 = 17.
+    cached = list((tmp_path / "cache").rglob("output.pkl"))
+    assert len(cached) == 2 * 2 + 1
+
+
+def test_pipeline_memory_recipe_with_a_head_on_features(digits, tmp_path):
+    X, y = digits
+    pipe = Pipeline(
+        [
+            ("dn", LMUFeatures(order=16, device="cpu")),
+            ("scale", StandardScaler()),
+            (
+                "head",
+                DenseHeadClassifier(
+                    hidden_layer_sizes=(32,),
+                    learning_rate_init=0.01,
+                    max_iter=60,
+                    random_state=0,
+                ),
+            ),
+        ],
+        memory=str(tmp_path),
+    )
+    search = GridSearchCV(pipe, {"head__alpha": [1e-4, 1e-2]}, cv=2).fit(X, y)
+    assert search.best_score_ > 0.5
+
+
+def test_head_alone_on_precomputed_features():
+    X, y = _window_task()
+    F = LMUFeatures(order=16).fit_transform(X)
+    head = DenseHeadRegressor(hidden_layer_sizes=(64,), random_state=0, max_iter=300)
+    assert head.fit(F[:300], y[:300]).score(F[300:], y[300:]) > 0.8
+
+
+def test_bad_input(digits):
+    X, y = digits
+    clf = LMUClassifier(order=4, hidden_layer_sizes=(8,), max_iter=5, device="cpu")
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        clf.fit(X, y[:-1])
+    with pytest.raises(ValueError, match="at least two classes"):
+        clf.fit(X, np.zeros(len(X)))
+    with pytest.raises(ValueError, match="NaN"):
+        LMURegressor(order=4, device="cpu").fit(X, np.where(y == 3, np.nan, y))
+    with pytest.raises(ValueError, match="Unknown feature_output 'sequence'"):
+        LMUClassifier(feature_output="sequence").fit(X, y)
+    fitted = LMUClassifier(order=4, hidden_layer_sizes=(8,), max_iter=5, device="cpu")
+    fitted.fit(X[:, :, None].repeat(2, axis=2), y)
+    with pytest.raises(ValueError, match="channel"):
+        fitted.predict(X)
+
+
+def test_divergence_is_an_error_not_nan_predictions(digits):
+    X, y = digits
+    reg = LMURegressor(order=8, solver="sgd", learning_rate_init=10.0, device="cpu")
+    with pytest.raises(TrainingDivergedError, match="Lower learning_rate_init"):
+        reg.fit(X, y.astype(float))
+    assert not hasattr(reg, "head_")
