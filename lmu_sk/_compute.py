@@ -80,6 +80,15 @@ def _reversed_impulse(order, theta, discretizer, n_steps, dtype) -> np.ndarray:
     return H
 
 
+@_cached
+def _reversed_mean_impulse(order, theta, discretizer, n_steps, dtype) -> np.ndarray:
+    # mean_t m_t = (1/n) sum_j u_j sum_{k <= n-1-j} H[k]: one GEMM with the running sum
+    H = _impulse(order, theta, discretizer, n_steps, "float64")
+    C = np.ascontiguousarray(np.cumsum(H, axis=0)[::-1] / n_steps).astype(dtype, copy=False)
+    C.flags.writeable = False
+    return C
+
+
 @lru_cache(maxsize=8)
 def _block_weights(order, theta, discretizer, block, dtype) -> np.ndarray:
     Abar, _ = _system(order, theta, discretizer)
@@ -116,6 +125,10 @@ def _states_of_rows(rows, key, method, output, order):
         return cpu_gemm.final_states_gemm(
             rows, _reversed_impulse(order_, theta, discretizer, n_steps, dtype)
         )
+    if output == "mean" and method == "gemm":
+        return cpu_gemm.final_states_gemm(
+            rows, _reversed_mean_impulse(order_, theta, discretizer, n_steps, dtype)
+        )
     if method == "recurrence":
         return cpu_numba.states_recurrence(rows, *_system(*key), output=output)
     if method == "fft":
@@ -141,7 +154,7 @@ def _working_bytes_per_sample(method, output, n_steps, n_channels, order, itemsi
         return row_copy + n_channels * (length // 2 + 1) * order * itemsize * 2 * 2
     if output == "sequence" and n_channels > 1:
         return row_copy + n_steps * n_channels * order * itemsize
-    if output in ("mean", "max") and method == "gemm":
+    if output == "max" and method == "gemm":
         return row_copy + 2 * block_length(order) * n_channels * order * itemsize
     return row_copy + 1
 
@@ -178,7 +191,7 @@ def dn_features(
     n_samples, n_steps, n_channels = U.shape
     itemsize = U.dtype.itemsize
     if method == "auto":
-        method = "gemm" if output == "final" else choose_method(order, n_steps)
+        method = "gemm" if output in ("final", "mean") else choose_method(order, n_steps)
     result_shape = (
         (n_samples, n_steps, n_channels * order)
         if output == "sequence"

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_array
 
-__all__ = ["as_sequences", "check_dtype_param", "is_ragged"]
+__all__ = ["as_sequences", "check_dtype_param", "is_device_array", "is_ragged"]
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -23,6 +23,32 @@ def check_dtype_param(dtype) -> np.dtype | None:
     if resolved not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"dtype must be None, 'float32' or 'float64'; got {dtype!r}.")
     return resolved
+
+
+def is_device_array(X) -> bool:
+    """True for a CuPy array (checked without importing CuPy)."""
+    return type(X).__module__.split(".")[0] == "cupy"
+
+
+def _validate_device_array(X, dtype: np.dtype | None):
+    """The checks of :func:`_validate_array` for a CuPy array, without leaving the device."""
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"X must hold real numbers; got a CuPy array of dtype {X.dtype}.")
+    if X.ndim not in (2, 3):
+        raise ValueError(
+            f"X must have shape (n_samples, n_steps) or (n_samples, n_steps, n_channels); "
+            f"got a CuPy array of shape {X.shape}."
+        )
+    if X.shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}).")
+    if X.shape[1] == 0:
+        raise _zero_length_error(X.shape)
+    if dtype is None:
+        dtype = X.dtype if X.dtype in _FLOAT_DTYPES else np.dtype(np.float64)
+    X = X.astype(dtype, copy=False)
+    if not bool(X.size == 0 or abs(X).max() < np.inf):  # NaN fails the comparison too
+        raise ValueError("Input X contains NaN or infinity; clean or impute it first.")
+    return X if X.ndim == 3 else X[:, :, None]
 
 
 def is_ragged(X) -> bool:
@@ -81,6 +107,8 @@ def as_sequences(X, dtype: np.dtype | None, estimator_name: str = "LMUFeatures")
     ndarray of shape (n_samples, n_steps, n_channels), or for sequences of different
     lengths a list of arrays of shape (n_steps_i, n_channels) sharing one dtype.
     """
+    if is_device_array(X):
+        return _validate_device_array(X, dtype)
     if not is_ragged(X):
         return _validate_array(X, dtype, estimator_name)
     sequences = []

@@ -7,8 +7,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from . import _compute
-from ._device import resolve_device
-from ._input import as_sequences, check_dtype_param
+from ._device import resolve_device, to_numpy
+from ._input import as_sequences, check_dtype_param, is_device_array
 from ._memory import resolve_budget
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 
@@ -192,7 +192,10 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
                 self.output,
                 budget,
                 return_cupy=self.return_gpu_arrays,
+                method=self.method,
             )
+        if is_device_array(U):
+            U = to_numpy(U)
         compute = _compute.dn_features_ragged if isinstance(U, list) else _compute.dn_features
         return compute(U, order, self.theta_, self.discretizer, self.output, self.method, budget)
 

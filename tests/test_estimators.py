@@ -9,7 +9,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import check_classifiers_train, parametrize_with_checks
 
 from lmu_sk import (
     DenseHeadClassifier,
@@ -59,11 +59,16 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@parametrize_with_checks([FixedLengthLMUClassifier(**SMALL)])
-def test_sklearn_train_check_with_fixed_lengths(estimator, check):
-    if check.func.__name__ != "check_classifiers_train":
-        pytest.skip("run on the estimators themselves")
-    check(estimator)
+@pytest.mark.parametrize(
+    ("readonly_memmap", "X_dtype"), [(False, "float64"), (True, "float64"), (True, "float32")]
+)
+def test_sklearn_train_check_with_fixed_lengths(readonly_memmap, X_dtype):
+    check_classifiers_train(
+        "FixedLengthLMUClassifier",
+        FixedLengthLMUClassifier(**SMALL),
+        readonly_memmap=readonly_memmap,
+        X_dtype=X_dtype,
+    )
 
 
 @pytest.fixture(scope="module")

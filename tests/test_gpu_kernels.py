@@ -500,10 +500,10 @@ def test_numba_kernels_in_simulator_subprocess():
 
 @pytest.fixture(scope="module")
 def numba_cuda():
-    if not IN_SIMULATOR:
-        cupy = sys.modules.get("cupy")
-        if cupy is None or not gpu_cupy.gpu_available():
-            pytest.skip("Runs in the CUDA simulator subprocess or on a real GPU.")
+    # numba.cuda is imported in this process only when a real GPU is there: other test
+    # modules may switch the simulator on in-process, which needs it not imported yet.
+    if not IN_SIMULATOR and not gpu_cupy.gpu_available():
+        pytest.skip("Runs in the CUDA simulator subprocess, or on a real GPU.")
     from numba import cuda
 
     if not cuda.is_available():

@@ -96,8 +96,8 @@ def all_states_method(n_steps: int, order: int, itemsize: int = 4) -> str:
       and the states copied into the output (``2 n``).
 
     GEMMs win for small orders, where their ``2 (d + T)`` flops per state are cheap; the FFT
-    wins for large orders, whose cost does not grow with ``d``. With 784 steps the
-    crossover is near ``d = 150``; ``benchmarks/bench_gpu.py`` measures both.
+    wins for large orders, whose cost per state does not grow with ``d``. The crossover is
+    near ``d = 330`` for 100 to 5000 steps; ``benchmarks/bench_gpu.py`` measures both.
     """
     T = xp_kernels.default_block(order, n_steps)
     n_fft = xp_kernels.fft_length(n_steps)

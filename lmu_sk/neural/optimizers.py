@@ -5,6 +5,11 @@ An optimizer is built for a fixed list of parameter arrays; it preallocates its 
 the parameters in place with a fixed, small number of array operations and no temporaries.
 All arithmetic goes through the array module ``xp`` (NumPy or CuPy).
 
+On NumPy, when Numba is importable, each update of a C-contiguous parameter is one fused,
+compiled loop over the array (one read of parameter, gradient and state, one write)
+instead of a sequence of array operations; the arithmetic is the same. ``fused=False``
+forces the array-operation path, which is also the one used for every other module.
+
 Optimizers pickle without a GPU: their state is stored as NumPy arrays when pickled, and
 :meth:`BaseOptimizer.to_module` moves it back to an array module before further updates.
 """
@@ -12,7 +17,8 @@ Optimizers pickle without a GPU: their state is stored as NumPy arrays when pick
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import cache
 from types import ModuleType
 from typing import Any
 
@@ -33,6 +39,45 @@ __all__ = [
 Array = Any
 
 
+@cache
+def _fused_kernels() -> dict[str, Callable[..., None]] | None:
+    """Compile the fused NumPy update loops with Numba once; None without Numba."""
+    try:
+        from numba import njit
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+
+    # error_model="numpy": no Python zero-division check, so the loops vectorise
+    jit = njit(cache=True, nogil=True, error_model="numpy")
+
+    @jit
+    def adam(p, g, m, v, b1, b2, c, eps):  # pragma: no cover - compiled
+        for i in range(p.shape[0]):
+            gi = g[i]
+            mi = b1 * m[i] + gi
+            vi = b2 * v[i] + gi * gi
+            m[i] = mi
+            v[i] = vi
+            p[i] -= c * mi / (math.sqrt(vi) + eps)
+
+    @jit
+    def sgd(p, g, vel, lr, mu, nesterov):  # pragma: no cover - compiled
+        for i in range(p.shape[0]):
+            step = lr * g[i]
+            vi = mu * vel[i] - step
+            vel[i] = vi
+            if nesterov:
+                p[i] += mu * vi - step
+            else:
+                p[i] += vi
+
+    return {"adam": adam, "sgd": sgd}
+
+
+def _fusable(xp: ModuleType, *arrays: Array) -> bool:
+    return xp is np and all(a.flags.c_contiguous for a in arrays)
+
+
 def _as_list(arrays: Array | Sequence[Array]) -> list[Array]:
     if isinstance(arrays, (list, tuple)):
         return list(arrays)
@@ -51,18 +96,36 @@ class BaseOptimizer:
         Initial step size; the current one is :attr:`learning_rate`.
     xp : module
         Array module of the parameters.
+    fused : bool or None
+        Use the compiled fused loops (NumPy only); None uses them when Numba imports.
     """
 
     #: names of the attributes that hold lists of state arrays
     _state_names: tuple[str, ...] = ("_work",)
 
     def __init__(
-        self, params: Array | Sequence[Array], learning_rate_init: float, xp: ModuleType = np
+        self,
+        params: Array | Sequence[Array],
+        learning_rate_init: float,
+        xp: ModuleType = np,
+        fused: bool | None = None,
     ) -> None:
         self.learning_rate_init = float(learning_rate_init)
         self.learning_rate = float(learning_rate_init)
+        self.fused = fused
         self._xp = xp
         self._work = [xp.empty_like(p) for p in _as_list(params)]
+
+    def _kernel(self, name: str) -> Callable[..., None] | None:
+        """The fused loop ``name`` when it applies to this optimizer, else None."""
+        if self.fused is False or self._xp is not np:
+            return None
+        kernels = _fused_kernels()
+        if kernels is None:
+            if self.fused:
+                raise ImportError("fused=True needs Numba")
+            return None
+        return kernels[name]
 
     def update(self, params: Array | Sequence[Array], grads: Array | Sequence[Array]) -> None:
         """Apply one step to ``params`` in place, given the gradients ``grads``."""
@@ -108,6 +171,8 @@ class SGD(BaseOptimizer):
         Use Nesterov's momentum.
     xp : module, default=numpy
         Array module of the parameters.
+    fused : bool or None, default=None
+        See :class:`BaseOptimizer`.
     """
 
     _state_names = ("_work", "velocities")
@@ -119,8 +184,9 @@ class SGD(BaseOptimizer):
         momentum: float = 0.9,
         nesterov: bool = True,
         xp: ModuleType = np,
+        fused: bool | None = None,
     ) -> None:
-        super().__init__(params, learning_rate_init, xp)
+        super().__init__(params, learning_rate_init, xp, fused)
         self.momentum = float(momentum)
         self.nesterov = bool(nesterov)
         self.velocities = [xp.zeros_like(p) for p in _as_list(params)]
@@ -129,9 +195,14 @@ class SGD(BaseOptimizer):
         """Apply one momentum step to ``params`` in place."""
         xp = self._xp
         lr, mu = self.learning_rate, self.momentum
+        kernel = self._kernel("sgd")
         for p, g, v, w in zip(
             _as_list(params), _as_list(grads), self.velocities, self._work, strict=True
         ):
+            if kernel is not None and _fusable(xp, p, g, v):
+                t = p.dtype.type
+                kernel(p.reshape(-1), g.reshape(-1), v.reshape(-1), t(lr), t(mu), self.nesterov)
+                continue
             xp.multiply(g, lr, out=w)
             v *= mu
             v -= w
@@ -169,6 +240,8 @@ class Adam(BaseOptimizer):
         Added to ``sqrt(v)`` for numerical stability.
     xp : module, default=numpy
         Array module of the parameters.
+    fused : bool or None, default=None
+        See :class:`BaseOptimizer`.
 
     Attributes
     ----------
@@ -186,8 +259,9 @@ class Adam(BaseOptimizer):
         beta_2: float = 0.999,
         epsilon: float = 1e-8,
         xp: ModuleType = np,
+        fused: bool | None = None,
     ) -> None:
-        super().__init__(params, learning_rate_init, xp)
+        super().__init__(params, learning_rate_init, xp, fused)
         self.beta_1 = float(beta_1)
         self.beta_2 = float(beta_2)
         self.epsilon = float(epsilon)
@@ -216,9 +290,16 @@ class Adam(BaseOptimizer):
         root = math.sqrt(1.0 - b2)
         c = lr_t * (1.0 - b1) / root
         eps = self.epsilon / root
+        kernel = self._kernel("adam")
         for p, g, m, v, w in zip(
             _as_list(params), _as_list(grads), self._m, self._v, self._work, strict=True
         ):
+            if kernel is not None and _fusable(xp, p, g, m, v):
+                # scalars in the parameters' dtype keep float32 loops in float32
+                t = p.dtype.type
+                flat = [a.reshape(-1) for a in (p, g, m, v)]
+                kernel(*flat, t(b1), t(b2), t(c), t(eps))
+                continue
             m *= b1
             m += g
             xp.multiply(g, g, out=w)
