@@ -116,34 +116,40 @@ def _rows(U: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(U.transpose(0, 2, 1)).reshape(-1, U.shape[1])
 
 
-def _states_of_rows(rows, key, method, output, order):
-    """States of a block of rows by ``method``; ``(rows, n_steps, d)`` or ``(rows, d)``."""
-    order_, theta, discretizer = key
+def _states_of_rows(rows, key, method, output, out=None):
+    """States of a block of rows by ``method``: ``(rows, n_steps, d)`` or ``(rows, d)``.
+
+    Written into ``out`` when given (the result's own memory when there is one channel).
+    """
+    order = key[0]
     n_steps = rows.shape[1]
     dtype = rows.dtype.name
-    if output == "final" and method != "recurrence":
-        return cpu_gemm.final_states_gemm(
-            rows, _reversed_impulse(order_, theta, discretizer, n_steps, dtype)
-        )
-    if output == "mean" and method == "gemm":
-        return cpu_gemm.final_states_gemm(
-            rows, _reversed_mean_impulse(order_, theta, discretizer, n_steps, dtype)
-        )
-    if method == "recurrence":
-        return cpu_numba.states_recurrence(rows, *_system(*key), output=output)
-    if method == "fft":
-        length = cpu_fft.fft_length(n_steps)
-        spectrum = cpu_fft.impulse_spectrum(
-            _impulse(order_, theta, discretizer, n_steps, "float64"), length
-        ).astype(np.complex64 if dtype == "float32" else np.complex128)
-        states = cpu_fft.states_fft(rows, spectrum, length)
+    if output in ("final", "mean") and method == "gemm":
+        build = _reversed_impulse if output == "final" else _reversed_mean_impulse
+        return cpu_gemm.final_states_gemm(rows, build(*key, n_steps, dtype), out=out)
+    if method == "gemm":
+        weights = _block_weights(*key, block_length(order), dtype)
         if output == "sequence":
-            return states
-        return states.mean(axis=1) if output == "mean" else states.max(axis=1)
-    weights = _block_weights(order_, theta, discretizer, block_length(order), dtype)
-    return cpu_gemm.states_blocked(
-        rows, weights, order, reduce=None if output == "sequence" else output
-    )
+            return cpu_gemm.states_blocked(rows, weights, order, out=out)
+        states = cpu_gemm.states_blocked(rows, weights, order, reduce=output)
+    elif method == "recurrence":
+        states = cpu_numba.states_recurrence(rows, *_system(*key), output=output)
+    else:
+        length = cpu_fft.fft_length(n_steps)
+        spectrum = cpu_fft.impulse_spectrum(_impulse(*key, n_steps, "float64"), length).astype(
+            np.complex64 if dtype == "float32" else np.complex128
+        )
+        states = cpu_fft.states_fft(rows, spectrum, length)
+        if output != "sequence":
+            states = {
+                "final": states[:, -1],
+                "mean": states.mean(axis=1),
+                "max": states.max(axis=1),
+            }[output]
+    if out is None:
+        return states
+    out[...] = states
+    return out
 
 
 def _working_bytes_per_sample(method, output, n_steps, n_channels, order, itemsize):
@@ -192,6 +198,8 @@ def dn_features(
     itemsize = U.dtype.itemsize
     if method == "auto":
         method = "gemm" if output in ("final", "mean") else choose_method(order, n_steps)
+    if output == "final" and method == "fft":
+        method = "gemm"  # the final state alone is one GEMM whatever the route
     result_shape = (
         (n_samples, n_steps, n_channels * order)
         if output == "sequence"
@@ -209,7 +217,10 @@ def dn_features(
     chunk = _rows_per_chunk(per_sample, budget, f"method={method!r}")
     for start in range(0, n_samples, chunk):
         stop = min(start + chunk, n_samples)
-        states = _states_of_rows(_rows(U[start:stop]), key, method, output, order)
+        if n_channels == 1:
+            _states_of_rows(_rows(U[start:stop]), key, method, output, out=out[start:stop])
+            continue
+        states = _states_of_rows(_rows(U[start:stop]), key, method, output)
         if output == "sequence":
             # rows are (sample, channel); features want (sample, step, channel * order)
             states = states.reshape(stop - start, n_channels, n_steps, order)

@@ -7,7 +7,13 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_array
 
-__all__ = ["as_sequences", "check_dtype_param", "is_device_array", "is_ragged"]
+__all__ = [
+    "as_sequences",
+    "check_dtype_param",
+    "check_finite_result",
+    "is_device_array",
+    "is_ragged",
+]
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -51,6 +57,36 @@ def _validate_device_array(X, dtype: np.dtype | None):
     return X if X.ndim == 3 else X[:, :, None]
 
 
+def _all_finite(a) -> bool:
+    if is_device_array(a):
+        import cupy
+
+        return bool(cupy.isfinite(a).all())
+    return bool(np.isfinite(a).all())
+
+
+def check_finite_result(result, U) -> None:
+    """Raise if the features ``result`` of the inputs ``U`` hold NaN or infinity.
+
+    Every feature is a weighted sum of inputs with nonzero weights, so a non-finite input
+    always makes some feature non-finite: checking the (smaller) result checks the input
+    too, and also catches features that overflow their dtype.
+    """
+    parts = result if isinstance(result, list) else [result]
+    if all(_all_finite(part) for part in parts):
+        return
+    inputs = U if isinstance(U, list) else [U]
+    if not all(_all_finite(part) for part in inputs):
+        raise ValueError(
+            "Input X contains NaN or infinity. LMUFeatures does not accept missing values; "
+            "impute or drop them first (e.g. sklearn.impute.SimpleImputer on each step)."
+        )
+    raise ValueError(
+        "The Delay Network features overflow their dtype for this input. Scale the input "
+        "down (e.g. StandardScaler) or use dtype='float64'."
+    )
+
+
 def is_ragged(X) -> bool:
     """True for a list or tuple of sequences that do not all have the same length."""
     if not isinstance(X, (list, tuple)) or len(X) == 0:
@@ -70,14 +106,16 @@ def _zero_length_error(shape: tuple[int, ...]) -> ValueError:
     )
 
 
-def _validate_array(X, dtype: np.dtype | None, estimator_name: str) -> np.ndarray:
+def _validate_array(
+    X, dtype: np.dtype | None, estimator_name: str, check_finite: bool = True
+) -> np.ndarray:
     X = check_array(
         X,
         dtype=_FLOAT_DTYPES,
         allow_nd=True,
         ensure_2d=False,
         ensure_min_features=0,
-        ensure_all_finite=True,
+        ensure_all_finite=check_finite,
         estimator=estimator_name,
         input_name="X",
     )
@@ -99,8 +137,13 @@ def _validate_array(X, dtype: np.dtype | None, estimator_name: str) -> np.ndarra
     return X
 
 
-def as_sequences(X, dtype: np.dtype | None, estimator_name: str = "LMUFeatures"):
+def as_sequences(
+    X, dtype: np.dtype | None, estimator_name: str = "LMUFeatures", check_finite: bool = True
+):
     """Validate ``X`` and return it as a float array or a list of float arrays.
+
+    With ``check_finite=False`` NaN and infinity pass; the caller must then check its
+    results with :func:`check_finite_result`.
 
     Returns
     -------
@@ -110,10 +153,10 @@ def as_sequences(X, dtype: np.dtype | None, estimator_name: str = "LMUFeatures")
     if is_device_array(X):
         return _validate_device_array(X, dtype)
     if not is_ragged(X):
-        return _validate_array(X, dtype, estimator_name)
+        return _validate_array(X, dtype, estimator_name, check_finite)
     sequences = []
     for seq in X:
-        seq = _validate_array(np.asarray(seq)[None], None, estimator_name)[0]
+        seq = _validate_array(np.asarray(seq)[None], None, estimator_name, check_finite)[0]
         sequences.append(seq)
     channels = {seq.shape[1] for seq in sequences}
     if len(channels) > 1:

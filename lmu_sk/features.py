@@ -8,7 +8,7 @@ from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from . import _compute
 from ._device import resolve_device, to_numpy
-from ._input import as_sequences, check_dtype_param, is_device_array
+from ._input import as_sequences, check_dtype_param, check_finite_result, is_device_array
 from ._memory import resolve_budget
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 
@@ -138,22 +138,18 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        _check_feature_names(self, X, reset=True)
-        U = as_sequences(X, check_dtype_param(self.dtype), type(self).__name__)
-        if isinstance(U, list):
-            n_steps, n_channels = max(len(u) for u in U), U[0].shape[1]
-        else:
-            n_steps, n_channels = U.shape[1], U.shape[2]
-        order, self.theta_ = self._validate_params_(n_steps)
-        resolve_device(self.device)
-        warn_if_euler_unstable(order, self.theta_, self.discretizer)
-        self.n_features_in_ = n_steps
-        self.n_steps_ = n_steps
-        self.n_channels_ = n_channels
-        Abar, Bbar = _compute._system(order, self.theta_, self.discretizer)
-        self.state_matrix_ = np.array(Abar)
-        self.input_matrix_ = np.array(Bbar)
+        self._fit(self._validate_input(X, reset=True, check_finite=True))
         return self
+
+    def fit_transform(self, X, y=None):
+        """Fit and return the features of ``X``, validating ``X`` once.
+
+        Returns
+        -------
+        See :meth:`transform`.
+        """
+        U = self._validate_input(X, reset=True, check_finite=False)
+        return self._fit(U)._features(U)
 
     def transform(self, X):
         """Delay Network features of ``X``.
@@ -170,8 +166,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         different lengths).
         """
         check_is_fitted(self)
-        _check_feature_names(self, X, reset=False)
-        U = as_sequences(X, check_dtype_param(self.dtype), type(self).__name__)
+        U = self._validate_input(X, reset=False, check_finite=False)
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
         if n_channels != self.n_channels_:
             raise ValueError(
@@ -179,12 +174,36 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
                 f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
                 "the last axis, or fit again."
             )
+        return self._features(U)
+
+    def _validate_input(self, X, reset: bool, check_finite: bool):
+        _check_feature_names(self, X, reset=reset)
+        return as_sequences(X, check_dtype_param(self.dtype), type(self).__name__, check_finite)
+
+    def _fit(self, U):
+        if isinstance(U, list):
+            n_steps, n_channels = max(len(u) for u in U), U[0].shape[1]
+        else:
+            n_steps, n_channels = U.shape[1], U.shape[2]
+        order, self.theta_ = self._validate_params_(n_steps)
+        resolve_device(self.device)
+        warn_if_euler_unstable(order, self.theta_, self.discretizer)
+        self.n_features_in_ = n_steps
+        self.n_steps_ = n_steps
+        self.n_channels_ = n_channels
+        Abar, Bbar = _compute._system(order, self.theta_, self.discretizer)
+        self.state_matrix_ = np.array(Abar)
+        self.input_matrix_ = np.array(Bbar)
+        return self
+
+    def _features(self, U):
+        """Features of validated inputs ``U``, checked to be finite."""
         order = int(self.order)
         budget = resolve_budget(self.max_memory)
         if resolve_device(self.device) == "gpu":
             from .kernels.gpu_cupy import transform_gpu_features
 
-            return transform_gpu_features(
+            F = transform_gpu_features(
                 U,
                 order,
                 self.theta_,
@@ -194,10 +213,13 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
                 return_cupy=self.return_gpu_arrays,
                 method=self.method,
             )
-        if is_device_array(U):
-            U = to_numpy(U)
-        compute = _compute.dn_features_ragged if isinstance(U, list) else _compute.dn_features
-        return compute(U, order, self.theta_, self.discretizer, self.output, self.method, budget)
+        else:
+            if is_device_array(U):
+                U = to_numpy(U)
+            compute = _compute.dn_features_ragged if isinstance(U, list) else _compute.dn_features
+            F = compute(U, order, self.theta_, self.discretizer, self.output, self.method, budget)
+        check_finite_result(F, U)
+        return F
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Names ``'c{k}_m{i}'``: state ``i`` of channel ``k``, in output order."""

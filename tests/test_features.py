@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lmu_sk import LMUFeatures, _memory, dn_states
 from lmu_sk._memory import MemoryBudgetError
-from lmu_sk.dn import EulerInstabilityWarning
+from lmu_sk.dn import EulerInstabilityWarning, discrete_system, impulse_response
 
 # Sequences of another length than at fit time are accepted on purpose (the DN is causal
 # and has no weights tied to the length), so the check that transform rejects a different
@@ -147,6 +147,33 @@ def test_bad_parameters(X, params, error, match):
 def test_bad_input(data, error, match):
     with pytest.raises(error, match=match):
         LMUFeatures(order=3).fit(data)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("output", ["final", "sequence", "mean", "max"])
+def test_non_finite_input_at_transform_and_fit_transform(X, bad, output):
+    # transform checks its (smaller) result instead of the input; the error is the same
+    est = LMUFeatures(order=3, output=output).fit(X)
+    X_bad = X.copy()
+    X_bad[2, 5, 1] = bad
+    with pytest.raises(ValueError, match="Input X contains NaN or infinity"):
+        est.transform(X_bad)
+    with pytest.raises(ValueError, match="Input X contains NaN or infinity"):
+        LMUFeatures(order=3, output=output).fit_transform(X_bad)
+    with pytest.raises(ValueError, match="Input X contains NaN or infinity"):
+        est.transform([X_bad[2], X_bad[3, :7]])
+
+
+def test_overflowing_features_are_an_error_not_inf():
+    # finite float32 inputs whose signs line up with the impulse response of one state:
+    # that state becomes 3e38 * sum|H| ~ 1.8e39, beyond float32
+    H = impulse_response(*discrete_system(64, 64.0), 300)
+    state = np.argmax(np.abs(H).sum(axis=0))
+    X = (3e38 * np.sign(H[::-1, state]))[None].astype(np.float32)
+    est = LMUFeatures(order=64, theta=64.0).fit(X)
+    with pytest.raises(ValueError, match="overflow"):
+        est.transform(X)
+    assert np.all(np.isfinite(LMUFeatures(order=64, theta=64.0, dtype="float64").fit_transform(X)))
 
 
 def test_channel_mismatch_between_fit_and_transform(X):
