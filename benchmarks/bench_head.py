@@ -7,11 +7,13 @@ noise, so both models can learn them and their training accuracies are comparabl
 ``MLPClassifier`` is given the float32 matrix too, so it also computes in float32.
 
 Both estimators are warmed up on a small slice first, so that one-time costs of the
-process (imports, loading compiled kernels) are not counted as epoch time.
+process (imports, loading compiled kernels) are not counted as epoch time, and each is then
+fitted ``--repeats`` times, alternating, keeping its fastest fit: on a shared machine this
+filters out slowdowns caused by other processes.
 
 Run::
 
-    python benchmarks/bench_head.py [--n-samples 60000] [--epochs 3]
+    python benchmarks/bench_head.py [--n-samples 60000] [--epochs 3] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -63,6 +65,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-samples", type=int, default=60_000)
     parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="fits per estimator, alternating between them; the fastest one is reported",
+    )
     args = parser.parse_args(argv)
 
     X, y = make_data(args.n_samples)
@@ -76,22 +84,30 @@ def main(argv: list[str] | None = None) -> None:
         n_iter_no_change=args.epochs + 1,
         random_state=0,
     )
-    ours = DenseHeadClassifier(**common)
-    theirs = MLPClassifier(**common)
+    models = {"DenseHeadClassifier": DenseHeadClassifier, "MLPClassifier": MLPClassifier}
     # one-time process costs (imports, loading compiled kernels) are not per-epoch costs:
     # warm both estimators up on a small slice first
-    for model in (DenseHeadClassifier(**common), MLPClassifier(**common)):
-        time_fit(model.set_params(max_iter=1), X[:1000], y[:1000], 1)
+    for cls in models.values():
+        time_fit(cls(**{**common, "max_iter": 1}), X[:1000], y[:1000], 1)
 
-    print(f"data: {X.shape[0]} x {X.shape[1]} float32, {N_CLASSES} classes, {args.epochs} epochs")
-    t_ours, acc_ours = time_fit(ours, X, y, args.epochs)
-    print(f"DenseHeadClassifier : {t_ours:.3f} s/epoch, train accuracy {acc_ours:.4f}")
-    t_sk, acc_sk = time_fit(theirs, X, y, args.epochs)
     print(
-        f"MLPClassifier       : {t_sk:.3f} s/epoch, train accuracy {acc_sk:.4f} "
-        f"(weights {theirs.coefs_[0].dtype})"
+        f"data: {X.shape[0]} x {X.shape[1]} float32, {N_CLASSES} classes, "
+        f"{args.epochs} epochs, best of {args.repeats} fits"
     )
-    print(f"ratio ours/sklearn  : {t_ours / t_sk:.3f}")
+    best = {name: np.inf for name in models}
+    accuracy = {}
+    fitted = {}
+    for _ in range(args.repeats):
+        for name, cls in models.items():
+            model = cls(**common)
+            seconds, accuracy[name] = time_fit(model, X, y, args.epochs)
+            best[name] = min(best[name], seconds)
+            fitted[name] = model
+    dtype = fitted["MLPClassifier"].coefs_[0].dtype
+    for name in models:
+        extra = f" (computes in {dtype})" if name == "MLPClassifier" else ""
+        print(f"{name:20s}: {best[name]:.3f} s/epoch, train accuracy {accuracy[name]:.4f}{extra}")
+    print(f"ratio ours/sklearn  : {best['DenseHeadClassifier'] / best['MLPClassifier']:.3f}")
 
 
 if __name__ == "__main__":

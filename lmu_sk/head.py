@@ -189,22 +189,22 @@ class _BaseDenseHead(BaseEstimator):
         xp = self._array_module()
         coefs = [xp.asarray(c) for c in self.coefs_]
         intercepts = [xp.asarray(b) for b in self.intercepts_]
+        # NumPy input is cast block by block inside forward_pass; other modules get the
+        # matrix moved once, in the compute dtype
+        Xd = X if xp is np else xp.asarray(X, dtype=self.coefs_[0].dtype)
         out = forward_pass(
-            xp.asarray(X), coefs, intercepts, self.activation, self.out_activation_, xp, raw=raw
+            Xd, coefs, intercepts, self.activation, self.out_activation_, xp, raw=raw
         )
         return to_numpy(out)
 
     # ------------------------------------------------------------------ subclass hooks
     def _validate_input(self, X, y, incremental: bool, reset: bool):
-        """Return validated ``X`` and the 2-D target matrix ``Y``."""
+        """Return validated ``X``, the 2-D target matrix ``Y`` and the labels to stratify
+        the validation split by (None for no stratification)."""
         raise NotImplementedError
 
     def _loss_name(self, Y: np.ndarray) -> str:
         raise NotImplementedError
-
-    def _split_labels(self, y_raw: np.ndarray) -> np.ndarray | None:
-        """Labels for a stratified validation split, or None."""
-        return None
 
     def _score_validation(self, network: DenseNetwork, X_val: Any, Y_val: np.ndarray) -> float:
         raise NotImplementedError
@@ -292,7 +292,7 @@ class _BaseDenseHead(BaseEstimator):
             def validation_score() -> float:
                 return self._score_validation(network, X_val_dev, Y_val)
 
-            history.validation_scores = []
+            # the best weights are those of this call (its validation split is new)
             history.best_validation_score = -math.inf
         if not incremental:
             history.no_improvement_count = 0
@@ -301,9 +301,7 @@ class _BaseDenseHead(BaseEstimator):
             train_epochs(
                 network,
                 optimizer,
-                getattr(self, "_schedule", None)
-                if incremental
-                else None or make_schedule(self.learning_rate),
+                make_schedule(self.learning_rate),
                 xp.asarray(X),
                 xp.asarray(Y),
                 history,
@@ -616,8 +614,16 @@ class DenseHeadRegressor(RegressorMixin, _BaseDenseHead):
     A multilayer perceptron with identity output and squared-error loss (summed over
     outputs for multi-output targets). Parameters are those of
     :class:`sklearn.neural_network.MLPRegressor` (stochastic solvers) plus ``dropout``,
-    ``dtype`` and ``device``; see :class:`DenseHeadClassifier` for their description.
-    With early stopping the validation score is the R^2.
+    ``dtype`` and ``device``.
+
+    Parameters
+    ----------
+    hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
+learning_rate_init, max_iter, shuffle, random_state, tol, verbose, warm_start, momentum, \
+nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_change, beta_1, beta_2, \
+epsilon, dropout, dtype, device
+        As for :class:`DenseHeadClassifier`, except that the early-stopping split is not
+        stratified and its score is the R^2.
 
     Attributes
     ----------

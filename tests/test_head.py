@@ -232,6 +232,29 @@ def test_partial_fit_regressor_matches_fit_epochs():
     assert a.loss_curve_ == pytest.approx(b.loss_curve_, rel=1e-6)
 
 
+def test_plateau_schedule_in_fit_and_partial_fit():
+    X, y = _smooth_regression(n=100)
+    # with a huge tol no epoch improves: constant stops after 1 + 2 epochs, plateau
+    # divides the rate at epochs 3, 5, 7 (1e-3 -> 1e-6) and stops at epoch 9
+    params = dict(tol=1e9, n_iter_no_change=1, max_iter=50, random_state=0)
+    assert DenseHeadRegressor(**params).fit(X, y).n_iter_ == 3
+    assert DenseHeadRegressor(learning_rate="plateau", **params).fit(X, y).n_iter_ == 9
+    reg = DenseHeadRegressor(learning_rate="plateau", **params)
+    for _ in range(5):
+        reg.partial_fit(X, y)
+    assert reg._optimizer.learning_rate == pytest.approx(1e-5)
+
+
+def test_fit_hook_for_composite_estimators():
+    X, y = _blobs()
+    clf = DenseHeadClassifier(max_iter=5, random_state=0)
+    assert clf._fit(X, y) is clf
+    ref = DenseHeadClassifier(max_iter=5, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), ref.predict_proba(X))
+    clf._fit(X, y, incremental=True)
+    assert clf.n_iter_ == 6
+
+
 def test_warm_start_continues():
     X, y = _blobs()
     clf = DenseHeadClassifier(max_iter=5, warm_start=True, random_state=0).fit(X, y)
@@ -321,6 +344,33 @@ def test_single_class_is_rejected():
         DenseHeadClassifier().fit(X, np.zeros(len(X)))
     with pytest.raises(ValueError, match="at least two classes"):
         DenseHeadClassifier().partial_fit(X, np.zeros(len(X)), classes=[0])
+
+
+def test_estimators_run_on_another_array_module(monkeypatch):
+    # a module that forwards to NumPy but is not NumPy takes the code paths CuPy would
+    import types
+
+    fake = types.ModuleType("numpy_lookalike")
+    fake.__dict__.update({k: v for k, v in np.__dict__.items() if not k.startswith("__")})
+    X, y = _blobs()
+    params = dict(max_iter=30, dropout=0.2, learning_rate_init=1e-2, random_state=0)
+    monkeypatch.setattr(DenseHeadClassifier, "_array_module", lambda self: fake)
+    clf = DenseHeadClassifier(early_stopping=True, **params)
+    clf.fit(X, y).partial_fit(X, y)
+    assert type(clf.coefs_[0]) is np.ndarray and clf.predict_proba(X).shape == (300, 3)
+    assert clf.score(X, y) > 0.8 and np.isfinite(clf.loss_curve_).all()
+    assert pickle.loads(pickle.dumps(clf)).predict(X).shape == (300,)
+
+
+def test_device_helpers():
+    from lmu_sk._device import get_array_module, to_numpy
+
+    assert get_array_module("cpu") is np
+    a = np.arange(3)
+    assert to_numpy(a) is a
+    np.testing.assert_array_equal(to_numpy([1, 2]), [1, 2])
+    with pytest.raises(ValueError, match="device must be one of"):
+        get_array_module("tpu")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="CuPy is installed")

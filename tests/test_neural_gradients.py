@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from lmu_sk.neural.activations import ACTIVATIONS, HIDDEN_ACTIVATIONS
 from lmu_sk.neural.initializers import glorot_uniform, he_uniform, init_bound
 from lmu_sk.neural.losses import LOSSES
-from lmu_sk.neural.network import DenseNetwork, forward_pass
+from lmu_sk.neural.network import DenseNetwork, forward_pass, make_device_rng
 from lmu_sk.neural.optimizers import (
     SGD,
     Adam,
@@ -187,12 +187,13 @@ def test_dropout_rng_masks_scale_and_rate():
 
 
 # ---------------------------------------------------------------------------- optimizers
-def test_adam_matches_hand_computed_steps():
+@pytest.mark.parametrize("fused", [False, None])
+def test_adam_matches_hand_computed_steps(fused):
     p0 = np.array([1.0, -2.0, 0.5])
     grads = [np.array([0.1, -0.3, 2.0]), np.array([-0.2, 0.1, 1.0])]
     lr, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
     p = p0.copy()
-    opt = Adam([p], lr, b1, b2, eps)
+    opt = Adam([p], lr, b1, b2, eps, fused=fused)
     m = np.zeros(3)
     v = np.zeros(3)
     expected = p0.copy()
@@ -215,11 +216,12 @@ def test_adam_first_step_has_size_learning_rate():
     assert p.dtype == np.float32
 
 
+@pytest.mark.parametrize("fused", [False, None])
 @pytest.mark.parametrize("nesterov", [False, True])
-def test_sgd_matches_hand_computed_steps(nesterov):
+def test_sgd_matches_hand_computed_steps(nesterov, fused):
     lr, mu = 0.1, 0.9
     p = np.array([1.0, 2.0])
-    opt = SGD([p], lr, momentum=mu, nesterov=nesterov)
+    opt = SGD([p], lr, momentum=mu, nesterov=nesterov, fused=fused)
     g1, g2 = np.array([1.0, -1.0]), np.array([0.5, 2.0])
     opt.update([p], [g1])
     v1 = -lr * g1
@@ -229,6 +231,46 @@ def test_sgd_matches_hand_computed_steps(nesterov):
     v2 = mu * v1 - lr * g2
     e2 = e1 + (mu * v2 - lr * g2 if nesterov else v2)
     np.testing.assert_allclose(p, e2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("Opt", [Adam, SGD])
+def test_fused_and_array_paths_agree_in_float32(Opt):
+    rng = np.random.default_rng(0)
+    p = rng.normal(size=(30, 7)).astype(np.float32)
+    q = p.copy()
+    fused, plain = Opt([p], 0.01, fused=None), Opt([q], 0.01, fused=False)
+    for _ in range(5):
+        g = rng.normal(size=p.shape).astype(np.float32)
+        fused.update([p], [g])
+        plain.update([q], [g])
+    assert p.dtype == np.float32
+    np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fused", [False, None])
+@pytest.mark.parametrize("Opt", [Adam, SGD])
+def test_l2_folded_into_update_matches_network_gradient(Opt, fused):
+    # the training loop lets the optimizer add alpha / n * W; the step must be the one
+    # taken with the network's full gradient
+    net, X, Y, _ = _make_problem(1, 9, 4, [5], 3, "tanh", "log_loss", 0.7, False)
+    start = net.params.copy()
+    loss_full = net.loss_and_gradients(X, Y)
+    full = net.grads.copy()
+    loss_data = net.loss_and_gradients(X, Y, l2_gradient=False)
+    assert float(loss_full) == float(loss_data)  # the loss always includes the penalty
+    assert not np.allclose(full, net.grads)
+    data = net.grads.copy()
+    nw, decay = net.n_weights, 0.7 / len(X)
+    np.testing.assert_allclose(full[:nw], data[:nw] + decay * start[:nw], rtol=1e-12)
+    p1, p2 = start.copy(), start.copy()
+    o1, o2 = Opt([p1], 0.05, fused=fused), Opt([p2], 0.05, fused=fused)
+    for _ in range(3):
+        g1 = data.copy()
+        g1[:nw] += decay * p1[:nw]  # the network's full gradient at the current weights
+        o1.update([p1], [g1])
+        o2.update([p2], [data.copy()], l2=net.l2_terms(len(X)))
+    np.testing.assert_allclose(p1, p2, rtol=1e-12, atol=1e-15)
+    assert net.l2_terms(9) == [(nw, 0.7 / 9)]
 
 
 def test_optimizer_updates_in_place_and_pickles():
@@ -344,6 +386,50 @@ def test_divergence_raises_clear_error():
             Y.astype(np.float32), TrainingHistory(), rng=rng, batch_size=10, max_iter=50,
         )  # fmt: skip
     assert isinstance(info.value, ValueError) and isinstance(info.value, FloatingPointError)
+
+
+def _numpy_lookalike():
+    """A module that is not ``numpy`` but forwards to it: takes the non-NumPy code paths
+    (no fused loops, device RNG, explicit transfers) that CuPy would take."""
+    import types
+
+    fake = types.ModuleType("numpy_lookalike")
+    fake.__dict__.update({k: v for k, v in np.__dict__.items() if not k.startswith("__")})
+    return fake
+
+
+def test_training_on_another_array_module_matches_numpy():
+    xp = _numpy_lookalike()
+    results = []
+    for module in (np, xp):
+        _, X, Y, _ = _tiny_training_setup(seed=5)
+        net = DenseNetwork(
+            [3, 4, 1], "tanh", "squared_error", alpha=0.1, dtype=np.float64, xp=module
+        )
+        net.initialize(np.random.default_rng(0))
+        opt = Adam([net.params], 1e-2, xp=module, fused=False)
+        history = TrainingHistory()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            train_epochs(
+                net, opt, ConstantLearningRate(), X, Y, history, rng=np.random.default_rng(1),
+                batch_size=8, max_iter=5,
+            )  # fmt: skip
+        results.append((net.params.copy(), history.loss_curve))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    assert results[0][1] == pytest.approx(results[1][1], rel=1e-12)
+
+
+def test_dropout_on_another_array_module_uses_device_generator():
+    xp = _numpy_lookalike()
+    net, X, Y, _ = _tiny_training_setup()
+    net = DenseNetwork([3, 50, 1], "relu", "squared_error", dropout=0.5, xp=xp)
+    net.initialize(np.random.default_rng(0))
+    dev_rng = make_device_rng(xp, np.random.default_rng(0))
+    assert isinstance(dev_rng, np.random.Generator)
+    net.loss_and_gradients(X.astype(np.float32), Y.astype(np.float32), dropout_rng=dev_rng)
+    mask = net._workspace(len(X), True).masks[1]
+    assert set(np.unique(mask)) <= {0.0, 2.0}
 
 
 def test_resolve_batch_size():

@@ -5,8 +5,10 @@ Layout
 All weights and biases live in one flat parameter array ``params`` (every weight matrix,
 then every bias vector) and the gradients in a flat array ``grads`` of the same layout;
 ``coefs``, ``intercepts``, ``coef_grads`` and ``intercept_grads`` are C-contiguous views
-into them. An optimizer therefore updates the whole network with one pass of a few array
-operations, and the best weights of early stopping are one array copy.
+into them. An optimizer therefore updates the whole network in one call (one fused loop
+on NumPy), and the best weights of early stopping are one array copy. The L2-penalty
+gradient can be left to the optimizer (``l2_gradient=False`` and :meth:`DenseNetwork.l2_terms`),
+which adds it inside that loop instead of in a separate pass over the weights.
 
 Array module
 ------------
@@ -294,6 +296,7 @@ class DenseNetwork:
         Y: Array,
         dropout_rng: Any = None,
         dropout_masks: Sequence[Array] | None = None,
+        l2_gradient: bool = True,
     ) -> Array:
         """Forward and backward pass of one batch; the gradients land in :attr:`grads`.
 
@@ -310,6 +313,11 @@ class DenseNetwork:
             Fixed multipliers for the hidden layers, ``dropout_masks[i]`` of shape
             ``(n, hidden_layer_sizes[i])`` (typically 0 or ``1 / (1 - dropout)``); used
             instead of drawing masks, e.g. to check gradients.
+        l2_gradient : bool, default=True
+            Add the L2-penalty gradient ``alpha / n * W`` to the weight gradients. With
+            False it is left to the optimizer (see :meth:`l2_terms`), which folds it into
+            its update without an extra pass over the weights. The returned loss always
+            includes the penalty.
 
         Returns
         -------
@@ -362,6 +370,15 @@ class DenseNetwork:
         if self.alpha:
             w = self.params[: self.n_weights]
             loss = loss + (0.5 * self.alpha / n) * xp.vdot(w, w)
-            xp.multiply(w, self.alpha / n, out=self._weight_work)
-            self.grads[: self.n_weights] += self._weight_work
+            if l2_gradient:
+                xp.multiply(w, self.alpha / n, out=self._weight_work)
+                self.grads[: self.n_weights] += self._weight_work
         return loss
+
+    def l2_terms(self, n: int) -> list[tuple[int, float] | None]:
+        """The L2 term for ``optimizer.update(..., l2=...)`` of a batch of ``n`` samples.
+
+        The weights are the first :attr:`n_weights` entries of :attr:`params`, and their
+        penalty gradient is ``alpha / n`` times themselves.
+        """
+        return [(self.n_weights, self.alpha / n) if self.alpha else None]

@@ -50,10 +50,13 @@ def _fused_kernels() -> dict[str, Callable[..., None]] | None:
     # error_model="numpy": no Python zero-division check, so the loops vectorise
     jit = njit(cache=True, nogil=True, error_model="numpy")
 
+    # Each loop runs over one contiguous segment with one L2 coefficient: the weights
+    # (with decay) and the rest (decay 0) are separate calls on slices, which keeps both
+    # loops vectorised (a second loop starting at an offset in the same function is not).
     @jit
-    def adam(p, g, m, v, b1, b2, c, eps):  # pragma: no cover - compiled
+    def adam_segment(p, g, m, v, b1, b2, c, eps, decay):  # pragma: no cover - compiled
         for i in range(p.shape[0]):
-            gi = g[i]
+            gi = g[i] + decay * p[i]
             mi = b1 * m[i] + gi
             vi = b2 * v[i] + gi * gi
             m[i] = mi
@@ -61,15 +64,28 @@ def _fused_kernels() -> dict[str, Callable[..., None]] | None:
             p[i] -= c * mi / (math.sqrt(vi) + eps)
 
     @jit
-    def sgd(p, g, vel, lr, mu, nesterov):  # pragma: no cover - compiled
+    def sgd_segment(p, g, vel, lr, mu, nesterov, decay):  # pragma: no cover - compiled
         for i in range(p.shape[0]):
-            step = lr * g[i]
+            step = lr * (g[i] + decay * p[i])
             vi = mu * vel[i] - step
             vel[i] = vi
             if nesterov:
                 p[i] += mu * vi - step
             else:
                 p[i] += vi
+
+    def adam(p, g, m, v, b1, b2, c, eps, stop, decay):
+        if stop:
+            adam_segment(p[:stop], g[:stop], m[:stop], v[:stop], b1, b2, c, eps, decay)
+        if stop < p.shape[0]:
+            zero = decay * 0
+            adam_segment(p[stop:], g[stop:], m[stop:], v[stop:], b1, b2, c, eps, zero)
+
+    def sgd(p, g, vel, lr, mu, nesterov, stop, decay):
+        if stop:
+            sgd_segment(p[:stop], g[:stop], vel[:stop], lr, mu, nesterov, decay)
+        if stop < p.shape[0]:
+            sgd_segment(p[stop:], g[stop:], vel[stop:], lr, mu, nesterov, decay * 0)
 
     return {"adam": adam, "sgd": sgd}
 
@@ -82,6 +98,23 @@ def _as_list(arrays: Array | Sequence[Array]) -> list[Array]:
     if isinstance(arrays, (list, tuple)):
         return list(arrays)
     return [arrays]
+
+
+def _l2_terms(l2: Sequence[tuple[int, float] | None] | None, n: int) -> list:
+    if l2 is None:
+        return [None] * n
+    l2 = list(l2)
+    if len(l2) != n:
+        raise ValueError(f"l2 needs one entry per parameter array ({n}), got {len(l2)}")
+    return l2
+
+
+def _add_l2(xp: ModuleType, p: Array, g: Array, w: Array, term: tuple[int, float]) -> None:
+    """``g.flat[:stop] += decay * p.flat[:stop]`` with ``w`` as scratch."""
+    stop, decay = term
+    pf, gf, wf = p.reshape(-1)[:stop], g.reshape(-1)[:stop], w.reshape(-1)[:stop]
+    xp.multiply(pf, decay, out=wf)
+    gf += wf
 
 
 class BaseOptimizer:
@@ -127,8 +160,24 @@ class BaseOptimizer:
             return None
         return kernels[name]
 
-    def update(self, params: Array | Sequence[Array], grads: Array | Sequence[Array]) -> None:
-        """Apply one step to ``params`` in place, given the gradients ``grads``."""
+    def update(
+        self,
+        params: Array | Sequence[Array],
+        grads: Array | Sequence[Array],
+        l2: Sequence[tuple[int, float] | None] | None = None,
+    ) -> None:
+        """Apply one step to ``params`` in place, given the gradients ``grads``.
+
+        Parameters
+        ----------
+        params, grads : array or sequence of arrays
+            Parameters (updated in place) and their gradients, in matching order.
+        l2 : sequence of (int, float) or None, optional
+            One entry per parameter array: ``(stop, decay)`` adds the L2-penalty gradient
+            ``decay * p`` to the gradient of the first ``stop`` entries of ``p`` (in C
+            order) before the step, or None. The fused loops do this without an extra
+            pass; otherwise ``grads`` is modified in place.
+        """
         raise NotImplementedError
 
     def to_module(self, xp: ModuleType) -> BaseOptimizer:
@@ -191,18 +240,28 @@ class SGD(BaseOptimizer):
         self.nesterov = bool(nesterov)
         self.velocities = [xp.zeros_like(p) for p in _as_list(params)]
 
-    def update(self, params: Array | Sequence[Array], grads: Array | Sequence[Array]) -> None:
-        """Apply one momentum step to ``params`` in place."""
+    def update(
+        self,
+        params: Array | Sequence[Array],
+        grads: Array | Sequence[Array],
+        l2: Sequence[tuple[int, float] | None] | None = None,
+    ) -> None:
+        """Apply one momentum step to ``params`` in place (see :meth:`BaseOptimizer.update`)."""
         xp = self._xp
         lr, mu = self.learning_rate, self.momentum
         kernel = self._kernel("sgd")
-        for p, g, v, w in zip(
-            _as_list(params), _as_list(grads), self.velocities, self._work, strict=True
+        params, grads = _as_list(params), _as_list(grads)
+        for p, g, v, w, term in zip(
+            params, grads, self.velocities, self._work, _l2_terms(l2, len(params)), strict=True
         ):
             if kernel is not None and _fusable(xp, p, g, v):
                 t = p.dtype.type
-                kernel(p.reshape(-1), g.reshape(-1), v.reshape(-1), t(lr), t(mu), self.nesterov)
+                stop, decay = term if term is not None else (0, 0.0)
+                flat = [a.reshape(-1) for a in (p, g, v)]
+                kernel(*flat, t(lr), t(mu), self.nesterov, stop, t(decay))
                 continue
+            if term is not None:
+                _add_l2(xp, p, g, w, term)
             xp.multiply(g, lr, out=w)
             v *= mu
             v -= w
@@ -279,8 +338,13 @@ class Adam(BaseOptimizer):
         """Second moment estimates ``v`` (computed, not stored)."""
         return [v * (1.0 - self.beta_2) for v in self._v]
 
-    def update(self, params: Array | Sequence[Array], grads: Array | Sequence[Array]) -> None:
-        """Apply one Adam step to ``params`` in place."""
+    def update(
+        self,
+        params: Array | Sequence[Array],
+        grads: Array | Sequence[Array],
+        l2: Sequence[tuple[int, float] | None] | None = None,
+    ) -> None:
+        """Apply one Adam step to ``params`` in place (see :meth:`BaseOptimizer.update`)."""
         xp = self._xp
         b1, b2 = self.beta_1, self.beta_2
         self.t += 1
@@ -291,15 +355,19 @@ class Adam(BaseOptimizer):
         c = lr_t * (1.0 - b1) / root
         eps = self.epsilon / root
         kernel = self._kernel("adam")
-        for p, g, m, v, w in zip(
-            _as_list(params), _as_list(grads), self._m, self._v, self._work, strict=True
+        params, grads = _as_list(params), _as_list(grads)
+        for p, g, m, v, w, term in zip(
+            params, grads, self._m, self._v, self._work, _l2_terms(l2, len(params)), strict=True
         ):
             if kernel is not None and _fusable(xp, p, g, m, v):
                 # scalars in the parameters' dtype keep float32 loops in float32
                 t = p.dtype.type
+                stop, decay = term if term is not None else (0, 0.0)
                 flat = [a.reshape(-1) for a in (p, g, m, v)]
-                kernel(*flat, t(b1), t(b2), t(c), t(eps))
+                kernel(*flat, t(b1), t(b2), t(c), t(eps), stop, t(decay))
                 continue
+            if term is not None:
+                _add_l2(xp, p, g, w, term)
             m *= b1
             m += g
             xp.multiply(g, g, out=w)

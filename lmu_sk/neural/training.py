@@ -134,7 +134,8 @@ def train_epochs(
     network : DenseNetwork
         Network whose parameters are trained in place.
     optimizer : BaseOptimizer
-        Optimizer built for ``[network.params]``.
+        Optimizer built for ``[network.params]``; it receives the L2-penalty gradient
+        through its ``l2`` argument (see :meth:`DenseNetwork.l2_terms`).
     schedule : ConstantLearningRate or PlateauLearningRate
         What to do at a plateau (see the module docstring).
     X : array of shape (n_samples, n_features)
@@ -198,8 +199,11 @@ def train_epochs(
                     Xb, Yb = buffers.gather(perm[start:stop])
                 else:
                     Xb, Yb = X[start:stop], Y[start:stop]
-                batch_loss = network.loss_and_gradients(Xb, Yb, dropout_rng=dropout_rng)
-                optimizer.update(params, grads)
+                # the optimizer adds the L2 gradient during its update (one pass less)
+                batch_loss = network.loss_and_gradients(
+                    Xb, Yb, dropout_rng=dropout_rng, l2_gradient=False
+                )
+                optimizer.update([params], [grads], l2=network.l2_terms(stop - start))
                 epoch_loss += batch_loss * (stop - start)
 
         history.n_iter += 1
