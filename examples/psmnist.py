@@ -2,7 +2,7 @@
 
     python examples/psmnist.py --data path/to/mnist            # the papers' model
     python examples/psmnist.py --data path/to/mnist --dropout 0.5 --epochs 200
-    LMU_SK_DATA=path/to/mnist python examples/psmnist.py --thetas 784 392
+    LMU_SK_DATA=path/to/mnist python examples/psmnist.py --order 512 --theta 784
 
 The papers' model (ICML paper, Table 2: 98.49 % test accuracy) is the feed-forward LMU in
 precomputation mode: DN of order 468 and theta 784 on the 784 permuted pixels, the final
@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 from lmu_sk import LMUClassifier
 from lmu_sk.datasets import load_psmnist
 
@@ -26,7 +24,7 @@ def main(argv: list[str] | None = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=None, help="folder with the four MNIST .gz files")
     parser.add_argument("--order", type=int, default=468)
-    parser.add_argument("--thetas", type=float, nargs="+", default=[784.0])
+    parser.add_argument("--theta", type=float, default=784.0)
     parser.add_argument("--hidden", type=int, nargs="*", default=[346])
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--patience", type=int, default=20)
@@ -45,14 +43,9 @@ def main(argv: list[str] | None = None) -> float:
         f"{len(data.X_test)} test sequences of {data.X_train.shape[1]} pixels"
     )
     X_train, X_val, X_test = data.X_train, data.X_val, data.X_test
-    if len(args.thetas) > 1:
-        # several windows: one DN per theta on the same pixels, features concatenated
-        X_train, X_val, X_test = (
-            np.repeat(X[:, :, None], len(args.thetas), axis=2) for X in (X_train, X_val, X_test)
-        )
     model = LMUClassifier(
         order=args.order,
-        theta=args.thetas[0] if len(args.thetas) == 1 else args.thetas,
+        theta=args.theta,
         hidden_layer_sizes=tuple(args.hidden),
         activation="relu",
         alpha=args.alpha,
@@ -75,7 +68,7 @@ def main(argv: list[str] | None = None) -> float:
     precompute = time.perf_counter() - start
     test_accuracy = model.score(X_test, data.y_test)
     print(
-        f"order {args.order}, theta {args.thetas}, hidden {tuple(args.hidden)}, dropout "
+        f"order {args.order}, theta {args.theta:g}, hidden {tuple(args.hidden)}, dropout "
         f"{args.dropout}, schedule {args.schedule}: {model.n_iter_} epochs"
     )
     print(f"DN features of the 50 000 training sequences: {precompute:.2f} s")

@@ -184,6 +184,9 @@ class _LMUBase(BaseEstimator):
 
     def _features(self, X):
         check_is_fitted(self, "head_")
+        return self._transform(X)
+
+    def _transform(self, X):
         return self._scale(self._as_rows(self.features_.transform(X)))
 
     def _scale(self, F):
@@ -205,6 +208,7 @@ class _LMUBase(BaseEstimator):
                 setattr(self, name, getattr(self.head_, name))
 
     def _fit_head(self, F, y, partial: bool, **kwargs):
+        kwargs = {key: value for key, value in kwargs.items() if value is not None}
         head = getattr(self, "head_", None)
         if head is None or not (partial or self.warm_start):
             head = self._make_head()
@@ -213,12 +217,12 @@ class _LMUBase(BaseEstimator):
         if partial:
             head.partial_fit(F, y, **kwargs)
         else:
-            head.fit(F, y)
+            head.fit(F, y, **kwargs)
         self.head_ = head
         self._copy_head_attributes()
         return self
 
-    def fit(self, X, y):
+    def fit(self, X, y, X_val=None, y_val=None):
         """Compute the DN features of ``X`` once and train the head on them.
 
         Parameters
@@ -226,6 +230,9 @@ class _LMUBase(BaseEstimator):
         X : array-like of shape (n_samples, n_steps) or (n_samples, n_steps, n_channels),
             or a list of sequences of different lengths
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        X_val, y_val : optional
+            Held-out sequences and targets for early stopping (``early_stopping=True``) in
+            place of a ``validation_fraction`` split of ``X``.
 
         Returns
         -------
@@ -234,7 +241,9 @@ class _LMUBase(BaseEstimator):
         if not self.warm_start or not hasattr(self, "head_"):
             self.__dict__.pop("head_", None)
         F = self._fit_features(X)
-        return self._fit_head(F, self._targets(y, X), partial=False)
+        if X_val is not None:
+            X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
+        return self._fit_head(F, self._targets(y, X), partial=False, X_val=X_val, y_val=y_val)
 
     def _targets(self, y, X):
         """The head's targets for ``y`` (per-step targets are flattened to rows)."""

@@ -41,7 +41,13 @@ from sklearn.utils.multiclass import (
     type_of_target,
     unique_labels,
 )
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from ._device import get_array_module, to_numpy
 from .neural.activations import HIDDEN_ACTIVATIONS
@@ -210,7 +216,7 @@ class _BaseDenseHead(BaseEstimator):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ training
-    def _fit(self, X, y, incremental: bool = False):
+    def _fit(self, X, y, incremental: bool = False, validation_data=None):
         """Fit the head on a feature matrix; the hook behind ``fit`` and ``partial_fit``.
 
         Composite estimators that already hold a feature matrix call this directly. The
@@ -228,6 +234,8 @@ class _BaseDenseHead(BaseEstimator):
             continuing weights and optimizer state; no early stopping). For the
             classifier the classes must already be known (``classes_``) when
             ``incremental=True``.
+        validation_data : tuple (X_val, y_val), optional
+            Held-out data for early stopping instead of a split of ``X``.
 
         Returns
         -------
@@ -285,8 +293,16 @@ class _BaseDenseHead(BaseEstimator):
 
         early_stopping = self.early_stopping and not incremental
         validation_score = None
-        if early_stopping:
+        if validation_data is not None and not early_stopping:
+            raise ValueError(
+                "X_val and y_val are used for early stopping only; set "
+                "early_stopping=True or leave them out."
+            )
+        if early_stopping and validation_data is not None:
+            X_val, Y_val = self._validate_validation_data(*validation_data, X.shape[1], dtype)
+        elif early_stopping:
             X, Y, X_val, Y_val = self._validation_split(X, Y, split_labels, rng)
+        if early_stopping:
             X_val_dev = xp.asarray(X_val)
 
             def validation_score() -> float:
@@ -341,6 +357,16 @@ class _BaseDenseHead(BaseEstimator):
             self.best_validation_score_ = None
             self.best_loss_ = history.best_loss
         return self
+
+    def _validate_validation_data(self, X_val, y_val, n_features, dtype):
+        if X_val is None or y_val is None:
+            raise ValueError("Pass both X_val and y_val, or neither.")
+        X_val = check_array(X_val, dtype=dtype, input_name="X_val")
+        if X_val.shape[1] != n_features:
+            raise ValueError(f"X_val has {X_val.shape[1]} features but X has {n_features}.")
+        y_val = np.asarray(y_val)
+        check_consistent_length(X_val, y_val)
+        return X_val, np.ascontiguousarray(self._target_matrix(y_val), dtype=dtype)
 
     def _validation_split(self, X, Y, split_labels, rng):
         seed = int(rng.integers(np.iinfo(np.int32).max))
@@ -504,8 +530,14 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
             return float(np.mean(out.argmax(axis=1) == Y_val.argmax(axis=1)))
         return float(np.mean(np.all((out > 0.5) == (Y_val > 0.5), axis=1)))
 
+    def _target_matrix(self, y_val):
+        unknown = np.setdiff1d(unique_labels(y_val), self.classes_)
+        if len(unknown):
+            raise ValueError(f"y_val has classes not seen in y: {unknown}.")
+        return self._label_binarizer.transform(y_val)
+
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, X_val=None, y_val=None):
         """Fit the classifier on features ``X`` and labels ``y``.
 
         Parameters
@@ -514,12 +546,16 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
             Features.
         y : array-like of shape (n_samples,) or (n_samples, n_labels)
             Class labels (any hashable type), or a multilabel indicator matrix.
+        X_val, y_val : array-like, optional
+            Held-out data for early stopping (``early_stopping=True``) in place of a
+            ``validation_fraction`` split of ``X``.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, incremental=False)
+        validation = None if X_val is None and y_val is None else (X_val, y_val)
+        return self._fit(X, y, incremental=False, validation_data=validation)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -658,8 +694,12 @@ epsilon, dropout, dtype, device
     def _score_validation(self, network, X_val, Y_val):
         return float(r2_score(Y_val, to_numpy(network.forward(X_val))))
 
+    def _target_matrix(self, y_val):
+        y_val = np.asarray(y_val, dtype=np.float64)
+        return y_val.reshape(-1, 1) if y_val.ndim == 1 else y_val
+
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, X_val=None, y_val=None):
         """Fit the regressor on features ``X`` and targets ``y``.
 
         Parameters
@@ -668,12 +708,16 @@ epsilon, dropout, dtype, device
             Features.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
+        X_val, y_val : array-like, optional
+            Held-out data for early stopping (``early_stopping=True``) in place of a
+            ``validation_fraction`` split of ``X``.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, incremental=False)
+        validation = None if X_val is None and y_val is None else (X_val, y_val)
+        return self._fit(X, y, incremental=False, validation_data=validation)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):

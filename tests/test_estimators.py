@@ -264,3 +264,23 @@ def test_divergence_is_an_error_not_nan_predictions(digits):
     with pytest.raises(TrainingDivergedError, match="Lower learning_rate_init"):
         reg.fit(X, y.astype(float))
     assert not hasattr(reg, "head_")
+
+
+def test_explicit_validation_data_drives_early_stopping(digits):
+    X, y = digits
+    clf = LMUClassifier(
+        order=16,
+        hidden_layer_sizes=(32,),
+        early_stopping=True,
+        max_iter=30,
+        random_state=0,
+        device="cpu",
+    )
+    clf.fit(X[:400], y[:400], X_val=X[400:], y_val=y[400:])
+    # the validation scores are accuracies on exactly the given held-out set
+    assert clf.best_validation_score_ == max(clf.validation_scores_)
+    assert clf.best_validation_score_ == pytest.approx(clf.score(X[400:], y[400:]))
+    with pytest.raises(ValueError, match="early_stopping=True"):
+        LMUClassifier(order=4, device="cpu").fit(X, y, X_val=X[:5], y_val=y[:5])
+    with pytest.raises(ValueError, match="both X_val and y_val"):
+        clf.fit(X[:400], y[:400], X_val=X[400:])
