@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--alpha", type=float, default=0.0)
     parser.add_argument("--schedule", choices=["constant", "plateau"], default="constant")
     parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--no-scale", action="store_true", help="raw DN features")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--quiet", action="store_true")
@@ -46,6 +47,7 @@ def main(argv: list[str] | None = None) -> float:
     model = LMUClassifier(
         order=args.order,
         theta=args.theta,
+        scale_features=not args.no_scale,
         hidden_layer_sizes=tuple(args.hidden),
         activation="relu",
         alpha=args.alpha,

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_memory
 
-from ._device import to_numpy
+from ._device import resolve_device, to_numpy
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor
 
@@ -165,7 +165,9 @@ class _LMUBase(BaseEstimator):
             "discretizer": self.discretizer,
             "output": self.feature_output,
             "dtype": self.dtype if self.dtype in ("float32", "float64") else None,
-            "device": self.device,
+            # checked here (device='gpu' needs one now) but stored as 'auto' so that the
+            # fitted model also transforms on machines without a GPU
+            "device": "cpu" if resolve_device(self.device) == "cpu" else "auto",
         }
 
     def _fit_features(self, X):

@@ -149,16 +149,17 @@ class _BaseDenseHead(BaseEstimator):
         self.device = device
 
     # ------------------------------------------------------------------ helpers
-    def _array_module(self) -> ModuleType:
-        """Array module for training and prediction.
+    def _array_module(self, training: bool = True) -> ModuleType:
+        """Array module for training (``training=True``) or prediction.
 
-        'cpu' and (for now) 'auto' run on NumPy; 'gpu' asks
-        :func:`lmu_sk._device.get_array_module`, which raises a ValueError explaining how
-        to install CuPy when no CuPy/GPU is available.
+        Training: 'cpu' runs on NumPy, 'auto' on CuPy when it finds a GPU and NumPy
+        otherwise, 'gpu' on CuPy or a ValueError explaining how to install it. Prediction
+        falls back to NumPy wherever no GPU is present, so that a model trained on a GPU
+        (its weights are NumPy arrays) predicts on any machine.
         """
-        if self.device == "gpu":
-            return get_array_module("gpu")
-        return np
+        if not training and self.device != "cpu":
+            return get_array_module("auto")
+        return get_array_module(self.device)
 
     def _hidden_sizes(self) -> list[int]:
         sizes = self.hidden_layer_sizes
@@ -192,7 +193,7 @@ class _BaseDenseHead(BaseEstimator):
 
     def _forward(self, X: Any, raw: bool = False) -> np.ndarray:
         """Output of the fitted network for validated ``X``, as a NumPy array."""
-        xp = self._array_module()
+        xp = self._array_module(training=False)
         coefs = [xp.asarray(c) for c in self.coefs_]
         intercepts = [xp.asarray(b) for b in self.intercepts_]
         # NumPy input is cast block by block inside forward_pass; other modules get the
@@ -451,8 +452,9 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
     dtype : {'float32', 'float64'}, default='float32'
         Compute dtype of weights and activations.
     device : {'cpu', 'auto', 'gpu'}, default='cpu'
-        'cpu' and 'auto' run on NumPy; 'gpu' needs CuPy (``pip install lmu_sk[gpu]``)
-        and raises a ValueError without it.
+        Where training runs: 'cpu' on NumPy, 'auto' on a CUDA GPU when CuPy finds one,
+        'gpu' on CuPy (``pip install lmu_sk[gpu]``) or a ValueError without it. Weights
+        are kept as NumPy arrays and prediction falls back to the CPU without a GPU.
 
     Attributes
     ----------

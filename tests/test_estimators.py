@@ -284,3 +284,20 @@ def test_explicit_validation_data_drives_early_stopping(digits):
         LMUClassifier(order=4, device="cpu").fit(X, y, X_val=X[:5], y_val=y[:5])
     with pytest.raises(ValueError, match="both X_val and y_val"):
         clf.fit(X[:400], y[:400], X_val=X[400:])
+
+
+def test_gpu_device_without_a_gpu(digits, monkeypatch):
+    X, y = digits
+    from lmu_sk import _device
+
+    monkeypatch.setattr(_device, "_import_cupy_with_gpu", lambda: (None, "no CUDA device"))
+    with pytest.raises(ValueError, match=r"pip install lmu_sk\[gpu\]"):
+        LMUClassifier(order=4, device="gpu").fit(X, y)
+    # a model trained where a GPU was asked for keeps NumPy weights and predicts anywhere
+    clf = LMUClassifier(
+        order=8, hidden_layer_sizes=(16,), max_iter=5, random_state=0, device="cpu"
+    ).fit(X, y)
+    expected = clf.predict_proba(X)
+    clf.head_.device, clf.features_.device = "gpu", "auto"
+    loaded = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(loaded.predict_proba(X), expected)

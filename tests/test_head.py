@@ -354,7 +354,7 @@ def test_estimators_run_on_another_array_module(monkeypatch):
     fake.__dict__.update({k: v for k, v in np.__dict__.items() if not k.startswith("__")})
     X, y = _blobs()
     params = dict(max_iter=30, dropout=0.2, learning_rate_init=1e-2, random_state=0)
-    monkeypatch.setattr(DenseHeadClassifier, "_array_module", lambda self: fake)
+    monkeypatch.setattr(DenseHeadClassifier, "_array_module", lambda self, training=True: fake)
     clf = DenseHeadClassifier(early_stopping=True, **params)
     clf.fit(X, y).partial_fit(X, y)
     assert type(clf.coefs_[0]) is np.ndarray and clf.predict_proba(X).shape == (300, 3)
