@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from .cpu_gemm import block_weights
+
 __all__ = [
     "all_states_blocked",
     "all_states_fft",
@@ -271,17 +273,9 @@ def block_matrix(Abar: Any, H: Any, block: int) -> np.ndarray:
     """
     Abar = _to_host(Abar)
     H = _to_host(H)
-    order = Abar.shape[0]
     if block < 1 or H.shape[0] < block:
         raise ValueError(f"block must be in 1..{H.shape[0]}; got {block}.")
-    W = np.zeros((order + block, block * order))
-    power = np.eye(order)
-    for s in range(block):
-        power = Abar @ power
-        cols = slice(s * order, (s + 1) * order)
-        W[:order, cols] = power.T
-        W[order : order + s + 1, cols] = H[s::-1]
-    return W
+    return block_weights(Abar, H, block)
 
 
 def iter_state_blocks(
