@@ -196,3 +196,33 @@ def test_huge_order_fails_clearly(X):
 def test_budget_too_small_for_one_sequence(X):
     with pytest.raises(ValueError, match="raise max_memory"):
         LMUFeatures(order=8, output="sequence", method="fft", max_memory=10).fit_transform(X)
+
+
+class _DeviceArray(np.ndarray):
+    """Stands in for a CuPy array: same module name and ``get()``; data stays on the CPU."""
+
+    def get(self):
+        return np.asarray(self)
+
+
+_DeviceArray.__module__ = "cupy._core.core"
+
+
+def test_device_arrays_are_validated_without_leaving_the_device(X, monkeypatch):
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(isfinite=np.isfinite))
+    est = LMUFeatures(order=4, device="cpu")
+    F = est.fit_transform(X.view(_DeviceArray))
+    np.testing.assert_allclose(F, LMUFeatures(order=4).fit_transform(X), rtol=1e-12)
+    bad = X.copy()
+    bad[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        est.fit(bad.view(_DeviceArray))
+    with pytest.raises(ValueError, match="Input X contains NaN or infinity"):
+        est.transform(bad.view(_DeviceArray))
+    with pytest.raises(TypeError, match="real numbers"):
+        est.fit((X > 0).astype(complex).view(_DeviceArray))
+    with pytest.raises(ValueError, match="must have shape"):
+        est.fit(X[0, :, 0].view(_DeviceArray))
