@@ -110,7 +110,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         self.device = device
         self.return_gpu_arrays = return_gpu_arrays
 
-    def _validate_params_(self, n_steps: int) -> tuple[int, float]:
+    def _checked_order_theta(self, n_steps: int) -> tuple[int, float]:
         if self.discretizer not in DISCRETIZERS:
             raise ValueError(
                 f"Unknown discretizer {self.discretizer!r}; use one of {DISCRETIZERS}."
@@ -185,7 +185,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
             n_steps, n_channels = max(len(u) for u in U), U[0].shape[1]
         else:
             n_steps, n_channels = U.shape[1], U.shape[2]
-        order, self.theta_ = self._validate_params_(n_steps)
+        order, self.theta_ = self._checked_order_theta(n_steps)
         resolve_device(self.device)
         warn_if_euler_unstable(order, self.theta_, self.discretizer)
         self.n_features_in_ = n_steps
