@@ -11,7 +11,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DEVICES", "get_array_module", "is_numpy", "resolve_device", "to_numpy"]
+from ._input import is_device_array
+
+__all__ = [
+    "DEVICES",
+    "array_module_of",
+    "get_array_module",
+    "is_numpy",
+    "resolve_device",
+    "to_numpy",
+]
 
 DEVICES = ("cpu", "gpu", "auto")
 
@@ -69,6 +78,13 @@ def get_array_module(device: str) -> ModuleType:
     return np
 
 
+def array_module_of(a: Any) -> ModuleType:
+    """The array module ``a`` lives on: CuPy for a CuPy array, NumPy for anything else."""
+    if is_device_array(a):
+        return get_array_module("gpu")
+    return np
+
+
 def is_numpy(xp: ModuleType) -> bool:
     """Return True when ``xp`` is NumPy itself."""
     return xp is np
@@ -79,11 +95,8 @@ def to_numpy(a: Any) -> np.ndarray:
 
     NumPy arrays are returned unchanged (no copy).
     """
-    if isinstance(a, np.ndarray):
-        return a
-    get = getattr(a, "get", None)
-    if callable(get) and type(a).__module__.startswith("cupy"):
-        return get()
+    if is_device_array(a):
+        return a.get()
     return np.asarray(a)
 
 

@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_array
 
 __all__ = [
     "as_sequences",
+    "check_device_matrix",
     "check_dtype_param",
     "check_finite_result",
     "is_device_array",
@@ -36,6 +37,57 @@ def is_device_array(X) -> bool:
     return type(X).__module__.split(".")[0] == "cupy"
 
 
+def _device_all_finite(X) -> bool:
+    """Whether a CuPy array holds only finite numbers: two reductions, no temporary array.
+
+    NaN propagates through ``min`` and ``max``, so either comparison then fails too.
+    """
+    return bool(X.size == 0 or (-np.inf < X.min() and X.max() < np.inf))
+
+
+def check_device_matrix(X, input_name: str = "X", estimator=None, reset: bool = True):
+    """Validate a 2-D CuPy feature matrix without leaving the device.
+
+    The checks ``sklearn.utils.validation.validate_data`` makes for a dense matrix: real
+    numbers, two dimensions, at least one sample and one feature, finite values, and with
+    an ``estimator`` the number of features (stored when ``reset``, compared otherwise).
+
+    Returns
+    -------
+    CuPy array
+        ``X`` itself when it holds float32 or float64, else ``X`` as float64.
+    """
+    if X.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{input_name} must hold real numbers; got a CuPy array of dtype {X.dtype}."
+        )
+    if X.ndim != 2:
+        raise ValueError(
+            f"{input_name} must have shape (n_samples, n_features); got a CuPy array of "
+            f"shape {X.shape}."
+        )
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(
+            f"Found array with shape {X.shape} in {input_name}: at least one sample and one "
+            "feature are required."
+        )
+    if X.dtype not in _FLOAT_DTYPES:
+        X = X.astype(np.float64)
+    if not _device_all_finite(X):
+        raise ValueError(f"Input {input_name} contains NaN or infinity; clean or impute it first.")
+    if estimator is not None:
+        name = type(estimator).__name__
+        if reset:
+            estimator.n_features_in_ = X.shape[1]
+            estimator.__dict__.pop("feature_names_in_", None)
+        elif X.shape[1] != estimator.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {name} is expecting "
+                f"{estimator.n_features_in_} features as input."
+            )
+    return X
+
+
 def _validate_device_array(X, dtype: np.dtype | None):
     """The checks of :func:`_validate_array` for a CuPy array, without leaving the device."""
     if X.dtype.kind not in "biuf":
@@ -52,16 +104,14 @@ def _validate_device_array(X, dtype: np.dtype | None):
     if dtype is None:
         dtype = X.dtype if X.dtype in _FLOAT_DTYPES else np.dtype(np.float64)
     X = X.astype(dtype, copy=False)
-    if not bool(X.size == 0 or abs(X).max() < np.inf):  # NaN fails the comparison too
+    if not _device_all_finite(X):
         raise ValueError("Input X contains NaN or infinity; clean or impute it first.")
     return X if X.ndim == 3 else X[:, :, None]
 
 
 def _all_finite(a) -> bool:
     if is_device_array(a):
-        import cupy
-
-        return bool(cupy.isfinite(a).all())
+        return _device_all_finite(a)
     return bool(np.isfinite(a).all())
 
 

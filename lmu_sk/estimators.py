@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_memory
 
-from ._device import resolve_device, to_numpy
+from ._device import array_module_of, resolve_device, to_numpy
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor
 
@@ -69,10 +69,13 @@ def default_order(n_steps: int, n_channels: int) -> int:
     return max(1, min(n_steps, _DEFAULT_MAX_ORDER, _DEFAULT_MAX_FEATURES // n_channels))
 
 
-def _features_of(transformer_params: dict, X):
-    """Fit an ``LMUFeatures`` with ``transformer_params`` on ``X`` and transform ``X``."""
+def _features_of(transformer_params: dict, X, on_device: bool = False):
+    """Fit an ``LMUFeatures`` with ``transformer_params`` on ``X`` and transform ``X``.
+
+    With ``on_device`` the features of a GPU computation are returned as CuPy arrays.
+    """
     transformer = LMUFeatures(**transformer_params).fit(X)
-    return transformer, transformer.transform(X)
+    return transformer, transformer._transform(X, return_gpu_arrays=on_device)
 
 
 class _LMUBase(BaseEstimator):
@@ -171,17 +174,23 @@ class _LMUBase(BaseEstimator):
         }
 
     def _fit_features(self, X):
-        """Fit the transformer, compute training features and the scaling; cached by memory."""
+        """Fit the transformer, compute training features and the scaling; cached by memory.
+
+        On a GPU the features stay on the device (a CuPy array) for the head, except when
+        ``memory`` caches them: the cache lives on the host.
+        """
         params = self._transformer_params(X)
+        on_device = params["device"] != "cpu" and self.memory is None
         compute = check_memory(self.memory).cache(_features_of)
-        self.features_, F = compute(params, X)
+        self.features_, F = compute(params, X, on_device)
         self.order_ = int(params["order"])
         self.n_features_in_ = self.features_.n_features_in_
         F = self._as_rows(F)
         if self.scale_features:
-            self.feature_mean_ = F.mean(axis=0, dtype=np.float64)
+            mean = F.mean(axis=0, dtype=np.float64)
             std = F.std(axis=0, dtype=np.float64)
-            self.feature_scale_ = np.where(std > 0, std, 1.0)
+            self.feature_mean_ = to_numpy(mean)
+            self.feature_scale_ = np.where(to_numpy(std) > 0, to_numpy(std), 1.0)
         return self._scale(F)
 
     def _features(self, X):
@@ -189,15 +198,20 @@ class _LMUBase(BaseEstimator):
         return self._transform(X)
 
     def _transform(self, X):
-        return self._scale(self._as_rows(self.features_.transform(X)))
+        """Scaled feature rows of ``X``; on a GPU they stay on the device for the head."""
+        # 'gpu' falls back to the CPU here, so that a model fitted on a GPU predicts anywhere
+        on_device = self.device != "cpu" and resolve_device("auto") == "gpu"
+        return self._scale(self._as_rows(self.features_._transform(X, on_device)))
 
     def _scale(self, F):
         if self.scale_features:
-            F = (F - self.feature_mean_.astype(F.dtype)) / self.feature_scale_.astype(F.dtype)
+            xp = array_module_of(F)
+            mean = xp.asarray(self.feature_mean_, dtype=F.dtype)
+            F = (F - mean) / xp.asarray(self.feature_scale_, dtype=F.dtype)
         return F
 
     def _as_rows(self, F):
-        return to_numpy(F)
+        return F
 
     # ------------------------------------------------------------------ head
     def _make_head(self):
@@ -367,7 +381,6 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     _feature_outputs = ("final", "mean", "max", "sequence")
 
     def _as_rows(self, F):
-        F = to_numpy(F)
         if self.feature_output != "sequence":
             return F
         if isinstance(F, list):

@@ -165,6 +165,10 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         (n_samples, n_steps, n_channels * order) (a list of arrays for sequences of
         different lengths).
         """
+        return self._transform(X, self.return_gpu_arrays)
+
+    def _transform(self, X, return_gpu_arrays: bool):
+        """:meth:`transform`, returning CuPy arrays when computed on a GPU and asked to."""
         check_is_fitted(self)
         U = self._validate_input(X, reset=False, check_finite=False)
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
@@ -174,7 +178,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
                 f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
                 "the last axis, or fit again."
             )
-        return self._features(U)
+        return self._features(U, return_gpu_arrays)
 
     def _validate_input(self, X, reset: bool, check_finite: bool):
         _check_feature_names(self, X, reset=reset)
@@ -196,8 +200,10 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         self.input_matrix_ = np.array(Bbar)
         return self
 
-    def _features(self, U):
+    def _features(self, U, return_gpu_arrays: bool | None = None):
         """Features of validated inputs ``U``, checked to be finite."""
+        if return_gpu_arrays is None:
+            return_gpu_arrays = self.return_gpu_arrays
         order = int(self.order)
         budget = resolve_budget(self.max_memory)
         if resolve_device(self.device) == "gpu":
@@ -210,7 +216,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
                 self.discretizer,
                 self.output,
                 budget,
-                return_cupy=self.return_gpu_arrays,
+                return_cupy=return_gpu_arrays,
                 method=self.method,
             )
         else:

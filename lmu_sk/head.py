@@ -11,6 +11,8 @@ Conventions
 * Fitted weights ``coefs_`` and ``intercepts_`` are NumPy arrays in the compute dtype, so
   fitted models pickle and load on machines without a GPU.
 * Predictions are NumPy arrays; ``predict_proba`` and regression outputs are float64.
+* CuPy feature matrices are validated on the device and, when the head trains or predicts
+  on the GPU, never leave it: only the weights and the predictions come back.
 * There is no ``decision_function``: like ``MLPClassifier`` the classifier exposes
   ``predict_proba`` and ``predict_log_proba`` only.
 * Divergence (a non-finite loss or weights) raises
@@ -49,7 +51,8 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._device import get_array_module, to_numpy
+from ._device import array_module_of, get_array_module, to_numpy
+from ._input import check_device_matrix, is_device_array
 from .neural.activations import HIDDEN_ACTIVATIONS
 from .neural.network import DenseNetwork, forward_pass
 from .neural.optimizers import SGD, Adam, make_schedule
@@ -194,15 +197,56 @@ class _BaseDenseHead(BaseEstimator):
     def _forward(self, X: Any, raw: bool = False) -> np.ndarray:
         """Output of the fitted network for validated ``X``, as a NumPy array."""
         xp = self._array_module(training=False)
+        if xp is np:
+            X = to_numpy(X)
         coefs = [xp.asarray(c) for c in self.coefs_]
         intercepts = [xp.asarray(b) for b in self.intercepts_]
         # NumPy input is cast block by block inside forward_pass; other modules get the
-        # matrix moved once, in the compute dtype
+        # matrix moved once (if not already there), in the compute dtype
         Xd = X if xp is np else xp.asarray(X, dtype=self.coefs_[0].dtype)
         out = forward_pass(
             Xd, coefs, intercepts, self.activation, self.out_activation_, xp, raw=raw
         )
         return to_numpy(out)
+
+    def _validate_X(self, X, reset: bool = False):
+        """``validate_data`` for ``X`` alone; CuPy arrays are checked on the device."""
+        if is_device_array(X):
+            return check_device_matrix(X, estimator=self, reset=reset)
+        return validate_data(self, X, dtype=(np.float64, np.float32), reset=reset)
+
+    def _validate_X_y(self, X, y, reset: bool, y_numeric: bool = False):
+        """``validate_data`` for ``(X, y)``; a CuPy ``X`` is checked on the device.
+
+        Targets are small next to the features: a CuPy ``y`` is brought to the host.
+        """
+        if not is_device_array(X):
+            return validate_data(
+                self,
+                X,
+                y,
+                multi_output=True,
+                y_numeric=y_numeric,
+                dtype=(np.float64, np.float32),
+                reset=reset,
+            )
+        X = check_device_matrix(X, estimator=self, reset=reset)
+        y = check_array(
+            to_numpy(y), ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y"
+        )
+        check_consistent_length(X, y)
+        return X, y
+
+    @staticmethod
+    def _compute_array(X, dtype: np.dtype, xp: ModuleType):
+        """``X`` as a C-contiguous array of ``dtype`` where training runs.
+
+        A CuPy ``X`` stays on the device when training runs there, and comes to the host
+        once when it runs on the CPU; host arrays are moved by the training loop.
+        """
+        if is_device_array(X) and xp is not np:
+            return xp.ascontiguousarray(X, dtype=dtype)
+        return np.ascontiguousarray(to_numpy(X), dtype=dtype)
 
     # ------------------------------------------------------------------ subclass hooks
     def _validate_input(self, X, y, incremental: bool, reset: bool):
@@ -249,7 +293,7 @@ class _BaseDenseHead(BaseEstimator):
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
 
         X, Y, split_labels = self._validate_input(X, y, incremental, reset=first_pass)
-        X = np.ascontiguousarray(X, dtype=dtype)
+        X = self._compute_array(X, dtype, xp)
         Y = np.ascontiguousarray(Y, dtype=dtype)
         layer_sizes = [X.shape[1], *hidden, Y.shape[1]]
 
@@ -301,6 +345,7 @@ class _BaseDenseHead(BaseEstimator):
             )
         if early_stopping and validation_data is not None:
             X_val, Y_val = self._validate_validation_data(*validation_data, X.shape[1], dtype)
+            X_val = self._compute_array(X_val, dtype, xp)
         elif early_stopping:
             X, Y, X_val, Y_val = self._validation_split(X, Y, split_labels, rng)
         if early_stopping:
@@ -362,32 +407,42 @@ class _BaseDenseHead(BaseEstimator):
     def _validate_validation_data(self, X_val, y_val, n_features, dtype):
         if X_val is None or y_val is None:
             raise ValueError("Pass both X_val and y_val, or neither.")
-        X_val = check_array(X_val, dtype=dtype, input_name="X_val")
+        if is_device_array(X_val):
+            X_val = check_device_matrix(X_val, input_name="X_val")
+        else:
+            X_val = check_array(X_val, dtype=dtype, input_name="X_val")
         if X_val.shape[1] != n_features:
             raise ValueError(f"X_val has {X_val.shape[1]} features but X has {n_features}.")
-        y_val = np.asarray(y_val)
+        y_val = np.asarray(to_numpy(y_val))
         check_consistent_length(X_val, y_val)
         return X_val, np.ascontiguousarray(self._target_matrix(y_val), dtype=dtype)
 
     def _validation_split(self, X, Y, split_labels, rng):
+        """Hold out ``validation_fraction`` of the rows (stratified for classes).
+
+        The split is drawn on row indices, so a CuPy ``X`` is split on the device.
+        """
         seed = int(rng.integers(np.iinfo(np.int32).max))
+        rows = np.arange(X.shape[0])
         try:
-            X, X_val, Y, Y_val = train_test_split(
-                X, Y, test_size=self.validation_fraction, random_state=seed, stratify=split_labels
+            train, val = train_test_split(
+                rows, test_size=self.validation_fraction, random_state=seed, stratify=split_labels
             )
         except ValueError:
             if split_labels is None:
                 raise
             # too few members in a class to stratify: fall back to a random split
-            X, X_val, Y, Y_val = train_test_split(
-                X, Y, test_size=self.validation_fraction, random_state=seed
+            train, val = train_test_split(
+                rows, test_size=self.validation_fraction, random_state=seed
             )
-        if X_val.shape[0] < 2:
+        if val.shape[0] < 2:
             raise ValueError(
                 "The validation set is too small. Increase 'validation_fraction' or the "
                 "size of your dataset."
             )
-        return np.ascontiguousarray(X), np.ascontiguousarray(Y), X_val, Y_val
+        xp = array_module_of(X)
+        X_train, X_val = X[xp.asarray(train)], X[xp.asarray(val)]
+        return X_train, np.ascontiguousarray(Y[train]), X_val, Y[val]
 
     def __sklearn_is_fitted__(self) -> bool:
         # classes_ is set before training starts; the weights only after it succeeded
@@ -489,9 +544,7 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
     """
 
     def _validate_input(self, X, y, incremental, reset):
-        X, y = validate_data(
-            self, X, y, multi_output=True, dtype=(np.float64, np.float32), reset=reset
-        )
+        X, y = self._validate_X_y(X, y, reset=reset)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
         check_classification_targets(y)
@@ -597,7 +650,7 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
         ndarray of shape (n_samples,) or (n_samples, n_labels)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
+        X = self._validate_X(X)
         y = self._forward(X)
         if self.n_outputs_ == 1:
             y = y.ravel()
@@ -617,7 +670,7 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
             Columns in the order of ``classes_``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
+        X = self._validate_X(X)
         p = self._forward(X).astype(np.float64)
         if self.n_outputs_ == 1:
             p = p.ravel()
@@ -676,15 +729,7 @@ epsilon, dropout, dtype, device
     """
 
     def _validate_input(self, X, y, incremental, reset):
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            multi_output=True,
-            y_numeric=True,
-            dtype=(np.float64, np.float32),
-            reset=reset,
-        )
+        X, y = self._validate_X_y(X, y, reset=reset, y_numeric=True)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
         Y = y.reshape(-1, 1) if y.ndim == 1 else y
@@ -751,7 +796,7 @@ epsilon, dropout, dtype, device
         ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
+        X = self._validate_X(X)
         y = self._forward(X).astype(np.float64)
         if y.shape[1] == 1:
             return y.ravel()

@@ -24,8 +24,6 @@ to the compute dtype before the oracle sees them, so only the kernels' own error
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import subprocess
 import sys
@@ -34,6 +32,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from fake_cupy import FakeDeviceArray, FakeOutOfMemory, clear_caches, install
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -205,100 +204,10 @@ def test_gpu_available_never_raises():
 # ------------------------------------------- CuPy driver with a NumPy stand-in for CuPy
 
 
-class FakeOutOfMemory(Exception):
-    pass
-
-
-class FakeDeviceArray(np.ndarray):
-    """A NumPy array the stand-in treats as device memory; ``.data`` is a device pointer."""
-
-    @property
-    def data(self):
-        return FakePointer(self)
-
-
-class FakePointer:
-    def __init__(self, array):
-        self.array = array
-
-    def copy_from_host_async(self, source, nbytes, stream):
-        assert self.array.flags.c_contiguous and 0 < nbytes <= self.array.nbytes
-        ctypes.memmove(self.array.ctypes.data, source.value, nbytes)
-
-    def copy_to_host_async(self, target, nbytes, stream):
-        assert self.array.flags.c_contiguous and nbytes == self.array.nbytes
-        ctypes.memmove(target.value, self.array.ctypes.data, nbytes)
-
-
-class FakeStream:
-    ptr = 0
-
-    def __init__(self, non_blocking=False):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def record(self, event=None):
-        return SimpleNamespace(synchronize=lambda: None)
-
-    def wait_event(self, event):
-        pass
-
-    def synchronize(self):
-        pass
-
-
-class FakeCupy:
-    """The part of CuPy the driver uses, on NumPy; everything else falls through to NumPy."""
-
-    ndarray = FakeDeviceArray
-    fft = np.fft
-
-    def __init__(self, free_bytes):
-        self.pool = SimpleNamespace(free_bytes=lambda: 0, free_all_blocks=lambda: None)
-        self.cuda = SimpleNamespace(
-            runtime=SimpleNamespace(
-                getDeviceCount=lambda: 1,
-                getDevice=lambda: 0,
-                memGetInfo=lambda: (free_bytes, 2 * free_bytes),
-            ),
-            Device=lambda device_id=0: contextlib.nullcontext(),
-            Stream=FakeStream,
-            get_current_stream=FakeStream,
-            memory=SimpleNamespace(OutOfMemoryError=FakeOutOfMemory),
-        )
-
-    def __getattr__(self, name):
-        return getattr(np, name)
-
-    def get_default_memory_pool(self):
-        return self.pool
-
-    def asarray(self, a, dtype=None):
-        return np.asarray(a, dtype=dtype).view(FakeDeviceArray)
-
-    def empty(self, shape, dtype=float):
-        return np.empty(shape, dtype=dtype).view(FakeDeviceArray)
-
-    def ascontiguousarray(self, a, dtype=None):
-        return np.ascontiguousarray(a, dtype=dtype).view(FakeDeviceArray)
-
-
 @pytest.fixture
 def fake_cupy(monkeypatch):
-    fake = FakeCupy(free_bytes=2 * 1024**3)
-    monkeypatch.setattr(gpu_cupy, "_cupy", lambda: fake)
-    pinned = SimpleNamespace(empty_pinned=lambda shape, dtype: np.empty(shape, dtype=dtype))
-    monkeypatch.setitem(sys.modules, "cupyx", pinned)
-    gpu_cupy.clear_device_cache()
-    gpu_cupy._streams.cache_clear()
-    yield fake
-    gpu_cupy.clear_device_cache()
-    gpu_cupy._streams.cache_clear()
+    yield install(monkeypatch)
+    clear_caches()
 
 
 def driver_case(n_samples=7, n_steps=23, n_channels=2, order=6, seed=0):

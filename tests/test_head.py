@@ -147,12 +147,12 @@ def test_multilabel():
 def test_early_stopping_keeps_best_weights(monkeypatch):
     import lmu_sk.head
 
-    # record the validation split the estimator draws
+    # record the validation rows the estimator draws
     split = {}
 
     def recording_split(*args, **kwargs):
         out = train_test_split(*args, **kwargs)
-        split["X_val"], split["Y_val"] = out[1], out[3]
+        split["rows"] = out[1]
         return out
 
     monkeypatch.setattr(lmu_sk.head, "train_test_split", recording_split)
@@ -169,11 +169,11 @@ def test_early_stopping_keeps_best_weights(monkeypatch):
     assert len(clf.validation_scores_) == clf.n_iter_ < 200
     assert clf.best_validation_score_ == max(clf.validation_scores_)
     # the stratified split keeps the class proportions
-    y_val = clf.classes_[split["Y_val"].argmax(axis=1)]
+    X_val, y_val = X[split["rows"]], y[split["rows"]]
     assert len(y_val) == 40 and np.bincount(y_val).min() >= 13
     # the returned weights are those of the best epoch, not of the last one
     assert clf.validation_scores_[-1] < clf.best_validation_score_
-    assert clf.score(split["X_val"], y_val) == clf.best_validation_score_
+    assert clf.score(X_val, y_val) == clf.best_validation_score_
 
 
 def test_reproducible_with_random_state():
