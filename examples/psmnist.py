@@ -37,6 +37,7 @@ def head_params(args: argparse.Namespace) -> dict:
         "early_stopping": True,
         "n_iter_no_change": args.patience,
         "dropout": args.dropout,
+        "input_dropout": args.input_dropout,
         "random_state": args.seed,
         "verbose": not args.quiet,
         "device": args.device,
@@ -69,7 +70,8 @@ def fit_ensemble(args: argparse.Namespace, data) -> float:
     test_accuracy = accuracy(features[2], data.y_test)
     print(
         f"order {args.order}, thetas {thetas}, hidden {tuple(args.hidden)}, dropout "
-        f"{args.dropout}, schedule {args.schedule}, {args.n_heads} head(s): "
+        f"{args.dropout}, input dropout {args.input_dropout}, schedule {args.schedule}, "
+        f"{args.n_heads} head(s): "
         f"{[head.n_iter_ for head in heads]} epochs"
     )
     print(f"DN features of all 70 000 sequences for {len(thetas)} windows: {precompute:.2f} s")
@@ -101,7 +103,10 @@ def main(argv: list[str] | None = None) -> float:
     )
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--patience", type=int, default=20)
-    parser.add_argument("--dropout", type=float, default=0.0)
+    parser.add_argument("--dropout", type=float, default=0.0, help="on the hidden units")
+    parser.add_argument(
+        "--input-dropout", type=float, default=0.0, help="on the DN features, in training"
+    )
     parser.add_argument("--alpha", type=float, default=0.0)
     parser.add_argument("--schedule", choices=["constant", "plateau"], default="constant")
     parser.add_argument("--batch-size", type=int, default=100)
@@ -137,7 +142,8 @@ def main(argv: list[str] | None = None) -> float:
     test_accuracy = model.score(X_test, data.y_test)
     print(
         f"order {args.order}, theta {args.theta:g}, hidden {tuple(args.hidden)}, dropout "
-        f"{args.dropout}, schedule {args.schedule}: {model.n_iter_} epochs"
+        f"{args.dropout}, input dropout {args.input_dropout}, schedule {args.schedule}: "
+        f"{model.n_iter_} epochs"
     )
     print(f"DN features of the 50 000 training sequences: {precompute:.2f} s")
     print(f"fit (features + head training): {fit_time:.1f} s")

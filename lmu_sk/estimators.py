@@ -42,6 +42,7 @@ _HEAD_PARAMS = (
     "beta_2",
     "epsilon",
     "dropout",
+    "input_dropout",
     "dtype",
 )
 _HEAD_ATTRIBUTES = (
@@ -115,6 +116,7 @@ class _LMUBase(BaseEstimator):
         beta_2=0.999,
         epsilon=1e-8,
         dropout=0.0,
+        input_dropout=0.0,
         dtype="float32",
         device="auto",
     ):
@@ -146,6 +148,7 @@ class _LMUBase(BaseEstimator):
         self.beta_2 = beta_2
         self.epsilon = epsilon
         self.dropout = dropout
+        self.input_dropout = input_dropout
         self.dtype = dtype
         self.device = device
 
@@ -296,7 +299,7 @@ class LMUClassifier(ClassifierMixin, _LMUBase):
     hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
 learning_rate_init, max_iter, shuffle, random_state, tol, verbose, warm_start, momentum, \
 nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_change, beta_1, beta_2, \
-epsilon, dropout, dtype
+epsilon, dropout, input_dropout, dtype
         The head's parameters, as in :class:`~lmu_sk.head.DenseHeadClassifier` and
         :class:`sklearn.neural_network.MLPClassifier`. ``dtype`` is also the features'.
     device : {'auto', 'cpu', 'gpu'}, default='auto'

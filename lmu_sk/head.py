@@ -2,9 +2,9 @@
 
 :class:`DenseHeadClassifier` and :class:`DenseHeadRegressor` follow the parameters and
 fitted attributes of :class:`sklearn.neural_network.MLPClassifier` and
-:class:`~sklearn.neural_network.MLPRegressor` (stochastic solvers only), and add dropout,
-a compute dtype (float32 by default) and a device. Training is the hand-written network of
-:mod:`lmu_sk.neural`.
+:class:`~sklearn.neural_network.MLPRegressor` (stochastic solvers only), and add dropout
+(of hidden units and of input features), a compute dtype (float32 by default) and a
+device. Training is the hand-written network of :mod:`lmu_sk.neural`.
 
 Conventions
 -----------
@@ -94,6 +94,7 @@ class _BaseDenseHead(BaseEstimator):
         "beta_2": [Interval(Real, 0, 1, closed="left")],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "dropout": [Interval(Real, 0, 1, closed="left")],
+        "input_dropout": [Interval(Real, 0, 1, closed="left")],
         "dtype": [StrOptions(set(_DTYPES))],
         "device": [StrOptions({"cpu", "gpu", "auto"})],
     }
@@ -123,6 +124,7 @@ class _BaseDenseHead(BaseEstimator):
         beta_2=0.999,
         epsilon=1e-8,
         dropout=0.0,
+        input_dropout=0.0,
         dtype="float32",
         device="cpu",
     ):
@@ -148,6 +150,7 @@ class _BaseDenseHead(BaseEstimator):
         self.beta_2 = beta_2
         self.epsilon = epsilon
         self.dropout = dropout
+        self.input_dropout = input_dropout
         self.dtype = dtype
         self.device = device
 
@@ -322,7 +325,14 @@ class _BaseDenseHead(BaseEstimator):
             )
 
         network = DenseNetwork(
-            layer_sizes, self.activation, self._loss_name(Y), self.alpha, self.dropout, dtype, xp
+            layer_sizes,
+            self.activation,
+            self._loss_name(Y),
+            self.alpha,
+            self.dropout,
+            dtype,
+            xp,
+            input_dropout=self.input_dropout,
         )
         if first_pass:
             network.initialize(rng)
@@ -456,7 +466,7 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
     classes, one logistic output unit for two classes, and independent logistic outputs
     for multilabel targets. Parameters are those of
     :class:`sklearn.neural_network.MLPClassifier` (stochastic solvers) plus ``dropout``,
-    ``dtype`` and ``device``.
+    ``input_dropout``, ``dtype`` and ``device``.
 
     Parameters
     ----------
@@ -504,6 +514,10 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
         Adam parameters.
     dropout : float, default=0.0
         Inverted-dropout rate of the hidden units during training.
+    input_dropout : float, default=0.0
+        Inverted-dropout rate of the input features during training: each feature of
+        each sample is zeroed with this probability (and the rest scaled up), which
+        keeps the network from relying on a few features.
     dtype : {'float32', 'float64'}, default='float32'
         Compute dtype of weights and activations.
     device : {'cpu', 'auto', 'gpu'}, default='cpu'
@@ -705,14 +719,14 @@ class DenseHeadRegressor(RegressorMixin, _BaseDenseHead):
     A multilayer perceptron with identity output and squared-error loss (summed over
     outputs for multi-output targets). Parameters are those of
     :class:`sklearn.neural_network.MLPRegressor` (stochastic solvers) plus ``dropout``,
-    ``dtype`` and ``device``.
+    ``input_dropout``, ``dtype`` and ``device``.
 
     Parameters
     ----------
     hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
 learning_rate_init, max_iter, shuffle, random_state, tol, verbose, warm_start, momentum, \
 nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_change, beta_1, beta_2, \
-epsilon, dropout, dtype, device
+epsilon, dropout, input_dropout, dtype, device
         As for :class:`DenseHeadClassifier`, except that the early-stopping split is not
         stratified and its score is the R^2.
 

@@ -1,11 +1,12 @@
 """LMUClassifier and LMURegressor: scikit-learn compliance, the three uses, bad input."""
 
 import pickle
+import warnings
 
 import joblib
 import numpy as np
 import pytest
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -230,6 +231,41 @@ def test_pipeline_memory_recipe_with_a_head_on_features(digits, tmp_path):
     )
     search = GridSearchCV(pipe, {"head__alpha": [1e-4, 1e-2]}, cv=2).fit(X, y)
     assert search.best_score_ > 0.5
+
+
+@pytest.mark.parametrize(
+    ("composite", "head_class"),
+    [(LMUClassifier, DenseHeadClassifier), (LMURegressor, DenseHeadRegressor)],
+)
+def test_every_head_parameter_reaches_the_head(digits, composite, head_class):
+    X, y = digits
+    own = {"order", "theta", "discretizer", "feature_output", "scale_features", "memory"}
+    head_params = set(head_class().get_params())
+    assert set(composite().get_params()) - own == head_params
+    changed = dict(
+        hidden_layer_sizes=(7,),
+        alpha=0.01,
+        batch_size=32,
+        learning_rate="plateau",
+        learning_rate_init=2e-3,
+        max_iter=2,
+        shuffle=False,
+        random_state=5,
+        tol=1e-3,
+        n_iter_no_change=4,
+        beta_1=0.8,
+        beta_2=0.99,
+        epsilon=1e-7,
+        dropout=0.1,
+        input_dropout=0.2,
+        dtype="float64",
+        device="cpu",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = composite(order=4, **changed).fit(X[:100], y[:100])
+    head = model.head_.get_params()
+    assert {name: head[name] for name in changed} == changed
 
 
 def test_head_alone_on_precomputed_features():

@@ -96,6 +96,7 @@ def test_float64_and_sgd_and_dropout():
         {"solver": "sgd", "learning_rate_init": 0.05},
         {"solver": "sgd", "nesterovs_momentum": False, "learning_rate_init": 0.05},
         {"dropout": 0.3},
+        {"input_dropout": 0.3},
         {"hidden_layer_sizes": (), "learning_rate_init": 0.05},
         {"hidden_layer_sizes": (16, 16, 16), "activation": "tanh"},
         {"learning_rate": "plateau"},
@@ -174,6 +175,20 @@ def test_early_stopping_keeps_best_weights(monkeypatch):
     # the returned weights are those of the best epoch, not of the last one
     assert clf.validation_scores_[-1] < clf.best_validation_score_
     assert clf.score(X_val, y_val) == clf.best_validation_score_
+
+
+def test_input_dropout_is_reproducible_and_changes_training():
+    X, y = _blobs()
+    params = dict(max_iter=10, dropout=0.2, random_state=3)
+    a = DenseHeadClassifier(input_dropout=0.3, **params).fit(X, y)
+    b = DenseHeadClassifier(input_dropout=0.3, **params).fit(X, y)
+    plain = DenseHeadClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(a.coefs_[0], b.coefs_[0])
+    assert not np.allclose(a.coefs_[0], plain.coefs_[0])
+    # masked inputs make training harder, not prediction: the loss is the training loss
+    assert a.loss_ > plain.loss_
+    with pytest.raises(ValueError, match="input_dropout"):
+        DenseHeadClassifier(input_dropout=1.0).fit(X, y)
 
 
 def test_reproducible_with_random_state():

@@ -40,7 +40,9 @@ RTOL = 1e-6
 ATOL = 1e-8
 
 
-def _make_problem(seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop):
+def _make_problem(
+    seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop, input_drop=False
+):
     rng = np.random.default_rng(seed)
     net = DenseNetwork(
         [n_features, *hidden, n_outputs],
@@ -49,6 +51,7 @@ def _make_problem(seed, n_samples, n_features, hidden, n_outputs, activation, lo
         alpha=alpha,
         dropout=0.5 if drop else 0.0,
         dtype=np.float64,
+        input_dropout=0.25 if input_drop else 0.0,
     )
     net.initialize(rng)
     # non-zero biases so that their gradients are exercised away from zero
@@ -65,18 +68,23 @@ def _make_problem(seed, n_samples, n_features, hidden, n_outputs, activation, lo
     if drop:
         # fixed inverted-dropout multipliers: 0 or 1 / (1 - 0.5)
         masks = [2.0 * (rng.random((n_samples, h)) >= 0.5) for h in hidden]
+    if input_drop:
+        # fixed inverted input-dropout multipliers: 0 or 1 / (1 - 0.25)
+        input_mask = (rng.random((n_samples, n_features)) >= 0.25) / 0.75
+        return net, X, Y, masks, input_mask
     return net, X, Y, masks
 
 
-def _numerical_gradient(net, X, Y, masks):
+def _numerical_gradient(net, X, Y, masks, input_mask=None):
     flat = net.params
     num = np.empty_like(flat)
+    options = dict(dropout_masks=masks, input_mask=input_mask)
     for j in range(flat.size):
         old = flat[j]
         flat[j] = old + EPS
-        plus = float(net.loss_and_gradients(X, Y, dropout_masks=masks))
+        plus = float(net.loss_and_gradients(X, Y, **options))
         flat[j] = old - EPS
-        minus = float(net.loss_and_gradients(X, Y, dropout_masks=masks))
+        minus = float(net.loss_and_gradients(X, Y, **options))
         flat[j] = old
         num[j] = (plus - minus) / (2 * EPS)
     return num
@@ -93,18 +101,29 @@ def _numerical_gradient(net, X, Y, masks):
     loss=st.sampled_from(sorted(LOSSES)),
     alpha=st.sampled_from([0.0, 0.3]),
     drop=st.booleans(),
+    input_drop=st.booleans(),
 )
 def test_gradients_match_finite_differences(
-    seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop
+    seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop, input_drop
 ):
     if loss == "log_loss":
         n_outputs += 1  # softmax needs at least two classes
-    net, X, Y, masks = _make_problem(
-        seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop and hidden
+    net, X, Y, masks, *input_mask = _make_problem(
+        seed,
+        n_samples,
+        n_features,
+        hidden,
+        n_outputs,
+        activation,
+        loss,
+        alpha,
+        drop and hidden,
+        input_drop,
     )
-    net.loss_and_gradients(X, Y, dropout_masks=masks)
+    input_mask = input_mask[0] if input_mask else None
+    net.loss_and_gradients(X, Y, dropout_masks=masks, input_mask=input_mask)
     analytic = net.grads.copy()
-    numerical = _numerical_gradient(net, X, Y, masks)
+    numerical = _numerical_gradient(net, X, Y, masks, input_mask)
     np.testing.assert_allclose(analytic, numerical, rtol=RTOL, atol=ATOL)
 
 
@@ -161,7 +180,7 @@ def test_softmax_rows_sum_to_one():
 def test_forward_pass_matches_training_forward():
     net, X, Y, _ = _make_problem(3, 7, 4, [5, 3], 3, "tanh", "log_loss", 0.0, False)
     net.loss_and_gradients(X, Y)
-    ws = net._workspace(7, False)
+    ws = net._workspace(7, False, False)
     np.testing.assert_allclose(net.forward(X), ws.acts[-1], rtol=1e-12)
     out = forward_pass(X, net.coefs, net.intercepts, "tanh", "softmax", chunk_size=2)
     np.testing.assert_allclose(out, ws.acts[-1], rtol=1e-12)
@@ -171,7 +190,7 @@ def test_first_layer_input_gradient_is_not_formed():
     # deltas[0] stands for the input: it must never be allocated
     net, X, Y, _ = _make_problem(0, 4, 3, [2], 2, "relu", "squared_error", 0.0, False)
     net.loss_and_gradients(X, Y)
-    assert net._workspace(4, False).deltas[0] is None
+    assert net._workspace(4, False, False).deltas[0] is None
 
 
 def test_dropout_rng_masks_scale_and_rate():
@@ -181,9 +200,32 @@ def test_dropout_rng_masks_scale_and_rate():
     X = rng.normal(size=(500, 3))
     Y = np.zeros((500, 2))
     net.loss_and_gradients(X, Y, dropout_rng=rng)
-    mask = net._workspace(500, True).masks[1]
+    mask = net._workspace(500, True, False).masks[1]
     assert set(np.unique(mask)) <= {0.0, 1 / 0.75}
     assert np.mean(mask == 0) == pytest.approx(0.25, abs=0.01)
+
+
+def test_input_dropout_masks_the_features_seen_by_the_first_layer():
+    rng = np.random.default_rng(0)
+    net = DenseNetwork(
+        [300, 4, 2], "relu", "squared_error", dtype=np.float64, input_dropout=0.4
+    ).initialize(rng)
+    X, Y = rng.normal(size=(200, 300)), rng.normal(size=(200, 2))
+    loss = float(net.loss_and_gradients(X, Y, dropout_rng=rng))
+    grads = net.grads.copy()
+    ws = net._workspace(200, False, True)
+    mask = ws.masks[0]
+    assert set(np.unique(mask)) <= {0.0, 1 / 0.6}
+    assert np.mean(mask == 0) == pytest.approx(0.4, abs=0.01)
+    # the same as training without input dropout on the masked features
+    plain = DenseNetwork([300, 4, 2], "relu", "squared_error", dtype=np.float64)
+    plain.set_weights(net.coefs, net.intercepts)
+    assert float(plain.loss_and_gradients(X * mask, Y)) == pytest.approx(loss, rel=1e-12)
+    np.testing.assert_allclose(plain.grads, grads, rtol=1e-12)
+    # without a generator (no training randomness) the features pass unmasked
+    expected = float(plain.loss_and_gradients(X, Y))
+    assert float(net.loss_and_gradients(X, Y)) == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_allclose(net.grads, plain.grads, rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------- optimizers
@@ -428,7 +470,7 @@ def test_dropout_on_another_array_module_uses_device_generator():
     dev_rng = make_device_rng(xp, np.random.default_rng(0))
     assert isinstance(dev_rng, np.random.Generator)
     net.loss_and_gradients(X.astype(np.float32), Y.astype(np.float32), dropout_rng=dev_rng)
-    mask = net._workspace(len(X), True).masks[1]
+    mask = net._workspace(len(X), True, False).masks[1]
     assert set(np.unique(mask)) <= {0.0, 2.0}
 
 

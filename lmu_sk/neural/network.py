@@ -137,7 +137,9 @@ def forward_pass(
 class _Workspace:
     """Buffers for one batch size (see the module docstring)."""
 
-    def __init__(self, net: DenseNetwork, n: int, with_dropout: bool) -> None:
+    def __init__(
+        self, net: DenseNetwork, n: int, with_dropout: bool, with_input_dropout: bool
+    ) -> None:
         xp, dtype, sizes = net.xp, net.dtype, net.layer_sizes
         L = net.n_layers
         # acts[i] / deltas[i]: output of layer i and gradient w.r.t. its pre-activation,
@@ -152,10 +154,14 @@ class _Workspace:
             for i in range(1, L):
                 self.masks[i] = xp.empty((n, sizes[i]), dtype)
                 self.dropped[i] = xp.empty((n, sizes[i]), dtype)
+        if with_input_dropout:
+            self.masks[0] = xp.empty((n, sizes[0]), dtype)
+            self.dropped[0] = xp.empty((n, sizes[0]), dtype)
 
 
 class DenseNetwork:
-    """Multilayer perceptron with a fused output loss, L2 penalty and inverted dropout.
+    """Multilayer perceptron with a fused output loss, L2 penalty and inverted dropout
+    (on the hidden units and, separately, on the input features).
 
     Parameters
     ----------
@@ -172,6 +178,8 @@ class DenseNetwork:
     dropout : float, default=0.0
         Probability of zeroing a hidden unit during training (inverted dropout: the kept
         units are scaled by ``1 / (1 - dropout)``, so prediction needs no rescaling).
+    input_dropout : float, default=0.0
+        Probability of zeroing an input feature during training (inverted, as ``dropout``).
     dtype : dtype, default=numpy.float32
         Floating dtype of parameters and computations.
     xp : module, default=numpy
@@ -196,6 +204,7 @@ class DenseNetwork:
         dropout: float = 0.0,
         dtype: Any = np.float32,
         xp: ModuleType = np,
+        input_dropout: float = 0.0,
     ) -> None:
         layer_sizes = tuple(int(s) for s in layer_sizes)
         if len(layer_sizes) < 2 or min(layer_sizes) < 1:
@@ -204,8 +213,9 @@ class DenseNetwork:
             raise ValueError(f"activation must be one of {HIDDEN_ACTIVATIONS}: {activation!r}")
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {sorted(LOSSES)}: {loss!r}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1): {dropout!r}")
+        for name, rate in (("dropout", dropout), ("input_dropout", input_dropout)):
+            if not 0.0 <= rate < 1.0:
+                raise ValueError(f"{name} must be in [0, 1): {rate!r}")
         self.layer_sizes = layer_sizes
         self.n_layers = len(layer_sizes) - 1
         self.activation = activation
@@ -213,6 +223,7 @@ class DenseNetwork:
         self.out_activation = OUTPUT_ACTIVATION_OF_LOSS[loss]
         self.alpha = float(alpha)
         self.dropout = float(dropout)
+        self.input_dropout = float(input_dropout)
         self.dtype = np.dtype(dtype)
         self.xp = xp
 
@@ -224,7 +235,7 @@ class DenseNetwork:
         self.coefs, self.intercepts = self._views(self.params, shapes)
         self.coef_grads, self.intercept_grads = self._views(self.grads, shapes)
         self._weight_work = xp.empty(self.n_weights, self.dtype) if self.alpha else None
-        self._workspaces: dict[tuple[int, bool], _Workspace] = {}
+        self._workspaces: dict[tuple[int, bool, bool], _Workspace] = {}
 
         self._hidden = ACTIVATIONS[activation]
         self._hidden_derivative = DERIVATIVES[activation]
@@ -268,11 +279,11 @@ class DenseNetwork:
         intercepts = [np.array(to_numpy(b), copy=True) for b in self.intercepts]
         return coefs, intercepts
 
-    def _workspace(self, n: int, with_dropout: bool) -> _Workspace:
-        key = (n, with_dropout)
+    def _workspace(self, n: int, with_dropout: bool, with_input_dropout: bool) -> _Workspace:
+        key = (n, with_dropout, with_input_dropout)
         ws = self._workspaces.get(key)
         if ws is None:
-            ws = self._workspaces[key] = _Workspace(self, n, with_dropout)
+            ws = self._workspaces[key] = _Workspace(self, n, with_dropout, with_input_dropout)
         return ws
 
     # ------------------------------------------------------------------ prediction
@@ -297,6 +308,7 @@ class DenseNetwork:
         dropout_rng: Any = None,
         dropout_masks: Sequence[Array] | None = None,
         l2_gradient: bool = True,
+        input_mask: Array | None = None,
     ) -> Array:
         """Forward and backward pass of one batch; the gradients land in :attr:`grads`.
 
@@ -313,6 +325,9 @@ class DenseNetwork:
             Fixed multipliers for the hidden layers, ``dropout_masks[i]`` of shape
             ``(n, hidden_layer_sizes[i])`` (typically 0 or ``1 / (1 - dropout)``); used
             instead of drawing masks, e.g. to check gradients.
+        input_mask : array of shape (n, n_features), optional
+            Fixed multipliers for the inputs, used instead of drawing an input-dropout
+            mask.
         l2_gradient : bool, default=True
             Add the L2-penalty gradient ``alpha / n * W`` to the weight gradients. With
             False it is left to the optimizer (see :meth:`l2_terms`), which folds it into
@@ -328,9 +343,19 @@ class DenseNetwork:
         L = self.n_layers
         n = X.shape[0]
         use_dropout = dropout_masks is not None or (dropout_rng is not None and self.dropout > 0)
-        ws = self._workspace(n, use_dropout)
+        use_input_dropout = input_mask is not None or (
+            dropout_rng is not None and self.input_dropout > 0
+        )
+        ws = self._workspace(n, use_dropout, use_input_dropout)
         acts, deltas, coefs = ws.acts, ws.deltas, self.coefs
         keep = 1.0 - self.dropout
+        if use_input_dropout:
+            if input_mask is None:
+                input_mask = ws.masks[0]
+                _fill_uniform(dropout_rng, input_mask)
+                xp.greater_equal(input_mask, self.input_dropout, out=input_mask)
+                input_mask *= 1.0 / (1.0 - self.input_dropout)
+            X = xp.multiply(X, input_mask, out=ws.dropped[0])
 
         # forward; `inputs[i]` is what layer i + 1 reads
         inputs = [X] + [None] * (L - 1)

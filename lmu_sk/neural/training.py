@@ -178,7 +178,8 @@ def train_epochs(
     xp = network.xp
     n = X.shape[0]
     params, grads = network.params, network.grads
-    dropout_rng = make_device_rng(xp, rng) if network.dropout > 0 else None
+    uses_dropout = network.dropout > 0 or network.input_dropout > 0
+    dropout_rng = make_device_rng(xp, rng) if uses_dropout else None
     buffers = _BatchBuffers(X, Y, xp)
     starts = range(0, n, batch_size)
     early_stopping = validation_score is not None
