@@ -2,10 +2,11 @@
 
     python examples/psmnist.py --data path/to/mnist            # the papers' model
     python examples/psmnist.py --data path/to/mnist --order 784 --dropout 0.5 \
-        --schedule plateau --epochs 300 --patience 10                 # 98.54 % here
+        --input-dropout 0.4 --schedule plateau --epochs 300 --patience 10   # 98.59 % here
     LMU_SK_DATA=path/to/mnist python examples/psmnist.py --extra-thetas 392
     python examples/psmnist.py --data path/to/mnist --order 784 --dropout 0.5 \
-        --schedule plateau --epochs 300 --patience 10 --n-heads 3   # 3 heads, one set of features
+        --input-dropout 0.4 --schedule plateau --epochs 300 --patience 10 \
+        --n-heads 3                                    # 3 heads on one set of features: 98.63 %
 
 The papers' model (ICML paper, Table 2: 98.49 % test accuracy) is the feed-forward LMU in
 precomputation mode: DN of order 468 and theta 784 on the 784 permuted pixels, the final
