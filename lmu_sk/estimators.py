@@ -190,10 +190,9 @@ class _LMUBase(BaseEstimator):
         self.n_features_in_ = self.features_.n_features_in_
         F = self._as_rows(F)
         if self.scale_features:
-            mean = F.mean(axis=0, dtype=np.float64)
-            std = F.std(axis=0, dtype=np.float64)
-            self.feature_mean_ = to_numpy(mean)
-            self.feature_scale_ = np.where(to_numpy(std) > 0, to_numpy(std), 1.0)
+            self.feature_mean_ = to_numpy(F.mean(axis=0, dtype=np.float64))
+            std = to_numpy(F.std(axis=0, dtype=np.float64))
+            self.feature_scale_ = np.where(std > 0, std, 1.0)
         return self._scale(F)
 
     def _features(self, X):
@@ -202,8 +201,9 @@ class _LMUBase(BaseEstimator):
 
     def _transform(self, X):
         """Scaled feature rows of ``X``; on a GPU they stay on the device for the head."""
-        # 'gpu' falls back to the CPU here, so that a model fitted on a GPU predicts anywhere
-        on_device = self.device != "cpu" and resolve_device("auto") == "gpu"
+        # features_ runs on the GPU only where one is present ('auto'), so a model fitted on
+        # a GPU predicts anywhere; asking for device arrays is a no-op on the CPU
+        on_device = self.device != "cpu"
         return self._scale(self._as_rows(self.features_._transform(X, on_device)))
 
     def _scale(self, F):
