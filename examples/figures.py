@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
     plot_delay_decoding(order=24, theta=100.0, delays=[25.0, 50.0, 100.0], path=paths[1])
     X, y = load_permuted_digits()
     model = LMUClassifier(
+        head="dense",
         order=64,
         theta=64,
         hidden_layer_sizes=(128,),

@@ -10,6 +10,7 @@ candidates that differ only in head parameters reuse them instead of recomputing
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 
@@ -19,7 +20,8 @@ from lmu_sk import LMUClassifier
 from lmu_sk.demo import load_permuted_digits
 
 
-def main() -> float:
+def main(argv: list[str] | None = None) -> float:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     X, y = load_permuted_digits()
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=0.25, random_state=0, stratify=y
@@ -31,7 +33,7 @@ def main() -> float:
     }
     with tempfile.TemporaryDirectory() as cache:
         search = GridSearchCV(
-            LMUClassifier(memory=cache, tol=1e-3, random_state=0),
+            LMUClassifier(head="dense", memory=cache, tol=1e-3, random_state=0),
             grid,
             cv=3,
             n_jobs=2,

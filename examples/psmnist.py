@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> float:
         return fit_ensemble(args, data)
     X_train, X_val, X_test = data.X_train, data.X_val, data.X_test
     model = LMUClassifier(
+        head="dense",
         order=args.order,
         theta=args.theta,
         scale_features=args.scale,

@@ -3,6 +3,7 @@
 from .estimators import LMUClassifier, LMURegressor
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor
+from .pooled import LMUPooledFeatures
 from .reference import dn_states
 
 __all__ = [
@@ -10,7 +11,8 @@ __all__ = [
     "DenseHeadRegressor",
     "LMUClassifier",
     "LMUFeatures",
+    "LMUPooledFeatures",
     "LMURegressor",
     "dn_states",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_array
 
 __all__ = [
     "as_sequences",
+    "channels_last",
     "check_device_matrix",
     "check_dtype_param",
     "check_finite_result",
@@ -215,3 +217,34 @@ def as_sequences(
         )
     common = dtype or np.result_type(*[seq.dtype for seq in sequences])
     return [seq.astype(common, copy=False) for seq in sequences]
+
+
+def channels_last(X, channels_first, estimator_name: str = "LMUFeatures"):
+    """``X`` laid out as ``(n_samples, n_steps, n_channels)`` for a ``channels_first`` parameter.
+
+    ``True``: ``X`` is ``(n_samples, n_channels, n_steps)`` (aeon, sktime) or a list of
+    ``(n_channels, n_steps_i)`` arrays; a 2-D ``X`` or 1-D sequences have one channel.
+    ``None``: ``X`` is taken as channels-last, with a warning when a 3-D array has fewer
+    steps than channels (the sign of aeon data passed as it comes). ``False``: channels-last,
+    no warning. Arrays are swapped as views (NumPy, CuPy and dask alike).
+    """
+    if channels_first is not None and not isinstance(channels_first, (bool, np.bool_)):
+        raise TypeError(f"channels_first must be None, True or False; got {channels_first!r}.")
+    if channels_first:
+        if isinstance(X, (list, tuple)):
+            return [np.swapaxes(seq, 0, 1) if np.ndim(seq) == 2 else seq for seq in X]
+        if np.ndim(X) == 3:
+            return X.swapaxes(1, 2) if hasattr(X, "swapaxes") else np.swapaxes(X, 1, 2)
+        return X
+    if channels_first is None:
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 3 and shape[1] < shape[2]:
+            warnings.warn(
+                f"{estimator_name} reads X of shape {tuple(shape)} as (n_samples, n_steps, "
+                f"n_channels): {shape[1]} steps of {shape[2]} channels. If X is laid out as "
+                "(n_samples, n_channels, n_steps) (aeon, sktime), pass channels_first=True; "
+                "pass channels_first=False to silence this warning.",
+                UserWarning,
+                stacklevel=3,
+            )
+    return X

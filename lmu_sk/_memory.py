@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 __all__ = ["MemoryBudgetError", "available_memory", "check_fits", "format_bytes", "resolve_budget"]
@@ -59,8 +60,11 @@ def resolve_budget(max_memory: int | float | str | None) -> int:
             f"max_memory must be None, a number of bytes or a string like '2GB'; "
             f"got {type(max_memory).__name__}."
         )
-    if not max_memory > 0:
-        raise ValueError(f"max_memory must be positive; got {max_memory!r}.")
+    if not (max_memory > 0 and math.isfinite(max_memory)):
+        raise ValueError(
+            f"max_memory must be a positive, finite number of bytes; got {max_memory!r}. "
+            "Use None for half of the available memory."
+        )
     return int(max_memory)
 
 

@@ -56,15 +56,23 @@ class ProgressBar:
         Draw nothing when False.
     width : int
         Characters of the bar itself.
+    plain : bool
+        Write one plain line per update instead of redrawing (for logs, not terminals).
     """
 
     def __init__(
-        self, total: int, stream: TextIO | None = None, enabled: bool = True, width: int = 30
+        self,
+        total: int,
+        stream: TextIO | None = None,
+        enabled: bool = True,
+        width: int = 30,
+        plain: bool = False,
     ):
         self.total = max(int(total), 0)
         self.stream = sys.stderr if stream is None else stream
         self.enabled = enabled
         self.width = width
+        self.plain = plain
         self.started = time.perf_counter()
 
     def update(self, done: int) -> None:
@@ -76,6 +84,10 @@ class ProgressBar:
         elapsed = time.perf_counter() - self.started
         remaining = elapsed / fraction - elapsed if fraction > 0 else float("nan")
         eta = f", {remaining:.0f}s left" if 0 < fraction < 1 else ""
+        if self.plain:
+            self.stream.write(f"{fraction:4.0%} {done}/{self.total} rows, {elapsed:.1f}s{eta}\n")
+            self.stream.flush()
+            return
         self.stream.write(
             f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:4.0%} "
             f"{done}/{self.total} rows, {elapsed:.1f}s{eta}  "
@@ -84,7 +96,7 @@ class ProgressBar:
 
     def close(self) -> None:
         """End the bar's line."""
-        if self.enabled:
+        if self.enabled and not self.plain:
             self.stream.write("\n")
             self.stream.flush()
 
@@ -142,11 +154,17 @@ def build_parser() -> argparse.ArgumentParser:
             "--channels-last, or (n_samples, n_channels, n_steps) with --channels-first) "
             "and write them to OUTPUT (.npy): (n_samples, n_channels * order), or "
             "(n_samples, n_steps, n_channels * order) for --output sequence. The input is "
-            "memory-mapped and processed in batches of rows, so it may be larger than memory."
+            "memory-mapped and processed in batches of rows, so it may be larger than memory. "
+            "INPUT and OUTPUT may also be Zarr stores (names ending in .zarr) or folders of "
+            ".npy shards (rows concatenated in name order; an OUTPUT folder gets one shard "
+            "per batch): these run through dask, on local threads or, with --scheduler, on "
+            "a dask.distributed cluster (pip install lmu_sk[dask])."
         ),
     )
-    features.add_argument("input", metavar="INPUT", help="input .npy file")
-    features.add_argument("output", metavar="OUTPUT", help="output .npy file (overwritten)")
+    features.add_argument("input", metavar="INPUT", help="input .npy file, .zarr or shard folder")
+    features.add_argument(
+        "output", metavar="OUTPUT", help="output .npy file, .zarr or shard folder (overwritten)"
+    )
     features.add_argument(
         "--order", type=_positive_int, required=True, help="Delay Network states per channel"
     )
@@ -192,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
         const="channels-first",
         dest="layout",
         help="a 3-D input is (n_samples, n_channels, n_steps), as in aeon and sktime",
+    )
+    features.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="address of a dask.distributed scheduler (e.g. tcp://host:8786) to compute on",
     )
     features.add_argument("--quiet", action="store_true", help="no progress bar or summary")
 
@@ -333,6 +357,10 @@ def _one_line(exc: BaseException) -> str:
 
 def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
     """Carry out ``lmu-sk features``; raises UsageError for problems with the inputs."""
+    from . import _cli_dask
+
+    if _cli_dask.uses_dask(args):
+        return _cli_dask.run_features_dask(args, stderr)
     input_path, output_path = Path(args.input), Path(args.output)
     array = _open_input(input_path)
     _check_input(array, input_path, args.layout)
@@ -350,7 +378,9 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
     partial = Path(partial_name)
     _give_default_permissions(partial)
     started = time.perf_counter()
-    progress = ProgressBar(n_rows, stream=stderr, enabled=not args.quiet)
+    progress = ProgressBar(
+        n_rows, stream=stderr, enabled=not args.quiet, plain=not stderr.isatty()
+    )
     transformer = None
     result = None
     try:
@@ -429,4 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run the package's copy of this module, so that its helpers share one UsageError
+    from lmu_sk.cli import main as package_main
+
+    sys.exit(package_main())

@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import logging
 import math
+import numbers
 import os
 import shutil
 import struct
@@ -27,6 +28,8 @@ import numpy as np
 import scipy.signal
 from numpy.typing import ArrayLike, DTypeLike
 from sklearn.utils import Bunch, check_random_state
+
+from ._memory import check_fits
 
 __all__ = [
     "DATA_HOME_ENV",
@@ -519,6 +522,10 @@ def _check_positive(**values: float) -> None:
             raise ValueError(f"{name} must be positive and finite; got {value!r}.")
 
 
+# integration steps of one call: beyond this, minutes of work
+_MAX_INTEGRATION_STEPS = 1e9
+
+
 def _mackey_glass_batch(
     histories: np.ndarray,
     n_samples: int,
@@ -534,6 +541,8 @@ def _mackey_glass_batch(
     _check_positive(tau=tau, beta=beta, gamma=gamma, n=n, dt=dt, sample_interval=sample_interval)
     if not (np.isfinite(discard) and discard >= 0):
         raise ValueError(f"discard must be >= 0 and finite; got {discard!r}.")
+    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral):
+        raise TypeError(f"n_samples must be an integer >= 1; got {n_samples!r}.")
     if n_samples < 1:
         raise ValueError(f"n_samples must be >= 1; got {n_samples}.")
     if np.any(~(histories > 0)):
@@ -541,6 +550,18 @@ def _mackey_glass_batch(
     delay_steps = _steps(tau, dt, "tau")
     every = _steps(sample_interval, dt, "sample_interval")
     first = _steps(discard, dt, "discard")
+    check_fits(
+        8.0 * len(histories) * (n_samples + delay_steps + 1),
+        f"{len(histories)} Mackey-Glass series of {n_samples} samples",
+        "Ask for fewer or shorter series.",
+    )
+    total = (first + every * (n_samples - 1) + delay_steps) * len(histories)
+    if total > _MAX_INTEGRATION_STEPS:
+        raise ValueError(
+            f"These settings need {total:.3g} integration steps (over the "
+            f"{_MAX_INTEGRATION_STEPS:.0e} allowed): raise dt, or ask for fewer "
+            "or shorter series."
+        )
     nodes = first + every * np.arange(n_samples)
     return _integrate_mackey_glass(
         histories,

@@ -1,7 +1,8 @@
-"""``LMUClassifier`` and ``LMURegressor``: Delay Network features plus a dense head.
+"""``LMUClassifier`` and ``LMURegressor``: Delay Network features plus a dense or ridge head.
 
 Both precompute the Delay Network (DN) features of the whole training set once (the
-feed-forward LMU's precomputation mode) and train a hand-written dense network on them.
+feed-forward LMU's precomputation mode) and train a head on them: a hand-written dense
+network, or a ridge model solved in closed form (the default for small training sets).
 They are thin: :class:`~lmu_sk.features.LMUFeatures` computes the features and
 :class:`~lmu_sk.head.DenseHeadClassifier` / :class:`~lmu_sk.head.DenseHeadRegressor`
 train on them.
@@ -11,11 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, check_memory
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_is_fitted, check_memory
 
+from . import _dask
 from ._device import array_module_of, resolve_device, to_numpy
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor
+from .pooled import LMUPooledFeatures, default_thetas
+from .ridge import RidgeHeadClassifier, RidgeHeadRegressor
 
 __all__ = ["LMUClassifier", "LMURegressor"]
 
@@ -59,7 +64,22 @@ _HEAD_ATTRIBUTES = (
     "n_outputs_",
     "n_layers_",
     "out_activation_",
+    "alpha_",
 )
+HEADS = ("auto", "dense", "ridge")
+# head='auto' solves ridge in closed form up to this many training sequences
+_RIDGE_MAX_SAMPLES = 10_000
+# Pooled features: states per window and input, at most this many per window in all
+_POOLED_MAX_ORDER = 32
+_POOLED_STATES_PER_WINDOW = 64
+_POOLED_BIASES = 16
+# series longer than this are fed to pooled features as means of blocks of steps ...
+_POOLED_LONG = 512
+# ... that leave at most this many steps
+_POOLED_BLOCKED_STEPS = 256
+# windows of pooled features when theta=None: from this fraction of the length to all of it
+_POOLED_WINDOWS = 8
+_POOLED_FINEST = 1 / 128
 # Default order: rich enough for a first result, and at most this many features in all.
 _DEFAULT_MAX_ORDER = 128
 _DEFAULT_MAX_FEATURES = 2048
@@ -70,32 +90,77 @@ def default_order(n_steps: int, n_channels: int) -> int:
     return max(1, min(n_steps, _DEFAULT_MAX_ORDER, _DEFAULT_MAX_FEATURES // n_channels))
 
 
-def _features_of(transformer_params: dict, X, on_device: bool = False):
-    """Fit an ``LMUFeatures`` with ``transformer_params`` on ``X`` and transform ``X``.
+def default_pooled_order(n_channels: int) -> int:
+    """The order of pooled features when ``order=None``: ``min(32, 64 // n_channels)``, >= 4.
 
-    With ``on_device`` the features of a GPU computation are returned as CuPy arrays.
+    A series and its difference make two inputs per channel; a window has at most about
+    ``2 * 64`` states, so many channels get fewer states each.
     """
-    transformer = LMUFeatures(**transformer_params).fit(X)
+    return max(4, min(_POOLED_MAX_ORDER, _POOLED_STATES_PER_WINDOW // n_channels))
+
+
+def pooled_stride(n_steps: int) -> int:
+    """Steps per block mean of pooled features: 1 up to 512 steps, then ``ceil(n / 256)``."""
+    return 1 if n_steps <= _POOLED_LONG else -(-n_steps // _POOLED_BLOCKED_STEPS)
+
+
+def _features_of(transformer_params: dict, X, on_device: bool = False):
+    """Fit the feature transformer of ``transformer_params`` on ``X`` and transform ``X``.
+
+    ``output='pooled'`` makes an :class:`LMUPooledFeatures`, anything else an
+    :class:`LMUFeatures`. With ``on_device`` the features of a GPU computation are returned
+    as CuPy arrays.
+    """
+    params = dict(transformer_params)
+    if params["output"] == "pooled":
+        params.pop("output")
+        transformer = LMUPooledFeatures(**params).fit(X)
+    else:
+        transformer = LMUFeatures(**params).fit(X)
     return transformer, transformer._transform(X, return_gpu_arrays=on_device)
+
+
+def _head_has(method: str):
+    """For ``available_if``: the head (before fitting: the one ``head`` names) has ``method``."""
+
+    def check(estimator) -> bool:
+        head = getattr(estimator, "head_", None)
+        if head is not None:
+            return hasattr(head, method)
+        if estimator.head == "ridge":
+            return hasattr(estimator._ridge_class, method)
+        # 'dense', and 'auto' until fit has chosen: predict_proba, as for the dense head
+        return hasattr(estimator._head_class, method)
+
+    return check
+
+
+def _trains_incrementally(estimator) -> bool:
+    """For ``available_if``: ``partial_fit`` trains the dense head, not a fitted ridge head."""
+    return estimator.head != "ridge" and getattr(estimator, "head_kind_", "dense") == "dense"
 
 
 class _LMUBase(BaseEstimator):
     """Shared logic of the LMU estimators; not meant to be used directly."""
 
     _head_class: type
-    _feature_outputs: tuple[str, ...] = ("final", "mean", "max")
+    _feature_outputs: tuple[str, ...] = ("auto", "final", "mean", "max", "pooled")
+    # what head='auto' becomes for a small training set
+    _small_data_head = "ridge"
 
     def __init__(
         self,
         order=None,
         theta=None,
         discretizer="zoh",
-        feature_output="final",
+        feature_output="auto",
         scale_features=True,
         memory=None,
         hidden_layer_sizes=(100,),
         activation="relu",
         *,
+        head="auto",
+        alphas=None,
         solver="adam",
         alpha=1e-4,
         batch_size="auto",
@@ -119,6 +184,7 @@ class _LMUBase(BaseEstimator):
         input_dropout=0.0,
         dtype="float32",
         device="auto",
+        channels_first=None,
     ):
         self.order = order
         self.theta = theta
@@ -128,6 +194,8 @@ class _LMUBase(BaseEstimator):
         self.memory = memory
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
+        self.head = head
+        self.alphas = alphas
         self.solver = solver
         self.alpha = alpha
         self.batch_size = batch_size
@@ -151,29 +219,69 @@ class _LMUBase(BaseEstimator):
         self.input_dropout = input_dropout
         self.dtype = dtype
         self.device = device
+        self.channels_first = channels_first
 
-    # ------------------------------------------------------------------ features
-    def _transformer_params(self, X) -> dict:
+    # ------------------------------------------------------------------ choices
+    def _resolved_head(self, n_samples: int) -> str:
+        """'dense' or 'ridge': ``head``, with 'auto' decided by the training set's size."""
+        if self.head not in HEADS:
+            raise ValueError(f"Unknown head {self.head!r}; use one of {HEADS}.")
+        if self.head != "auto":
+            return self.head
+        return self._small_data_head if n_samples <= _RIDGE_MAX_SAMPLES else "dense"
+
+    def _resolved_output(self, head: str) -> str:
+        """``feature_output``, with 'auto' pooled for the ridge head and final for dense."""
         if self.feature_output not in self._feature_outputs:
             raise ValueError(
                 f"Unknown feature_output {self.feature_output!r} for "
                 f"{type(self).__name__}; use one of {self._feature_outputs}."
             )
+        if self.feature_output != "auto":
+            return self.feature_output
+        return "pooled" if head == "ridge" else "final"
+
+    # ------------------------------------------------------------------ features
+    def _transformer_params(self, X) -> dict:
         if not isinstance(self.scale_features, (bool, np.bool_)):
             raise TypeError(f"scale_features must be True or False; got {self.scale_features!r}.")
+        output = self._resolved_output(self.head_kind_)
         order = self.order
+        if order is None or output == "pooled":
+            theta = None if output == "pooled" else self.theta
+            # the features below warn about the layout where it applies; the probe does not
+            layout = False if self.channels_first is None else self.channels_first
+            probe = LMUFeatures(order=1, theta=theta, device="cpu", channels_first=layout).fit(X)
         if order is None:
-            probe = LMUFeatures(order=1, theta=self.theta, device="cpu").fit(X)
-            order = default_order(probe.n_steps_, probe.n_channels_)
+            if output == "pooled":
+                order = default_pooled_order(probe.n_channels_)
+            else:
+                order = default_order(probe.n_steps_, probe.n_channels_)
+        dtype = self.dtype if self.dtype in ("float32", "float64") else None
+        if output == "pooled":
+            return {
+                "order": order,
+                "thetas": self.theta
+                if self.theta is not None
+                else default_thetas(probe.n_steps_, _POOLED_WINDOWS, _POOLED_FINEST),
+                "stride": pooled_stride(probe.n_steps_),
+                "n_biases": _POOLED_BIASES,
+                "discretizer": self.discretizer,
+                "output": output,
+                "dtype": dtype,
+                "device": "cpu" if resolve_device(self.device) == "cpu" else "auto",
+                "channels_first": self.channels_first,
+            }
         return {
             "order": order,
             "theta": self.theta,
             "discretizer": self.discretizer,
-            "output": self.feature_output,
-            "dtype": self.dtype if self.dtype in ("float32", "float64") else None,
+            "output": output,
+            "dtype": dtype,
             # checked here (device='gpu' needs one now) but stored as 'auto' so that the
             # fitted model also transforms on machines without a GPU
             "device": "cpu" if resolve_device(self.device) == "cpu" else "auto",
+            "channels_first": self.channels_first,
         }
 
     def _fit_features(self, X):
@@ -204,7 +312,10 @@ class _LMUBase(BaseEstimator):
         # features_ runs on the GPU only where one is present ('auto'), so a model fitted on
         # a GPU predicts anywhere; asking for device arrays is a no-op on the CPU
         on_device = self.device != "cpu"
-        return self._scale(self._as_rows(self.features_._transform(X, on_device)))
+        # float64 at prediction: a row's output then does not depend on the rows predicted
+        # with it (BLAS sums a row of a product in an order set by its place in the block)
+        F = self.features_._transform(X, on_device, dtype=np.float64)
+        return self._scale(self._as_rows(F))
 
     def _scale(self, F):
         if self.scale_features:
@@ -218,6 +329,8 @@ class _LMUBase(BaseEstimator):
 
     # ------------------------------------------------------------------ head
     def _make_head(self):
+        if self.head_kind_ == "ridge":
+            return self._ridge_class(alphas=self.alphas)
         params = {name: getattr(self, name) for name in _HEAD_PARAMS}
         return self._head_class(**params, device=self.device)
 
@@ -228,6 +341,21 @@ class _LMUBase(BaseEstimator):
 
     def _fit_head(self, F, y, partial: bool, **kwargs):
         kwargs = {key: value for key, value in kwargs.items() if value is not None}
+        if self.head_kind_ == "ridge":
+            if partial:
+                raise ValueError(
+                    "partial_fit trains the dense head; the ridge head is fitted in closed "
+                    "form by fit. Use head='dense' for incremental training."
+                )
+            if kwargs:
+                raise ValueError(
+                    "X_val and y_val serve early stopping of the dense head; the ridge head "
+                    "chooses its penalty by leave-one-out cross-validation. Drop them or use "
+                    "head='dense'."
+                )
+            self.head_ = self._make_head().fit(F, y)
+            self._copy_head_attributes()
+            return self
         head = getattr(self, "head_", None)
         if head is None or not (partial or self.warm_start):
             head = self._make_head()
@@ -257,12 +385,19 @@ class _LMUBase(BaseEstimator):
         -------
         self
         """
+        if _dask.is_dask_array(X):
+            return _dask.fit_estimator(self, X, y, X_val, y_val)
         if not self.warm_start or not hasattr(self, "head_"):
             self.__dict__.pop("head_", None)
+        self.head_kind_ = self._resolved_head(_num_samples(X))
         F = self._fit_features(X)
         if X_val is not None:
             X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
         return self._fit_head(F, self._targets(y, X), partial=False, X_val=X_val, y_val=y_val)
+
+    def _partial_head(self) -> str:
+        """The head of incremental training: 'auto' is the dense head."""
+        return "dense" if self.head == "auto" else self._resolved_head(0)
 
     def _targets(self, y, X):
         """The head's targets for ``y`` (per-step targets are flattened to rows)."""
@@ -275,43 +410,71 @@ class _LMUBase(BaseEstimator):
 
 
 class LMUClassifier(ClassifierMixin, _LMUBase):
-    """Legendre Memory Unit classifier: Delay Network features and a dense softmax head.
+    """Legendre Memory Unit classifier: Delay Network features and a ridge or dense head.
 
-    The DN features of the training set are computed once (one matrix product for final
-    states), standardized, and a dense network with hand-written forward and backward
-    passes is trained on them with Adam or SGD.
+    The DN features of the training set are computed once, standardized, and a head is
+    trained on them. By default (``head='auto'``) a training set of up to 10 000 sequences
+    gets multi-scale pooled features and a closed-form ridge classifier, the choice that
+    competes with the best feature-based time-series classifiers on small sets; larger ones
+    get the LMU papers' setting, final states and a dense network with hand-written forward
+    and backward passes trained with Adam or SGD (``head='dense'`` asks for it always).
 
     Parameters
     ----------
     order : int, default=None
-        DN states per channel. ``None`` uses ``min(n_steps, 128, 2048 // n_channels)``.
-    theta : float, default=None
-        DN window in time steps; ``None`` uses the training sequences' length.
+        DN states per channel (per window and input for pooled features). ``None`` uses
+        ``min(n_steps, 128, 2048 // n_channels)`` for final/mean/max features and
+        ``max(4, min(32, 64 // n_channels))`` for pooled ones.
+    theta : float or sequence of float, default=None
+        DN window in time steps; ``None`` uses the training sequences' length. Pooled
+        features take several windows; ``None`` gives eight, from 1/128 of the training
+        length to the whole of it.
     discretizer : {'zoh', 'euler'}, default='zoh'
         See :class:`~lmu_sk.features.LMUFeatures`.
-    feature_output : {'final', 'mean', 'max'}, default='final'
-        The DN state at each sequence's end, or the states averaged or maximised over time.
+    feature_output : {'auto', 'final', 'mean', 'max', 'pooled'}, default='auto'
+        The DN state at each sequence's end, the states averaged or maximised over time, or
+        multi-scale states of the series and its difference pooled over time
+        (:class:`~lmu_sk.pooled.LMUPooledFeatures`, 16 thresholds, windows from 1/128 of the
+        training length to all of it; series longer than 512 steps enter as means of blocks
+        of ``ceil(n_steps / 256)`` steps). 'auto' is 'pooled' for
+        the ridge head and 'final' for the dense head.
     scale_features : bool, default=True
         Standardize the features with the training set's mean and standard deviation.
     memory : str or joblib.Memory, default=None
         Cache the training features on disk, keyed on ``X`` and the DN parameters, so that
         refits that change only head parameters (a grid search) reuse them.
+    head : {'auto', 'dense', 'ridge'}, default='auto'
+        The dense network (the LMU papers' setting) or a ridge classifier solved in closed
+        form with the penalty chosen by leave-one-out cross-validation
+        (:class:`~lmu_sk.ridge.RidgeHeadClassifier`). 'auto' is 'ridge' for up to 10 000
+        training sequences and 'dense' above; ``partial_fit`` always trains the dense head.
+    alphas : sequence of float, default=None
+        Penalties the ridge head chooses from (``None``: 1e-3 to 1e5 in half decades).
     hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
 learning_rate_init, max_iter, shuffle, random_state, tol, verbose, warm_start, momentum, \
 nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_change, beta_1, beta_2, \
 epsilon, dropout, input_dropout, dtype
-        The head's parameters, as in :class:`~lmu_sk.head.DenseHeadClassifier` and
+        The dense head's parameters, as in :class:`~lmu_sk.head.DenseHeadClassifier` and
         :class:`sklearn.neural_network.MLPClassifier`. ``dtype`` is also the features'.
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where features and head are computed; 'auto' uses a GPU when CuPy finds one.
+    channels_first : bool or None, default=None
+        ``True`` reads 3-D ``X`` as ``(n_samples, n_channels, n_steps)`` (aeon, sktime) and
+        lists of ``(n_channels, n_steps_i)`` arrays; ``None`` reads ``(n_samples, n_steps,
+        n_channels)`` and warns when a 3-D ``X`` has fewer steps than channels; ``False``
+        reads the same without the warning. See :class:`~lmu_sk.features.LMUFeatures`.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    features_ : LMUFeatures
+    features_ : LMUFeatures or LMUPooledFeatures
         The fitted feature transformer.
-    head_ : DenseHeadClassifier
+    head_ : DenseHeadClassifier or RidgeHeadClassifier
         The fitted head.
+    head_kind_ : {'dense', 'ridge'}
+        The head used.
+    alpha_ : float
+        The penalty the ridge head chose.
     order_ : int
         The order used.
     feature_mean_, feature_scale_ : ndarray of shape (n_features,)
@@ -324,7 +487,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     """
 
     _head_class = DenseHeadClassifier
+    _ridge_class = RidgeHeadClassifier
 
+    @available_if(_trains_incrementally)
     def partial_fit(self, X, y, classes=None):
         """Train the head for one epoch on ``(X, y)``; the first call fits the features.
 
@@ -339,7 +504,10 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         -------
         self
         """
+        if _dask.is_dask_array(X):
+            return _dask.partial_fit_estimator(self, X, y, classes)
         if not hasattr(self, "head_"):
+            self.head_kind_ = self._partial_head()
             F = self._fit_features(X)
         else:
             F = self._features(X)
@@ -347,25 +515,51 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
     def predict(self, X):
         """Predicted class labels of the sequences ``X``."""
+        if _dask.is_dask_array(X):
+            return _dask.predict_estimator(self, X, "predict")
         features = self._features(X)
         return self.head_.predict(features)
 
+    @available_if(_head_has("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities of the sequences ``X``, shape (n_samples, n_classes)."""
+        if _dask.is_dask_array(X):
+            return _dask.predict_estimator(self, X, "predict_proba")
         features = self._features(X)
         return self.head_.predict_proba(features)
 
+    @available_if(_head_has("decision_function"))
+    def decision_function(self, X):
+        """Confidence scores of the ridge head, shape (n_samples,) or (n_samples, n_classes)."""
+        if _dask.is_dask_array(X):
+            return _dask.predict_estimator(self, X, "decision_function")
+        features = self._features(X)
+        return self.head_.decision_function(features)
+
+    @available_if(_head_has("predict_log_proba"))
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
+        if _dask.is_dask_array(X):
+            return _dask.predict_estimator(self, X, "predict_log_proba")
         features = self._features(X)
         return self.head_.predict_log_proba(features)
+
+    def stream(self, n_streams: int = 1):
+        """The fitted model run online: a :class:`~lmu_sk.streaming.ClassifierStream` of
+        ``n_streams`` sequences whose ``predict_proba()`` after any update equals
+        :meth:`predict_proba` of the prefixes seen."""
+        from .streaming import ClassifierStream
+
+        return ClassifierStream(self, n_streams)
 
 
 class LMURegressor(RegressorMixin, _LMUBase):
     """Legendre Memory Unit regressor: Delay Network features and a dense linear-output head.
 
     Parameters are those of :class:`LMUClassifier`, with
-    ``feature_output`` in ``{'final', 'mean', 'max', 'sequence'}``. With 'sequence' the
+    ``feature_output`` in ``{'auto', 'final', 'mean', 'max', 'pooled', 'sequence'}``;
+    ``head='auto'`` is the dense head here, ``head='ridge'`` the closed-form
+    :class:`~lmu_sk.ridge.RidgeHeadRegressor`. With 'sequence' the
     head is applied at every time step (time-distributed): ``y`` holds one target per
     step, shape ``(n_samples, n_steps)`` or ``(n_samples, n_steps, n_outputs)``, and
     ``predict`` returns the same shape — the setting of forecasting tasks such as
@@ -381,7 +575,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     """
 
     _head_class = DenseHeadRegressor
-    _feature_outputs = ("final", "mean", "max", "sequence")
+    _ridge_class = RidgeHeadRegressor
+    _feature_outputs = ("auto", "final", "mean", "max", "pooled", "sequence")
+    _small_data_head = "dense"
 
     def _as_rows(self, F):
         if self.feature_output != "sequence":
@@ -398,6 +594,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         shape = np.shape(X)
         if len(shape) < 2:
             raise ValueError("feature_output='sequence' needs X of shape (n_samples, n_steps).")
+        if self.channels_first and len(shape) == 3:
+            return shape[0], shape[2]
         return shape[0], shape[1]
 
     def _targets(self, y, X):
@@ -413,15 +611,32 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return y.reshape(n_samples * n_steps, *y.shape[2:])
 
+    @available_if(_trains_incrementally)
     def partial_fit(self, X, y):
         """Train the head for one epoch on ``(X, y)``; the first call fits the features."""
-        F = self._fit_features(X) if not hasattr(self, "head_") else self._features(X)
+        if _dask.is_dask_array(X):
+            return _dask.partial_fit_estimator(self, X, y)
+        if not hasattr(self, "head_"):
+            self.head_kind_ = self._partial_head()
+            F = self._fit_features(X)
+        else:
+            F = self._features(X)
         return self._fit_head(F, self._targets(y, X), partial=True)
 
     def predict(self, X):
         """Predicted targets of the sequences ``X`` (per step for 'sequence')."""
+        if _dask.is_dask_array(X):
+            return _dask.predict_estimator(self, X, "predict")
         features = self._features(X)
         prediction = self.head_.predict(features)
         if self.feature_output == "sequence":
             return prediction.reshape(*self._sequence_shape(X), *prediction.shape[1:])
         return prediction
+
+    def stream(self, n_streams: int = 1):
+        """The fitted model run online: a :class:`~lmu_sk.streaming.RegressorStream` of
+        ``n_streams`` sequences whose ``predict()`` after any update equals :meth:`predict`
+        of the prefixes seen (for 'sequence', at the latest step)."""
+        from .streaming import RegressorStream
+
+        return RegressorStream(self, n_streams)

@@ -6,9 +6,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
-from . import _compute
+from . import _compute, _dask
 from ._device import resolve_device, to_numpy
-from ._input import as_sequences, check_dtype_param, check_finite_result, is_device_array
+from ._input import (
+    as_sequences,
+    channels_last,
+    check_dtype_param,
+    check_finite_result,
+    is_device_array,
+)
 from ._memory import resolve_budget
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 
@@ -53,6 +59,11 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         'gpu' requires one (``pip install lmu_sk[gpu]``).
     return_gpu_arrays : bool, default=False
         On the GPU, return CuPy arrays instead of NumPy arrays.
+    channels_first : bool or None, default=None
+        Layout of 3-D input. ``True``: ``(n_samples, n_channels, n_steps)`` as aeon and
+        sktime hold it (``aeon.datasets.load_classification``), or a list of
+        ``(n_channels, n_steps_i)`` arrays. ``None``: ``(n_samples, n_steps, n_channels)``,
+        warning when a 3-D array has fewer steps than channels. ``False``: the same, silent.
 
     Attributes
     ----------
@@ -77,7 +88,9 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
     different lengths. Data laid out as ``(n_samples, n_channels, n_steps)`` (aeon, sktime)
     must be passed as ``np.swapaxes(X, 1, 2)``. Feature ``k * order + i`` is state ``i`` of
     channel ``k``. For a list of sequences of different lengths, 'final' gives each
-    sequence's state at its own end and 'sequence' returns a list of arrays.
+    sequence's state at its own end and 'sequence' returns a list of arrays. A
+    ``dask.array.Array`` is fitted from its shape alone and transformed lazily, block by
+    block of rows (:mod:`lmu_sk._dask`).
 
     Examples
     --------
@@ -99,6 +112,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         max_memory=None,
         device="auto",
         return_gpu_arrays=False,
+        channels_first=None,
     ):
         self.order = order
         self.theta = theta
@@ -109,6 +123,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         self.max_memory = max_memory
         self.device = device
         self.return_gpu_arrays = return_gpu_arrays
+        self.channels_first = channels_first
 
     def _checked_order_theta(self, n_steps: int) -> tuple[int, float]:
         if self.discretizer not in DISCRETIZERS:
@@ -138,6 +153,8 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         -------
         self
         """
+        if _dask.is_dask_array(X):
+            return _dask.fit_features(self, self._channels_last(X))
         self._fit(self._validate_input(X, reset=True, check_finite=True))
         return self
 
@@ -148,6 +165,8 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         -------
         See :meth:`transform`.
         """
+        if _dask.is_dask_array(X):
+            return self.fit(X)._transform(X, self.return_gpu_arrays)
         U = self._validate_input(X, reset=True, check_finite=False)
         return self._fit(U)._features(U)
 
@@ -167,10 +186,16 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         """
         return self._transform(X, self.return_gpu_arrays)
 
-    def _transform(self, X, return_gpu_arrays: bool):
-        """:meth:`transform`, returning CuPy arrays when computed on a GPU and asked to."""
+    def _transform(self, X, return_gpu_arrays: bool, dtype=None):
+        """:meth:`transform`, returning CuPy arrays when computed on a GPU and asked to.
+
+        ``dtype`` overrides the compute dtype (the estimators predict in float64).
+        """
         check_is_fitted(self)
-        U = self._validate_input(X, reset=False, check_finite=False)
+        self._checked_order_theta(self.n_steps_)  # parameters set after fit are checked too
+        if _dask.is_dask_array(X):
+            return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays)
+        U = self._validate_input(X, reset=False, check_finite=False, dtype=dtype)
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
         if n_channels != self.n_channels_:
             raise ValueError(
@@ -180,9 +205,14 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
             )
         return self._features(U, return_gpu_arrays)
 
-    def _validate_input(self, X, reset: bool, check_finite: bool):
+    def _channels_last(self, X):
+        return channels_last(X, self.channels_first, type(self).__name__)
+
+    def _validate_input(self, X, reset: bool, check_finite: bool, dtype=None):
         _check_feature_names(self, X, reset=reset)
-        return as_sequences(X, check_dtype_param(self.dtype), type(self).__name__, check_finite)
+        X = self._channels_last(X)
+        dtype = check_dtype_param(self.dtype if dtype is None else dtype)
+        return as_sequences(X, dtype, type(self).__name__, check_finite)
 
     def _fit(self, U):
         if isinstance(U, list):
@@ -196,6 +226,11 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         self.n_steps_ = n_steps
         self.n_channels_ = n_channels
         Abar, Bbar = _compute._system(order, self.theta_, self.discretizer)
+        if not (np.isfinite(Abar).all() and np.isfinite(Bbar).all()):
+            raise ValueError(
+                f"theta={self.theta_!r} is too small for order {order}: the discretized "
+                "Delay Network overflows. Use a window of at least one time step."
+            )
         self.state_matrix_ = np.array(Abar)
         self.input_matrix_ = np.array(Bbar)
         return self
@@ -226,6 +261,14 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
             F = compute(U, order, self.theta_, self.discretizer, self.output, self.method, budget)
         check_finite_result(F, U)
         return F
+
+    def stream(self, n_streams: int = 1):
+        """A :class:`~lmu_sk.streaming.DNStream` of ``n_streams`` sequences, advanced one
+        step or one chunk at a time; after ``t`` steps its ``transform()`` equals
+        ``transform`` of the first ``t`` steps (for 'sequence', the last of them)."""
+        from .streaming import DNStream
+
+        return DNStream(self, n_streams)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Names ``'c{k}_m{i}'``: state ``i`` of channel ``k``, in output order."""

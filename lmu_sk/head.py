@@ -202,11 +202,14 @@ class _BaseDenseHead(BaseEstimator):
         xp = self._array_module(training=False)
         if xp is np:
             X = to_numpy(X)
-        coefs = [xp.asarray(c) for c in self.coefs_]
-        intercepts = [xp.asarray(b) for b in self.intercepts_]
+        # Prediction runs in float64 whatever the training dtype: BLAS sums each row of a
+        # product in an order that depends on its place in the block, so in float32 a
+        # row's output would change in the 7th digit with the rows predicted beside it.
+        coefs = [xp.asarray(c, dtype=np.float64) for c in self.coefs_]
+        intercepts = [xp.asarray(b, dtype=np.float64) for b in self.intercepts_]
         # NumPy input is cast block by block inside forward_pass; other modules get the
-        # matrix moved once (if not already there), in the compute dtype
-        Xd = X if xp is np else xp.asarray(X, dtype=self.coefs_[0].dtype)
+        # matrix moved once (if not already there)
+        Xd = X if xp is np else xp.asarray(X, dtype=np.float64)
         out = forward_pass(
             Xd, coefs, intercepts, self.activation, self.out_activation_, xp, raw=raw
         )

@@ -169,7 +169,7 @@ def write_input(tmp_path, kind):
     ("kind", "message"),
     [
         ("missing", "input file not found"),
-        ("directory", "input is a directory"),
+        ("directory", "input folder holds no .npy shards"),
         ("text", "not a .npy file"),
         ("truncated", "not a readable .npy array"),
         ("npz", "not a .npy file"),
@@ -211,13 +211,14 @@ def test_output_would_overwrite_the_input(sequences, tmp_path, capsys, monkeypat
     [
         ("missing-folder/out.npy", "output folder does not exist"),
         ("a-file/out.npy", "output path not writable"),
-        ("a-folder", "output is a directory"),
+        ("a-folder", "output folder for .npy shards is not empty"),
     ],
 )
 def test_unwritable_outputs(sequences, tmp_path, capsys, target, message):
     _, path = sequences
     (tmp_path / "a-file").write_text("not a folder")
     (tmp_path / "a-folder").mkdir()
+    (tmp_path / "a-folder" / "notes.txt").write_text("not a shard")
     assert run("features", "--order", 4, path, tmp_path / target) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err

@@ -32,6 +32,7 @@ LENGTH_CHECKS = {
 }
 # order=None: as many states as steps, so the features keep all of the input.
 SMALL = {
+    "head": "dense",
     "hidden_layer_sizes": (16,),
     "learning_rate_init": 0.01,
     "max_iter": 100,
@@ -88,7 +89,9 @@ def _window_task(n_samples=400, n_steps=40, seed=0):
 
 def test_classifier_learns_permuted_digits(digits):
     X, y = digits
-    clf = LMUClassifier(order=32, hidden_layer_sizes=(64,), random_state=0, device="cpu")
+    clf = LMUClassifier(
+        head="dense", order=32, hidden_layer_sizes=(64,), random_state=0, device="cpu"
+    )
     clf.fit(X[:450], y[:450])
     assert clf.score(X[450:], y[450:]) > 0.75
     proba = clf.predict_proba(X[450:])
@@ -134,6 +137,7 @@ def test_string_labels_and_reproducibility(digits):
 
     def make():
         return LMUClassifier(
+            head="dense",
             order=8,
             hidden_layer_sizes=(16,),
             max_iter=20,
@@ -150,7 +154,7 @@ def test_string_labels_and_reproducibility(digits):
 def test_pickle_round_trip(digits):
     X, y = digits
     clf = LMUClassifier(
-        order=8, hidden_layer_sizes=(16,), max_iter=10, random_state=0, device="cpu"
+        head="dense", order=8, hidden_layer_sizes=(16,), max_iter=10, random_state=0, device="cpu"
     ).fit(X, y)
     clone = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(clone.predict_proba(X), clf.predict_proba(X))
@@ -158,12 +162,19 @@ def test_pickle_round_trip(digits):
 
 def test_partial_fit_and_early_stopping(digits):
     X, y = digits
-    clf = LMUClassifier(order=8, hidden_layer_sizes=(16,), random_state=0, device="cpu")
+    clf = LMUClassifier(
+        head="dense", order=8, hidden_layer_sizes=(16,), random_state=0, device="cpu"
+    )
     for _ in range(3):
         clf.partial_fit(X, y, classes=np.arange(10))
     assert clf.n_iter_ == 3 and len(clf.loss_curve_) == 3
     es = LMUClassifier(
-        order=8, hidden_layer_sizes=(16,), early_stopping=True, random_state=0, device="cpu"
+        head="dense",
+        order=8,
+        hidden_layer_sizes=(16,),
+        early_stopping=True,
+        random_state=0,
+        device="cpu",
     ).fit(X, y)
     assert len(es.validation_scores_) == es.n_iter_
     assert es.best_validation_score_ == max(es.validation_scores_)
@@ -173,6 +184,7 @@ def test_pipeline_cross_val_and_randomized_search(digits):
     X, y = digits
     pipe = make_pipeline(
         LMUClassifier(
+            head="dense",
             order=16,
             hidden_layer_sizes=(32,),
             learning_rate_init=0.01,
@@ -184,7 +196,7 @@ def test_pipeline_cross_val_and_randomized_search(digits):
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.shape == (3,) and scores.mean() > 0.5
     search = RandomizedSearchCV(
-        LMUClassifier(max_iter=20, random_state=0, device="cpu"),
+        LMUClassifier(head="dense", max_iter=20, random_state=0, device="cpu"),
         {"order": [4, 8], "theta": [32.0, 64.0], "alpha": [1e-4, 1e-2]},
         n_iter=3,
         cv=2,
@@ -199,7 +211,7 @@ def test_grid_search_reuses_features_for_head_parameters(digits, tmp_path):
     memory = joblib.Memory(tmp_path / "cache", verbose=0)
     grid = {"order": [4, 8], "hidden_layer_sizes": [(8,), (16,)], "alpha": [1e-4, 1e-3]}
     search = GridSearchCV(
-        LMUClassifier(memory=memory, max_iter=10, random_state=0, device="cpu"),
+        LMUClassifier(head="dense", memory=memory, max_iter=10, random_state=0, device="cpu"),
         grid,
         cv=2,
         n_jobs=2,
@@ -240,6 +252,7 @@ def test_pipeline_memory_recipe_with_a_head_on_features(digits, tmp_path):
 def test_every_head_parameter_reaches_the_head(digits, composite, head_class):
     X, y = digits
     own = {"order", "theta", "discretizer", "feature_output", "scale_features", "memory"}
+    own |= {"head", "alphas", "channels_first"}
     head_params = set(head_class().get_params())
     assert set(composite().get_params()) - own == head_params
     changed = dict(
@@ -263,7 +276,7 @@ def test_every_head_parameter_reaches_the_head(digits, composite, head_class):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = composite(order=4, **changed).fit(X[:100], y[:100])
+        model = composite(order=4, head="dense", **changed).fit(X[:100], y[:100])
     head = model.head_.get_params()
     assert {name: head[name] for name in changed} == changed
 
@@ -277,7 +290,7 @@ def test_head_alone_on_precomputed_features():
 
 def test_bad_input(digits):
     X, y = digits
-    clf = LMUClassifier(order=4, hidden_layer_sizes=(8,), max_iter=5, device="cpu")
+    clf = LMUClassifier(head="dense", order=4, hidden_layer_sizes=(8,), max_iter=5, device="cpu")
     with pytest.raises(NotFittedError):
         clf.predict(X)
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
@@ -288,7 +301,9 @@ def test_bad_input(digits):
         LMURegressor(order=4, device="cpu").fit(X, np.where(y == 3, np.nan, y))
     with pytest.raises(ValueError, match="Unknown feature_output 'sequence'"):
         LMUClassifier(feature_output="sequence").fit(X, y)
-    fitted = LMUClassifier(order=4, hidden_layer_sizes=(8,), max_iter=5, device="cpu")
+    fitted = LMUClassifier(
+        head="dense", order=4, hidden_layer_sizes=(8,), max_iter=5, device="cpu"
+    )
     fitted.fit(X[:, :, None].repeat(2, axis=2), y)
     with pytest.raises(ValueError, match="channel"):
         fitted.predict(X)
@@ -305,6 +320,7 @@ def test_divergence_is_an_error_not_nan_predictions(digits):
 def test_explicit_validation_data_drives_early_stopping(digits):
     X, y = digits
     clf = LMUClassifier(
+        head="dense",
         order=16,
         hidden_layer_sizes=(32,),
         early_stopping=True,
@@ -317,7 +333,7 @@ def test_explicit_validation_data_drives_early_stopping(digits):
     assert clf.best_validation_score_ == max(clf.validation_scores_)
     assert clf.best_validation_score_ == pytest.approx(clf.score(X[400:], y[400:]))
     with pytest.raises(ValueError, match="early_stopping=True"):
-        LMUClassifier(order=4, device="cpu").fit(X, y, X_val=X[:5], y_val=y[:5])
+        LMUClassifier(head="dense", order=4, device="cpu").fit(X, y, X_val=X[:5], y_val=y[:5])
     with pytest.raises(ValueError, match="both X_val and y_val"):
         clf.fit(X[:400], y[:400], X_val=X[400:])
 
@@ -328,10 +344,10 @@ def test_gpu_device_without_a_gpu(digits, monkeypatch):
 
     monkeypatch.setattr(_device, "_import_cupy_with_gpu", lambda: (None, "no CUDA device"))
     with pytest.raises(ValueError, match=r"pip install lmu_sk\[gpu\]"):
-        LMUClassifier(order=4, device="gpu").fit(X, y)
+        LMUClassifier(head="dense", order=4, device="gpu").fit(X, y)
     # a model trained where a GPU was asked for keeps NumPy weights and predicts anywhere
     clf = LMUClassifier(
-        order=8, hidden_layer_sizes=(16,), max_iter=5, random_state=0, device="cpu"
+        head="dense", order=8, hidden_layer_sizes=(16,), max_iter=5, random_state=0, device="cpu"
     ).fit(X, y)
     expected = clf.predict_proba(X)
     clf.head_.device, clf.features_.device = "gpu", "auto"

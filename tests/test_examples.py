@@ -33,3 +33,19 @@ def test_figures_example_writes_pngs(tmp_path, monkeypatch):
         "learning_curve.png",
     ]
     assert all(p.stat().st_size > 10_000 for p in paths)
+
+
+def test_streaming_example_classifies_online_as_in_batch(tmp_path, monkeypatch):
+    main = _run("streaming.py", [], monkeypatch)["main"]
+    argv = ["--epochs", "30", "--prefixes", "3", "--out", str(tmp_path)]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        argv.append("--no-plot")
+    result = main(argv)
+    # float32 stream and batch agree to rounding (see tests/test_streaming.py)
+    assert result["difference"] < 2e-5
+    accuracy = result["accuracy"]
+    assert accuracy[-1] > 0.85 and accuracy[-1] > accuracy[0] + 0.5
+    if "--no-plot" not in argv:
+        assert (tmp_path / "streaming_digits.png").stat().st_size > 10_000

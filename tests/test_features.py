@@ -119,7 +119,7 @@ def test_small_memory_budget_chunks_without_changing_results(X):
         ({"method": "magic"}, ValueError, "Unknown method 'magic'"),
         ({"dtype": "int8"}, ValueError, "dtype must be None, 'float32' or 'float64'"),
         ({"max_memory": "lots"}, ValueError, "max_memory='lots' is not understood"),
-        ({"max_memory": -5}, ValueError, "max_memory must be positive"),
+        ({"max_memory": -5}, ValueError, "max_memory must be a positive"),
         ({"device": "tpu"}, ValueError, "device must be one of"),
     ],
 )

@@ -63,6 +63,7 @@ def copied_feature_matrices(n_rows: tuple[int, ...]) -> list:
 
 
 PARAMS = dict(
+    head="dense",
     order=ORDER,
     theta=20.0,
     hidden_layer_sizes=(16,),

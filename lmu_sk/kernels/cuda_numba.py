@@ -52,7 +52,10 @@ def _cuda():
 
 def _device_limits() -> dict[str, int]:
     """Threads per block, shared memory per block (bytes), warp size and multiprocessors."""
-    device = _cuda().get_current_device()
+    try:
+        device = _cuda().get_current_device()
+    except AttributeError:  # older simulators have no current device
+        device = None
     names = {
         "threads": "MAX_THREADS_PER_BLOCK",
         "shared": "MAX_SHARED_MEMORY_PER_BLOCK",

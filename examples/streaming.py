@@ -1,0 +1,135 @@
+"""Online classification: digits read pixel by pixel by a model trained offline.
+
+    python examples/streaming.py [--out figures/] [--no-plot]
+
+An ``LMUClassifier`` is trained in precomputation mode on scikit-learn's 8x8 digits read
+as 64-step sequences of pixels in a fixed random order (a small permuted-sequential MNIST).
+To answer early as well, it also sees prefixes of random lengths of every training image,
+left-padded with zeros to 64 steps: zeros leave the Delay Network state at zero, so the
+final state of a padded prefix is the state a stream has after those pixels.
+
+The trained model is then run as a recurrent network: one stream per held-out image, fed
+one pixel at a time, with the class probabilities read after every pixel. After any
+number of pixels the streams give the batch model's probabilities of that prefix. Writes
+``streaming_digits.png``: the probabilities of a few images against the pixels seen, and
+the accuracy of all held-out images against the pixels seen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import train_test_split
+
+from lmu_sk import LMUClassifier
+from lmu_sk.demo import load_permuted_digits
+
+
+def plot(probabilities, accuracy, y_test, classes, path: Path, n_examples: int = 3) -> None:
+    """Probabilities of the first ``n_examples`` images and the accuracy, against pixels."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n_pixels = len(accuracy)
+    pixels = np.arange(1, n_pixels + 1)
+    fig, axes = plt.subplots(1, n_examples + 1, figsize=(4 * (n_examples + 1), 3.4))
+    for ax, i in zip(axes[:n_examples], range(n_examples), strict=True):
+        for k, label in enumerate(classes):
+            is_true = label == y_test[i]
+            ax.plot(
+                pixels,
+                probabilities[:, i, k],
+                lw=2.2 if is_true else 0.8,
+                color="C3" if is_true else "0.6",
+                label=f"true class {label}" if is_true else None,
+            )
+        ax.set(title=f"held-out image {i}", xlabel="pixels seen", ylim=(0, 1))
+        ax.legend(loc="upper left", fontsize=8)
+    axes[0].set_ylabel("class probability")
+    axes[-1].plot(pixels, accuracy, color="C0")
+    axes[-1].axhline(1 / len(classes), color="0.6", ls=":", label="chance")
+    axes[-1].set(title="all held-out images", xlabel="pixels seen", ylabel="accuracy", ylim=(0, 1))
+    axes[-1].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("figures"))
+    parser.add_argument("--no-plot", action="store_true", help="skip the figure")
+    parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument(
+        "--prefixes", type=int, default=8, help="random prefixes per training image"
+    )
+    args = parser.parse_args(argv)
+
+    X, y = load_permuted_digits()
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=0.25, random_state=0, stratify=y
+    )
+    rng = np.random.default_rng(0)
+    padded = [X_train]
+    for _ in range(args.prefixes):
+        prefix = np.zeros_like(X_train)
+        for row, seen in enumerate(rng.integers(1, 64, len(X_train))):
+            prefix[row, -seen:] = X_train[row, :seen]
+        padded.append(prefix)
+    model = LMUClassifier(
+        head="dense",
+        order=64,
+        theta=64,
+        hidden_layer_sizes=(128,),
+        max_iter=args.epochs,
+        random_state=0,
+    )
+    start = time.perf_counter()
+    with warnings.catch_warnings():  # a fixed number of epochs is the point here
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(np.concatenate(padded), np.tile(y_train, len(padded)))
+    took = time.perf_counter() - start
+    print(
+        f"trained on {len(X_train)} images and {args.prefixes} prefixes of each: "
+        f"{model.n_iter_} epochs in {took:.1f} s"
+    )
+
+    # online: one stream per held-out image, one pixel per update
+    stream = model.stream(n_streams=len(X_test))
+    n_pixels = X_test.shape[1]
+    probabilities = np.empty((n_pixels, len(X_test), len(model.classes_)))
+    start = time.perf_counter()
+    for t in range(n_pixels):
+        stream.update(X_test[:, t])
+        probabilities[t] = stream.predict_proba()
+    took = time.perf_counter() - start
+    accuracy = (model.classes_[probabilities.argmax(axis=2)] == y_test).mean(axis=1)
+    difference = max(
+        np.abs(probabilities[seen - 1] - model.predict_proba(X_test[:, :seen])).max()
+        for seen in (1, 16, 40, 64)
+    )
+    print(
+        f"streamed {len(X_test)} images pixel by pixel: {took / n_pixels * 1e3:.2f} ms per "
+        f"step for all of them"
+    )
+    for seen in (16, 32, 48, 64):
+        print(f"  accuracy after {seen:2d} pixels: {accuracy[seen - 1]:.3f}")
+    print(f"largest difference to the batch predict_proba of the prefixes: {difference:.1e}")
+
+    if not args.no_plot:
+        args.out.mkdir(parents=True, exist_ok=True)
+        path = args.out / "streaming_digits.png"
+        plot(probabilities, accuracy, y_test, model.classes_, path)
+        print(f"wrote {path}")
+    return {"accuracy": accuracy, "difference": difference}
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""``lmu-sk features`` on Dask: Zarr stores and folders of ``.npy`` shards, any cluster.
+
+Used when the input or the output is a Zarr store (a name ending in ``.zarr``) or a folder
+of ``.npy`` shards, or when ``--scheduler`` names a dask.distributed scheduler. The input
+becomes a dask array of row blocks read where they are computed (workers open the files
+themselves: nothing is shipped from this process); each block's features are written by the
+task that computed them, into its own rows of the output. The output appears under its
+final name only once complete.
+
+Without ``--scheduler`` the blocks run on a pool of threads in this process, one block per
+core; with it they run on the cluster's workers (which must see the same file system).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from .cli import (
+    PROGRAM,
+    ProgressBar,
+    UsageError,
+    _batch_rows,
+    _check_input,
+    _make_transformer,
+    _one_line,
+)
+
+__all__ = ["is_zarr_path", "open_input", "run_features_dask", "uses_dask"]
+
+_NPY_SHARD_NAME = "part-{:05d}.npy"
+
+
+def _has_zarr_metadata(path: Path) -> bool:
+    return any((path / name).exists() for name in (".zarray", "zarr.json"))
+
+
+def is_zarr_path(path: Path) -> bool:
+    """A Zarr store: a name ending in ``.zarr`` or a folder with Zarr metadata."""
+    return path.suffix == ".zarr" or _has_zarr_metadata(path)
+
+
+def _is_shard_folder(path: Path) -> bool:
+    return path.is_dir() and not is_zarr_path(path)
+
+
+def uses_dask(args: argparse.Namespace) -> bool:
+    """Whether ``lmu-sk features`` with ``args`` runs through dask."""
+    paths = (Path(args.input), Path(args.output))
+    return (
+        args.scheduler is not None
+        or any(is_zarr_path(p) for p in paths)
+        or _is_shard_folder(paths[0])
+        or str(args.output).endswith(("/", os.sep))
+        or _is_shard_folder(paths[1])
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading
+# ----------------------------------------------------------------------------------------------
+
+
+def _npy_rows(path: str, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of the .npy file at ``path``, read where the task runs."""
+    return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop])
+
+
+def _npy_as_dask(paths: list[Path], rows: int):
+    """The row-wise concatenation of .npy files as a dask array of blocks of ``rows``."""
+    import dask
+    import dask.array as da
+
+    parts = []
+    for path in paths:
+        try:
+            header = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise UsageError(f"input shard is not a readable .npy array: {path} ({exc})") from exc
+        for start in range(0, header.shape[0], rows):
+            stop = min(start + rows, header.shape[0])
+            block = dask.delayed(_npy_rows)(str(path), start, stop)
+            parts.append(da.from_delayed(block, (stop - start, *header.shape[1:]), header.dtype))
+    shapes = {p.shape[1:] for p in parts}
+    dtypes = {p.dtype for p in parts}
+    if len(shapes) > 1 or len(dtypes) > 1:
+        raise UsageError(
+            "the .npy shards differ in their trailing shape or dtype "
+            f"({sorted(map(str, shapes))}, {sorted(map(str, dtypes))}); all shards must hold "
+            "the same kind of sequences"
+        )
+    if not parts:
+        raise UsageError("the input shards hold no sequences")
+    return da.concatenate(parts, axis=0)
+
+
+def open_input(path: Path, rows: int | None):
+    """The input at ``path`` as a dask array (Zarr store, .npy shard folder or .npy file)."""
+    import dask.array as da
+
+    if is_zarr_path(path):
+        try:
+            return da.from_zarr(str(path))
+        except Exception as exc:  # zarr raises many types for a store it cannot read
+            raise UsageError(f"input is not a readable Zarr array: {path} ({exc})") from exc
+    if path.is_dir():
+        return _npy_as_dask(sorted(path.glob("*.npy")), rows or 4096)
+    return _npy_as_dask([path], rows or 4096)
+
+
+# ----------------------------------------------------------------------------------------------
+# Writing
+# ----------------------------------------------------------------------------------------------
+
+
+def _write_zarr(block: np.ndarray, store: str, start: int) -> int:
+    import zarr
+
+    zarr.open_array(store, mode="r+")[start : start + block.shape[0]] = block
+    return block.shape[0]
+
+
+def _write_npy_rows(block: np.ndarray, path: str, start: int) -> int:
+    out = np.load(path, mmap_mode="r+")
+    out[start : start + block.shape[0]] = block
+    out.flush()
+    return block.shape[0]
+
+
+def _write_shard(block: np.ndarray, folder: str, index: int) -> int:
+    np.save(os.path.join(folder, _NPY_SHARD_NAME.format(index)), block)
+    return block.shape[0]
+
+
+def _output_kind(name: str) -> str:
+    """'zarr', 'shards' (an existing folder or a name ending in a separator) or 'npy'."""
+    path = Path(name)
+    if is_zarr_path(path):
+        return "zarr"
+    if name.endswith(("/", os.sep)) or path.is_dir():
+        return "shards"
+    return "npy"
+
+
+def _prepare_output(kind: str, partial: Path, F) -> str:
+    """Create the (partial) output for features ``F``; return where blocks are written."""
+    if kind == "zarr":
+        import zarr
+
+        zarr.open_array(
+            str(partial), mode="w", shape=F.shape, chunks=(F.chunks[0][0], *F.shape[1:]),
+            dtype=F.dtype,
+        )  # fmt: skip
+    elif kind == "shards":
+        partial.mkdir()
+    else:
+        np.lib.format.open_memmap(partial, mode="w+", dtype=F.dtype, shape=F.shape).flush()
+    return str(partial)
+
+
+def _write_tasks(kind: str, target: str, F) -> list:
+    """One delayed task per row block: compute its features and write them."""
+    import dask
+
+    write = {"zarr": _write_zarr, "npy": _write_npy_rows, "shards": _write_shard}[kind]
+    starts = np.cumsum((0, *F.chunks[0]))[:-1]
+    blocks = F.to_delayed().ravel()
+    return [
+        dask.delayed(write)(block, target, index if kind == "shards" else int(start))
+        for index, (block, start) in enumerate(zip(blocks, starts, strict=True))
+    ]
+
+
+def _check_output_path(output: Path, input_path: Path, kind: str) -> None:
+    if output.resolve() == input_path.resolve():
+        raise UsageError(f"output would overwrite the input: {output}")
+    if not output.parent.exists():
+        raise UsageError(f"output folder does not exist: {output.parent}")
+    if output.exists() and kind == "npy" and output.is_dir():
+        raise UsageError(f"output is a directory: {output}")
+    if kind == "shards" and output.exists() and any(output.iterdir()):
+        raise UsageError(f"output folder for .npy shards is not empty: {output}")
+    if kind == "zarr" and output.exists() and not _has_zarr_metadata(output):
+        raise UsageError(f"output exists and is not a Zarr store: {output}")
+
+
+def _replace(partial: Path, output: Path) -> None:
+    if output.is_dir():
+        shutil.rmtree(output)
+    os.replace(partial, output)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# Running
+# ----------------------------------------------------------------------------------------------
+
+
+def _connect(address: str):
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise UsageError("--scheduler needs dask.distributed: pip install lmu_sk[dask]") from exc
+    try:
+        return Client(address, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UsageError(
+            f"cannot connect to the scheduler at {address}: {_one_line(exc)}"
+        ) from exc
+
+
+def _run_tasks(tasks: list, client, progress: ProgressBar) -> int:
+    """Compute the write tasks, updating ``progress`` with the rows written; rows written."""
+    done = 0
+    if client is not None:
+        from distributed import as_completed as futures_completed
+
+        for future in futures_completed(client.compute(tasks)):
+            done += future.result()
+            progress.update(done)
+        return done
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        running = [pool.submit(task.compute, scheduler="synchronous") for task in tasks]
+        for future in as_completed(running):
+            done += future.result()
+            progress.update(done)
+    return done
+
+
+def run_features_dask(args: argparse.Namespace, stderr: TextIO) -> int:
+    """Carry out ``lmu-sk features`` through dask; raises UsageError for bad inputs."""
+    input_path, output_path = Path(args.input), Path(args.output)
+    kind = _output_kind(str(args.output))
+    if not input_path.exists():
+        raise UsageError(f"input not found: {input_path}")
+    if _is_shard_folder(input_path) and not any(input_path.glob("*.npy")):
+        raise UsageError(f"input folder holds no .npy shards: {input_path}")
+    _check_output_path(output_path, input_path, kind)
+    try:
+        import dask.array  # noqa: F401
+    except ImportError as exc:
+        raise UsageError(
+            "Zarr stores, .npy shard folders and --scheduler need dask: pip install lmu_sk[dask]"
+        ) from exc
+    if kind == "zarr" or is_zarr_path(input_path):
+        try:
+            import zarr  # noqa: F401
+        except ImportError as exc:
+            raise UsageError("Zarr stores need zarr: pip install lmu_sk[dask]") from exc
+    client = _connect(args.scheduler) if args.scheduler is not None else None
+    try:
+        return _run(args, stderr, input_path, output_path, kind, client)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _run(args, stderr, input_path, output_path, kind, client) -> int:
+    X = open_input(input_path, args.batch_size)
+    _check_input(X, input_path, args.layout)
+    if X.ndim == 3 and args.layout == "channels-first":
+        X = X.transpose(0, 2, 1)
+    X = X.rechunk({0: _batch_rows(args, X)})
+    n_rows = X.shape[0]
+    try:
+        transformer = _make_transformer(args).fit(X)
+        F = transformer.transform(X)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"cannot compute features: {_one_line(exc)}") from exc
+    partial = output_path.with_name(f".{output_path.name}.partial")
+    _remove(partial)
+    started = time.perf_counter()
+    progress = ProgressBar(
+        n_rows, stream=stderr, enabled=not args.quiet, plain=not stderr.isatty()
+    )
+    try:
+        target = _prepare_output(kind, partial, F)
+        progress.update(0)
+        try:
+            _run_tasks(_write_tasks(kind, target, F), client, progress)
+        except ValueError as exc:
+            raise UsageError(f"cannot compute features: {_one_line(exc)}") from exc
+        _replace(partial, output_path)
+    except OSError as exc:
+        raise UsageError(f"cannot write output {output_path}: {_one_line(exc)}") from exc
+    finally:
+        progress.close()
+        _remove(partial)
+    if not args.quiet:
+        elapsed = time.perf_counter() - started
+        where = f" on {args.scheduler}" if args.scheduler else ""
+        stderr.write(
+            f"{PROGRAM}: wrote {output_path}: {F.dtype} features of shape {F.shape} "
+            f"({n_rows} sequences in {len(F.chunks[0])} blocks{where}, {elapsed:.2f}s)\n"
+        )
+    return 0

@@ -1,0 +1,126 @@
+"""LMUClassifier's defaults for small time-series sets: ridge on pooled multi-scale features."""
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from lmu_sk import LMUClassifier, LMUPooledFeatures, LMURegressor
+from lmu_sk.ridge import RidgeHeadClassifier, RidgeHeadRegressor
+
+LENGTH_CHECKS = {
+    "check_n_features_in_after_fitting": "sequences of any length can be predicted",
+    "check_estimators_partial_fit_n_features": "sequences of any length can be trained on",
+    "check_classifiers_train": "sequences of any length can be predicted",
+    "check_regressors_train": "sequences of any length can be predicted",
+    "check_non_transformer_estimators_n_iter": "max_iter is the dense head's; ridge has none",
+}
+
+
+def shapes(n_per_class=20, n_steps=60, seed=0):
+    """Three classes: a bump early, a bump late, a step; with noise and random shifts."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n_steps)
+    X, y = [], []
+    for label in range(3):
+        for _ in range(n_per_class):
+            shift = rng.integers(-5, 6)
+            if label == 0:
+                x = np.exp(-(((t - 15 - shift) / 4.0) ** 2))
+            elif label == 1:
+                x = np.exp(-(((t - 45 - shift) / 4.0) ** 2))
+            else:
+                x = (t > 30 + shift).astype(float)
+            X.append(x + 0.2 * rng.standard_normal(n_steps))
+            y.append(label)
+    return np.asarray(X), np.asarray(y)
+
+
+@parametrize_with_checks(
+    [LMUClassifier(order=4, device="cpu"), LMURegressor(head="ridge", order=4, device="cpu")],
+    expected_failed_checks=lambda est: LENGTH_CHECKS,
+)
+def test_sklearn_compatible_with_the_ridge_head(estimator, check):
+    check(estimator)
+
+
+def test_defaults_choose_ridge_on_pooled_features_and_learn():
+    X, y = shapes()
+    X_test, y_test = shapes(seed=1)
+    clf = LMUClassifier(device="cpu").fit(X, y)
+    assert clf.head_kind_ == "ridge"
+    assert isinstance(clf.head_, RidgeHeadClassifier)
+    assert isinstance(clf.features_, LMUPooledFeatures)
+    assert clf.alpha_ == clf.head_.alpha_
+    assert not hasattr(clf, "predict_proba")
+    assert clf.score(X_test, y_test) > 0.9
+
+
+def test_paper_setting_is_one_parameter_away():
+    X, y = shapes(n_per_class=10)
+    clf = LMUClassifier(head="dense", max_iter=5, device="cpu").fit(X, y)
+    assert clf.head_kind_ == "dense" and clf.features_.output == "final"
+    assert clf.predict_proba(X).shape == (30, 3)
+
+
+def test_ridge_head_on_unequal_lengths_and_channels():
+    rng = np.random.default_rng(0)
+    X = [rng.standard_normal((n, 2)) + (i % 2) for i, n in enumerate(range(20, 50))]
+    y = np.arange(30) % 2
+    clf = LMUClassifier(theta=[5, 20], device="cpu").fit(X, y)
+    assert clf.score(X, y) == 1.0
+    reg = LMURegressor(head="ridge", order=3, device="cpu").fit(X, y.astype(float))
+    assert isinstance(reg.head_, RidgeHeadRegressor)
+
+
+def test_partial_fit_trains_the_dense_head():
+    X, y = shapes(n_per_class=5)
+    clf = LMUClassifier(device="cpu").partial_fit(X, y, classes=[0, 1, 2])
+    assert clf.head_kind_ == "dense"
+    assert not hasattr(LMUClassifier(head="ridge"), "partial_fit")
+    assert not hasattr(LMUClassifier(device="cpu").fit(X, y), "partial_fit")
+
+
+@pytest.mark.parametrize(
+    ("params", "y", "error", "match"),
+    [
+        ({"head": "svm"}, None, ValueError, "Unknown head"),
+        ({"theta": [10, 0]}, None, ValueError, "theta must be a positive"),
+        ({"theta": -1.0}, None, ValueError, "theta must be a positive"),
+        ({"feature_output": "median"}, None, ValueError, "Unknown feature_output"),
+        ({"alphas": [0.0]}, None, ValueError, "alphas"),
+        ({}, np.zeros(30), ValueError, "only one class"),
+        ({}, np.arange(30), ValueError, "single training sample"),
+    ],
+)
+def test_bad_input(params, y, error, match):
+    X, y_ok = shapes(n_per_class=10)
+    with pytest.raises(error, match=match):
+        LMUClassifier(device="cpu", **params).fit(X, y_ok if y is None else y)
+
+
+def test_validation_data_is_for_the_dense_head():
+    X, y = shapes(n_per_class=5)
+    with pytest.raises(ValueError, match="early stopping"):
+        LMUClassifier(device="cpu").fit(X, y, X_val=X, y_val=y)
+
+
+def test_pooled_quantile_count_zero_is_an_error():
+    with pytest.raises(ValueError, match="n_biases"):
+        LMUPooledFeatures(n_biases=0).fit(np.zeros((3, 10)))
+
+
+def test_gpu_path_on_the_stand_in(monkeypatch):
+    """Pooled features by block matrix products and the ridge head on 'device' arrays."""
+    from fake_cupy import clear_caches, install
+
+    X, y = shapes(n_per_class=8)
+    cpu = LMUClassifier(dtype="float64", device="cpu").fit(X, y)
+    install(monkeypatch, as_gpu=True)
+    try:
+        gpu = LMUClassifier(dtype="float64", device="gpu").fit(X, y)
+        assert gpu.features_.device == "auto"
+        # a state within rounding of a threshold may count on one route and not the other,
+        # so the two models are close, not equal
+        assert np.mean(gpu.predict(X) == cpu.predict(X)) >= 0.95
+    finally:
+        clear_caches()
