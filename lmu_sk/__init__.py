@@ -1,5 +1,6 @@
 """lmu_sk: Legendre Memory Unit Delay Network features and dense heads for scikit-learn."""
 
+from . import _logging  # noqa: F401  (the package logger's NullHandler)
 from .estimators import LMUClassifier, LMURegressor
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor

@@ -9,6 +9,9 @@ final name only once complete.
 
 Without ``--scheduler`` the blocks run on a pool of threads in this process, one block per
 core; with it they run on the cluster's workers (which must see the same file system).
+A ``.npy`` output is written with plain file writes at each block's offset (no memory map,
+so that a full disk is an error, not a crash); an output that is a symbolic link is written
+through to its target.
 """
 
 from __future__ import annotations
@@ -16,21 +19,30 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import stat
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
+from ._output_file import npy_header, replace
 from .cli import (
     PROGRAM,
     ProgressBar,
     UsageError,
     _batch_rows,
+    _check_free_space,
     _check_input,
     _make_transformer,
+    _not_regular_kind,
+    _npy_bytes,
     _one_line,
+    _output_target,
+    _write_error,
+    progress_bar,
 )
 
 __all__ = ["is_zarr_path", "open_input", "run_features_dask", "uses_dask"]
@@ -73,8 +85,8 @@ def _npy_rows(path: str, start: int, stop: int) -> np.ndarray:
     return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop])
 
 
-def _npy_as_dask(paths: list[Path], rows: int):
-    """The row-wise concatenation of .npy files as a dask array of blocks of ``rows``."""
+def _npy_as_dask(paths: list[Path], rows: Callable[[np.ndarray], int]):
+    """The row-wise concatenation of .npy files as a dask array of blocks of ``rows(file)``."""
     import dask
     import dask.array as da
 
@@ -84,8 +96,9 @@ def _npy_as_dask(paths: list[Path], rows: int):
             header = np.load(path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
             raise UsageError(f"input shard is not a readable .npy array: {path} ({exc})") from exc
-        for start in range(0, header.shape[0], rows):
-            stop = min(start + rows, header.shape[0])
+        step = max(1, rows(header))
+        for start in range(0, header.shape[0], step):
+            stop = min(start + step, header.shape[0])
             block = dask.delayed(_npy_rows)(str(path), start, stop)
             parts.append(da.from_delayed(block, (stop - start, *header.shape[1:]), header.dtype))
     shapes = {p.shape[1:] for p in parts}
@@ -101,9 +114,24 @@ def _npy_as_dask(paths: list[Path], rows: int):
     return da.concatenate(parts, axis=0)
 
 
-def open_input(path: Path, rows: int | None):
-    """The input at ``path`` as a dask array (Zarr store, .npy shard folder or .npy file)."""
+def open_input(path: Path, rows: int | Callable[[np.ndarray], int] | None):
+    """The input at ``path`` as a dask array (Zarr store, .npy shard folder or .npy file).
+
+    Parameters
+    ----------
+    path : Path
+        A Zarr store, a folder of .npy shards or a .npy file.
+    rows : int, callable or None
+        Rows per block of a .npy input: a number, a function of each file's memory-mapped
+        array, or None for 4096. A Zarr store keeps its own chunks.
+    """
     import dask.array as da
+
+    if not callable(rows):
+        fixed = rows or 4096
+
+        def rows(array: np.ndarray) -> int:
+            return fixed
 
     if is_zarr_path(path):
         try:
@@ -111,8 +139,8 @@ def open_input(path: Path, rows: int | None):
         except Exception as exc:  # zarr raises many types for a store it cannot read
             raise UsageError(f"input is not a readable Zarr array: {path} ({exc})") from exc
     if path.is_dir():
-        return _npy_as_dask(sorted(path.glob("*.npy")), rows or 4096)
-    return _npy_as_dask([path], rows or 4096)
+        return _npy_as_dask(sorted(path.glob("*.npy")), rows)
+    return _npy_as_dask([path], rows)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -127,10 +155,12 @@ def _write_zarr(block: np.ndarray, store: str, start: int) -> int:
     return block.shape[0]
 
 
-def _write_npy_rows(block: np.ndarray, path: str, start: int) -> int:
-    out = np.load(path, mmap_mode="r+")
-    out[start : start + block.shape[0]] = block
-    out.flush()
+def _write_npy_rows(block: np.ndarray, path: str, offset: int, dtype: str) -> int:
+    """Write ``block`` at byte ``offset`` of the .npy file ``path`` (plain writes, no mmap)."""
+    data = np.ascontiguousarray(block, dtype=np.dtype(dtype))
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        f.write(memoryview(data).cast("B"))
     return block.shape[0]
 
 
@@ -160,8 +190,9 @@ def _prepare_output(kind: str, partial: Path, F) -> str:
         )  # fmt: skip
     elif kind == "shards":
         partial.mkdir()
-    else:
-        np.lib.format.open_memmap(partial, mode="w+", dtype=F.dtype, shape=F.shape).flush()
+    else:  # the header only: each block's task writes its rows at their offset
+        with open(partial, "wb") as f:
+            f.write(npy_header(F.shape, F.dtype))
     return str(partial)
 
 
@@ -169,32 +200,55 @@ def _write_tasks(kind: str, target: str, F) -> list:
     """One delayed task per row block: compute its features and write them."""
     import dask
 
-    write = {"zarr": _write_zarr, "npy": _write_npy_rows, "shards": _write_shard}[kind]
     starts = np.cumsum((0, *F.chunks[0]))[:-1]
     blocks = F.to_delayed().ravel()
+    if kind == "npy":
+        header = len(npy_header(F.shape, F.dtype))
+        row_bytes = int(np.prod(F.shape[1:])) * F.dtype.itemsize
+        dtype = F.dtype.str
+        return [
+            dask.delayed(_write_npy_rows)(block, target, header + int(start) * row_bytes, dtype)
+            for block, start in zip(blocks, starts, strict=True)
+        ]
+    write = {"zarr": _write_zarr, "shards": _write_shard}[kind]
     return [
         dask.delayed(write)(block, target, index if kind == "shards" else int(start))
         for index, (block, start) in enumerate(zip(blocks, starts, strict=True))
     ]
 
 
-def _check_output_path(output: Path, input_path: Path, kind: str) -> None:
-    if output.resolve() == input_path.resolve():
+def _check_output_path(output: Path, input_path: Path, kind: str) -> Path:
+    """Check that ``output`` can be written as ``kind``; return the path to replace.
+
+    A symbolic link is written through: the returned path is its target.
+    """
+    target = _output_target(output)
+    if target.resolve() == input_path.resolve():
         raise UsageError(f"output would overwrite the input: {output}")
-    if not output.parent.exists():
-        raise UsageError(f"output folder does not exist: {output.parent}")
-    if output.exists() and kind == "npy" and output.is_dir():
-        raise UsageError(f"output is a directory: {output}")
-    if kind == "shards" and output.exists() and any(output.iterdir()):
-        raise UsageError(f"output folder for .npy shards is not empty: {output}")
-    if kind == "zarr" and output.exists() and not _has_zarr_metadata(output):
+    if not target.parent.exists():
+        raise UsageError(f"output folder does not exist: {target.parent}")
+    if not target.exists():
+        return target
+    mode = target.stat().st_mode
+    if kind == "npy":
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"output is a directory: {output}")
+        if not stat.S_ISREG(mode):
+            raise UsageError(
+                f"output {output} is {_not_regular_kind(mode)}, not a regular file; "
+                "name a .npy file to write"
+            )
+    elif kind == "zarr" and not (stat.S_ISDIR(mode) and _has_zarr_metadata(target)):
         raise UsageError(f"output exists and is not a Zarr store: {output}")
-
-
-def _replace(partial: Path, output: Path) -> None:
-    if output.is_dir():
-        shutil.rmtree(output)
-    os.replace(partial, output)
+    elif kind == "shards":
+        if not stat.S_ISDIR(mode):
+            what = "a regular file" if stat.S_ISREG(mode) else _not_regular_kind(mode)
+            raise UsageError(
+                f"output {output} is {what}, not a folder for .npy shards; name a new folder"
+            )
+        if any(target.iterdir()):
+            raise UsageError(f"output folder for .npy shards is not empty: {output}")
+    return target
 
 
 def _remove(path: Path) -> None:
@@ -223,20 +277,32 @@ def _connect(address: str):
 
 
 def _run_tasks(tasks: list, client, progress: ProgressBar) -> int:
-    """Compute the write tasks, updating ``progress`` with the rows written; rows written."""
+    """Compute the write tasks, updating ``progress`` with the rows written; rows written.
+
+    On an error or a signal, blocks not yet started are cancelled, and local blocks already
+    running are waited for (they write into the partial output, removed next).
+    """
     done = 0
     if client is not None:
         from distributed import as_completed as futures_completed
 
-        for future in futures_completed(client.compute(tasks)):
-            done += future.result()
-            progress.update(done)
+        futures = client.compute(tasks)
+        try:
+            for future in futures_completed(futures):
+                done += future.result()
+                progress.update(done)
+        except BaseException:
+            client.cancel(futures)
+            raise
         return done
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+    try:
         running = [pool.submit(task.compute, scheduler="synchronous") for task in tasks]
         for future in as_completed(running):
             done += future.result()
             progress.update(done)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return done
 
 
@@ -248,7 +314,7 @@ def run_features_dask(args: argparse.Namespace, stderr: TextIO) -> int:
         raise UsageError(f"input not found: {input_path}")
     if _is_shard_folder(input_path) and not any(input_path.glob("*.npy")):
         raise UsageError(f"input folder holds no .npy shards: {input_path}")
-    _check_output_path(output_path, input_path, kind)
+    target = _check_output_path(output_path, input_path, kind)
     try:
         import dask.array  # noqa: F401
     except ImportError as exc:
@@ -262,40 +328,56 @@ def run_features_dask(args: argparse.Namespace, stderr: TextIO) -> int:
             raise UsageError("Zarr stores need zarr: pip install lmu_sk[dask]") from exc
     client = _connect(args.scheduler) if args.scheduler is not None else None
     try:
-        return _run(args, stderr, input_path, output_path, kind, client)
+        return _run(args, stderr, input_path, output_path, target, kind, client)
     finally:
         if client is not None:
             client.close()
 
 
-def _run(args, stderr, input_path, output_path, kind, client) -> int:
-    X = open_input(input_path, args.batch_size)
+def _block_rows(args: argparse.Namespace, array) -> int:
+    """Rows per block of an input laid out as ``args.layout`` says (any shape)."""
+    return _batch_rows(args, array) if array.ndim in (2, 3) else 4096
+
+
+def _needed_bytes(kind: str, F) -> int | None:
+    """Bytes the output of features ``F`` takes; None for Zarr (compressed: unknown)."""
+    if kind == "npy":
+        return _npy_bytes(F.shape, F.dtype)
+    if kind == "shards":
+        return sum(_npy_bytes((rows, *F.shape[1:]), F.dtype) for rows in F.chunks[0])
+    return None
+
+
+def _run(args, stderr, input_path, output_path, target, kind, client) -> int:
+    X = open_input(input_path, lambda array: _block_rows(args, array))
     _check_input(X, input_path, args.layout)
+    rows = _batch_rows(args, X)  # before the transpose: it reads X as args.layout says
     if X.ndim == 3 and args.layout == "channels-first":
         X = X.transpose(0, 2, 1)
-    X = X.rechunk({0: _batch_rows(args, X)})
+    X = X.rechunk({0: rows})
     n_rows = X.shape[0]
     try:
         transformer = _make_transformer(args).fit(X)
         F = transformer.transform(X)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"cannot compute features: {_one_line(exc)}") from exc
-    partial = output_path.with_name(f".{output_path.name}.partial")
+    needed = _needed_bytes(kind, F)
+    if needed is not None:
+        _check_free_space(target, needed, output_path)
+    partial = target.with_name(f".{target.name}.partial")
     _remove(partial)
     started = time.perf_counter()
-    progress = ProgressBar(
-        n_rows, stream=stderr, enabled=not args.quiet, plain=not stderr.isatty()
-    )
+    progress = progress_bar(n_rows, args, stderr)
     try:
-        target = _prepare_output(kind, partial, F)
+        write_to = _prepare_output(kind, partial, F)
         progress.update(0)
         try:
-            _run_tasks(_write_tasks(kind, target, F), client, progress)
+            _run_tasks(_write_tasks(kind, write_to, F), client, progress)
         except ValueError as exc:
             raise UsageError(f"cannot compute features: {_one_line(exc)}") from exc
-        _replace(partial, output_path)
+        replace(partial, target)
     except OSError as exc:
-        raise UsageError(f"cannot write output {output_path}: {_one_line(exc)}") from exc
+        raise UsageError(_write_error(output_path, exc, needed)) from exc
     finally:
         progress.close()
         _remove(partial)

@@ -90,6 +90,36 @@ def check_device_matrix(X, input_name: str = "X", estimator=None, reset: bool = 
     return X
 
 
+def _overflow_error(X, dtype: np.dtype) -> ValueError:
+    """The error for finite values of ``X`` beyond the range of ``dtype``."""
+    largest = ""
+    if not is_device_array(X):
+        largest = f" (up to {float(np.abs(X[np.isfinite(X)]).max()):.3g} in magnitude)"
+    return ValueError(
+        f"X holds finite values{largest} beyond the largest {dtype.name} "
+        f"({np.finfo(dtype).max:.3g}): converting X to {dtype.name} overflows to infinity. "
+        "Use dtype='float64', or rescale the input (e.g. sklearn.preprocessing."
+        "StandardScaler)."
+    )
+
+
+def _cast(X, dtype: np.dtype):
+    """``X`` as ``dtype``; a ValueError naming the overflow where finite values exceed it."""
+    if X.dtype == dtype:
+        return X
+    if is_device_array(X):
+        cast = X.astype(dtype)
+        if not _device_all_finite(cast) and _device_all_finite(X):
+            raise _overflow_error(X, dtype)
+        return cast
+    try:
+        # only finite values out of range raise: NaN and infinity cast silently
+        with np.errstate(over="raise"):
+            return X.astype(dtype, copy=False)
+    except FloatingPointError:
+        raise _overflow_error(X, dtype) from None
+
+
 def _validate_device_array(X, dtype: np.dtype | None):
     """The checks of :func:`_validate_array` for a CuPy array, without leaving the device."""
     if X.dtype.kind not in "biuf":
@@ -105,7 +135,7 @@ def _validate_device_array(X, dtype: np.dtype | None):
         raise _zero_length_error(X.shape)
     if dtype is None:
         dtype = X.dtype if X.dtype in _FLOAT_DTYPES else np.dtype(np.float64)
-    X = X.astype(dtype, copy=False)
+    X = _cast(X, np.dtype(dtype))
     if not _device_all_finite(X):
         raise ValueError("Input X contains NaN or infinity; clean or impute it first.")
     return X if X.ndim == 3 else X[:, :, None]
@@ -133,9 +163,12 @@ def check_finite_result(result, U) -> None:
             "Input X contains NaN or infinity. LMUFeatures does not accept missing values; "
             "impute or drop them first (e.g. sklearn.impute.SimpleImputer on each step)."
         )
+    dtype = np.dtype(parts[0].dtype)
+    fix = "escale the input (e.g. sklearn.preprocessing.StandardScaler)"
+    fix = f"Use dtype='float64', or r{fix}" if dtype != np.float64 else f"R{fix}"
     raise ValueError(
-        "The Delay Network features overflow their dtype for this input. Scale the input "
-        "down (e.g. StandardScaler) or use dtype='float64'."
+        f"The input X is finite but its Delay Network features overflow {dtype.name} (largest "
+        f"{np.finfo(dtype).max:.3g}): some state exceeds that range. {fix}."
     )
 
 
@@ -185,7 +218,7 @@ def _validate_array(
     if X.ndim == 2:
         X = X[:, :, None]
     if dtype is not None:
-        X = X.astype(dtype, copy=False)
+        X = _cast(X, dtype)
     return X
 
 
@@ -216,7 +249,7 @@ def as_sequences(
             f"All sequences must have the same number of channels; found {sorted(channels)}."
         )
     common = dtype or np.result_type(*[seq.dtype for seq in sequences])
-    return [seq.astype(common, copy=False) for seq in sequences]
+    return [_cast(seq, np.dtype(common)) for seq in sequences]
 
 
 def channels_last(X, channels_first, estimator_name: str = "LMUFeatures"):

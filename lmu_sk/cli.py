@@ -2,26 +2,41 @@
 
 ``lmu-sk features`` computes Delay Network features of a ``.npy`` array of sequences and
 writes them to another ``.npy`` file, streaming through arrays larger than memory: the input
-is memory-mapped, processed ``--batch-size`` rows at a time, and written into a memory-mapped
-output that only takes its final name once complete. ``lmu-sk demo`` runs the package's
-end-to-end example.
+is memory-mapped, processed ``--batch-size`` rows at a time, and appended to a hidden
+``.partial`` file that only takes its final name once complete. ``lmu-sk demo`` runs the
+package's end-to-end example.
 
 Usage errors (a missing or unreadable input, a bad shape or dtype, NaN in the data, an
-output that cannot be written) end with exit status 2 and a one-line message.
+output that cannot be written, a full disk) end with exit status 2 and a one-line message.
+SIGINT, SIGTERM and SIGHUP remove the partial output and end with status ``128 + signum``
+(130, 143, 129) and a one-line message. An output that is a symbolic link is written
+through: the file it points to is replaced and the link kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import stat
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
+
+from ._output_file import (
+    Interrupted,
+    PartialNpy,
+    format_bytes,
+    free_bytes,
+    interruptible,
+    is_out_of_space,
+    npy_header,
+)
+from ._progress import ProgressBar
 
 __all__ = ["main"]
 
@@ -30,8 +45,9 @@ USAGE_ERROR = 2
 _NPY_MAGIC = b"\x93NUMPY"
 _OUTPUTS = ("final", "sequence", "mean", "max")
 _DEFAULT_BATCH_ROWS = 4096
-# With no --batch-size, batches are cut so that their features take at most this much memory.
-_BATCH_FEATURE_BYTES = 256 * 1024**2
+# With no --batch-size, batches are cut so that their input, its floating-point copies and their
+# features take at most this much memory together.
+_BATCH_BYTES = 256 * 1024**2
 
 
 class UsageError(Exception):
@@ -43,62 +59,10 @@ class UsageError(Exception):
 # ----------------------------------------------------------------------------------------------
 
 
-class ProgressBar:
-    """A one-line text progress bar, redrawn in place on a terminal stream.
-
-    Parameters
-    ----------
-    total : int
-        Number of units (rows) to process.
-    stream : text stream
-        Where to draw (standard error by default).
-    enabled : bool
-        Draw nothing when False.
-    width : int
-        Characters of the bar itself.
-    plain : bool
-        Write one plain line per update instead of redrawing (for logs, not terminals).
-    """
-
-    def __init__(
-        self,
-        total: int,
-        stream: TextIO | None = None,
-        enabled: bool = True,
-        width: int = 30,
-        plain: bool = False,
-    ):
-        self.total = max(int(total), 0)
-        self.stream = sys.stderr if stream is None else stream
-        self.enabled = enabled
-        self.width = width
-        self.plain = plain
-        self.started = time.perf_counter()
-
-    def update(self, done: int) -> None:
-        """Redraw the bar for ``done`` units processed."""
-        if not self.enabled:
-            return
-        fraction = done / self.total if self.total else 1.0
-        filled = round(fraction * self.width)
-        elapsed = time.perf_counter() - self.started
-        remaining = elapsed / fraction - elapsed if fraction > 0 else float("nan")
-        eta = f", {remaining:.0f}s left" if 0 < fraction < 1 else ""
-        if self.plain:
-            self.stream.write(f"{fraction:4.0%} {done}/{self.total} rows, {elapsed:.1f}s{eta}\n")
-            self.stream.flush()
-            return
-        self.stream.write(
-            f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:4.0%} "
-            f"{done}/{self.total} rows, {elapsed:.1f}s{eta}  "
-        )
-        self.stream.flush()
-
-    def close(self) -> None:
-        """End the bar's line."""
-        if self.enabled and not self.plain:
-            self.stream.write("\n")
-            self.stream.flush()
+def progress_bar(n_rows: int, args: argparse.Namespace, stderr: TextIO) -> ProgressBar:
+    """The command's progress over ``n_rows``: redrawn on a terminal; in a log, plain lines
+    at each tenth and between those one every 30 s."""
+    return ProgressBar(n_rows, stream=stderr, enabled=not args.quiet, line_interval=30.0)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -163,7 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     features.add_argument("input", metavar="INPUT", help="input .npy file, .zarr or shard folder")
     features.add_argument(
-        "output", metavar="OUTPUT", help="output .npy file, .zarr or shard folder (overwritten)"
+        "output",
+        metavar="OUTPUT",
+        help="output .npy file, .zarr or shard folder (overwritten; a symbolic link is written "
+        "through to its target)",
     )
     features.add_argument(
         "--order", type=_positive_int, required=True, help="Delay Network states per channel"
@@ -192,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         help=(
-            f"rows per batch (default: {_DEFAULT_BATCH_ROWS}, fewer when that many rows of "
-            f"features would exceed {_BATCH_FEATURE_BYTES // 1024**2} MiB)"
+            f"rows per batch (default: {_DEFAULT_BATCH_ROWS}, fewer when that many rows, read "
+            f"and with their features, would take more than {_BATCH_BYTES // 1024**2} MiB)"
         ),
     )
     layout = features.add_mutually_exclusive_group()
@@ -279,15 +246,65 @@ def _check_input(array: np.ndarray, path: Path, layout: str | None) -> None:
         raise UsageError(f"input has sequences with no steps or no channels ({array.shape})")
 
 
-def _check_output(output: Path, input_path: Path) -> None:
-    if output.exists():
-        if output.is_dir():
+def _output_target(output: Path) -> Path:
+    """What writing ``output`` replaces: ``output`` itself or, for a symbolic link, its target.
+
+    Parameters
+    ----------
+    output : Path
+        The output named on the command line.
+
+    Returns
+    -------
+    target : Path
+        ``output``, or the file a symbolic link points to (the link is written through and
+        kept).
+
+    Raises
+    ------
+    UsageError
+        For a link to nothing (a dangling link, or a loop of links).
+    """
+    if not output.is_symlink():
+        return output
+    target = Path(os.path.realpath(output))
+    if not target.exists():
+        raise UsageError(
+            f"output {output} is a symbolic link to nothing ({os.readlink(output)}); "
+            "remove the link or create the file it points to"
+        )
+    return target
+
+
+def _not_regular_kind(mode: int) -> str:
+    """What a file of ``mode`` is, said of one that is neither a regular file nor a folder."""
+    kinds = (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
+
+
+def _check_output(output: Path, input_path: Path) -> Path:
+    """Check that the .npy ``output`` can be written; return the file to replace."""
+    target = _output_target(output)
+    if target.exists():
+        mode = target.stat().st_mode
+        if stat.S_ISDIR(mode):
             raise UsageError(f"output is a directory: {output}")
-        if os.path.samefile(output, input_path):
+        if not stat.S_ISREG(mode):
+            raise UsageError(
+                f"output {output} is {_not_regular_kind(mode)}, not a regular file; "
+                "name a .npy file to write"
+            )
+        if os.path.samefile(target, input_path):
             raise UsageError(f"output would overwrite the input: {output}")
-    parent = output.parent
+    parent = target.parent
     if not parent.exists():
         raise UsageError(f"output folder does not exist: {parent}")
+    return target
 
 
 def _layout_axes(layout: str | None, ndim: int) -> tuple[int, int, int | None]:
@@ -318,16 +335,72 @@ def _check_finite(batch: np.ndarray, start: int) -> None:
         )
 
 
-def _batch_rows(args: argparse.Namespace, array: np.ndarray) -> int:
+def _feature_shape(args: argparse.Namespace, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Shape of the features of an input of ``shape``."""
+    _, steps_axis, channels_axis = _layout_axes(args.layout, len(shape))
+    width = (1 if channels_axis is None else shape[channels_axis]) * args.order
+    if args.output_kind == "sequence":
+        return (shape[0], shape[steps_axis], width)
+    return (shape[0], width)
+
+
+def _batch_rows(args: argparse.Namespace, array) -> int:
+    """Rows per batch: ``--batch-size``, or as many as fit the memory budget.
+
+    A batch's working memory is its input rows as read, their transposed copy for
+    ``--channels-first``, their floating-point copy for the transformer (counted as float64)
+    and their features. Without ``--batch-size``, batches hold as many rows as keep that
+    under ``_BATCH_BYTES``, at most ``_DEFAULT_BATCH_ROWS`` and at least one.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``lmu-sk features`` arguments.
+    array : array-like
+        The input (only its ``shape``, ``ndim`` and ``dtype`` are used).
+
+    Returns
+    -------
+    rows : int
+    """
     if args.batch_size is not None:
         return args.batch_size
-    _, steps_axis, channels_axis = _layout_axes(args.layout, array.ndim)
-    n_channels = 1 if channels_axis is None else array.shape[channels_axis]
-    row_values = n_channels * args.order
-    if args.output_kind == "sequence":
-        row_values *= array.shape[steps_axis]
-    row_bytes = row_values * np.dtype(args.dtype).itemsize
-    return int(max(1, min(_DEFAULT_BATCH_ROWS, _BATCH_FEATURE_BYTES // row_bytes)))
+    itemsize = np.dtype(array.dtype).itemsize
+    copies = itemsize + np.dtype(np.float64).itemsize
+    if array.ndim == 3 and args.layout == "channels-first":
+        copies += itemsize
+    input_bytes = math.prod(array.shape[1:]) * copies
+    feature_values = math.prod(_feature_shape(args, array.shape)[1:])
+    feature_bytes = feature_values * np.dtype(args.dtype).itemsize
+    rows = _BATCH_BYTES // max(input_bytes + feature_bytes, 1)
+    return int(max(1, min(_DEFAULT_BATCH_ROWS, rows)))
+
+
+def _npy_bytes(shape: tuple[int, ...], dtype) -> int:
+    """Size of the .npy file of an array of ``shape`` and ``dtype``."""
+    return len(npy_header(shape, np.dtype(dtype))) + math.prod(shape) * np.dtype(dtype).itemsize
+
+
+def _check_free_space(target: Path, needed: int, output: Path) -> None:
+    """Raise a UsageError when ``target``'s file system has less than ``needed`` bytes free."""
+    folder = os.path.abspath(target.parent)
+    free = free_bytes(Path(folder))
+    if free is not None and needed > free:
+        raise UsageError(
+            f"not enough free space for output {output}: it needs {format_bytes(needed)}, "
+            f"{format_bytes(free)} free in {folder}; free some space or write it elsewhere"
+        )
+
+
+def _write_error(output: Path, exc: OSError, needed: int | None) -> str:
+    """The one-line message for an error writing ``output`` (``needed`` bytes, if known)."""
+    if is_out_of_space(exc):
+        size = "" if needed is None else f" (it needs {format_bytes(needed)})"
+        return (
+            f"no space left on the device for output {output}{size}; "
+            "free some space or write it elsewhere"
+        )
+    return f"cannot write output {output}: {_one_line(exc)}"
 
 
 def _make_transformer(args: argparse.Namespace):
@@ -341,14 +414,8 @@ def _make_transformer(args: argparse.Namespace):
         method=args.method,
         dtype=args.dtype,
         device=args.device,
+        channels_first=False,  # the CLI lays the input out itself
     )
-
-
-def _give_default_permissions(path: Path) -> None:
-    """Make a temporary file readable like any newly created one (``0o666`` less the umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -364,25 +431,19 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
     input_path, output_path = Path(args.input), Path(args.output)
     array = _open_input(input_path)
     _check_input(array, input_path, args.layout)
-    _check_output(output_path, input_path)
+    target = _check_output(output_path, input_path)
     n_rows = array.shape[0]
     batch_rows = _batch_rows(args, array)
+    needed = _npy_bytes(_feature_shape(args, array.shape), args.dtype)
+    _check_free_space(target, needed, output_path)
 
     try:
-        fd, partial_name = tempfile.mkstemp(
-            dir=output_path.parent, prefix=f".{output_path.name}.", suffix=".partial"
-        )
+        partial = PartialNpy(target)
     except OSError as exc:
         raise UsageError(f"output path not writable: {output_path} ({exc.strerror})") from exc
-    os.close(fd)
-    partial = Path(partial_name)
-    _give_default_permissions(partial)
     started = time.perf_counter()
-    progress = ProgressBar(
-        n_rows, stream=stderr, enabled=not args.quiet, plain=not stderr.isatty()
-    )
+    progress = progress_bar(n_rows, args, stderr)
     transformer = None
-    result = None
     try:
         progress.update(0)
         for start in range(0, n_rows, batch_rows):
@@ -395,28 +456,29 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
                 features = np.asarray(transformer.transform(batch))
             except ValueError as exc:
                 raise UsageError(f"cannot compute features: {_one_line(exc)}") from exc
-            if result is None:
-                result = np.lib.format.open_memmap(
-                    partial, mode="w+", dtype=features.dtype, shape=(n_rows, *features.shape[1:])
-                )
-            result[start:stop] = features
+            if not partial.started:
+                partial.start((n_rows, *features.shape[1:]), features.dtype)
+            partial.append(features)
             progress.update(stop)
-        result.flush()
-        shape, dtype = result.shape, result.dtype
-        del result
-        os.replace(partial, output_path)
+        partial.commit()
     except OSError as exc:
-        raise UsageError(f"cannot write output {output_path}: {_one_line(exc)}") from exc
+        raise UsageError(_write_error(output_path, exc, needed)) from exc
     finally:
         progress.close()
-        partial.unlink(missing_ok=True)
+        partial.discard()
     if not args.quiet:
         elapsed = time.perf_counter() - started
         stderr.write(
-            f"{PROGRAM}: wrote {output_path}: {dtype} features of shape {shape} "
-            f"({n_rows} sequences in {elapsed:.2f}s)\n"
+            f"{PROGRAM}: wrote {output_path}: {features.dtype} features of shape "
+            f"{(n_rows, *features.shape[1:])} ({n_rows} sequences in {elapsed:.2f}s)\n"
         )
     return 0
+
+
+def _interrupted_message(exc: Interrupted, output: str) -> str:
+    if exc.complete:
+        return f"interrupted by {exc.name} after writing {output}"
+    return f"interrupted by {exc.name}; {output} not written, no partial output left"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -442,7 +504,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     status : int
-        0 on success, 2 on a usage error (with a one-line message on standard error).
+        0 on success, 2 on a usage error, ``128 + signum`` when stopped by SIGINT, SIGTERM or
+        SIGHUP (with a one-line message on standard error).
     """
     parser = build_parser()
     try:
@@ -452,10 +515,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         return _run_demo()
     try:
-        return run_features(args, sys.stderr)
+        with interruptible():
+            return run_features(args, sys.stderr)
     except UsageError as exc:
         sys.stderr.write(f"{PROGRAM}: error: {exc}\n")
         return USAGE_ERROR
+    except Interrupted as exc:
+        sys.stderr.write(f"{PROGRAM}: {_interrupted_message(exc, args.output)}\n")
+        return exc.exit_status
 
 
 if __name__ == "__main__":

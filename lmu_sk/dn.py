@@ -14,6 +14,7 @@ Its impulse response is ``H[k] = Abar^k Bbar`` and every state is the causal con
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -101,6 +102,10 @@ def continuous_system(order: int, theta: float) -> tuple[np.ndarray, np.ndarray]
     return A, B
 
 
+# Above this 1-norm the augmented matrix is scaled for expm by hand (see _expm).
+_EXPM_SCALING_NORM = 1e6
+
+
 def discretize(A: np.ndarray, B: np.ndarray, method: str = "zoh") -> tuple[np.ndarray, np.ndarray]:
     """Discretize ``dm/dt = A m + B u`` with a step of one.
 
@@ -126,8 +131,27 @@ def discretize(A: np.ndarray, B: np.ndarray, method: str = "zoh") -> tuple[np.nd
     block = np.zeros((d + 1, d + 1))
     block[:d, :d] = A
     block[:d, d] = B
-    exp = scipy.linalg.expm(block)
+    exp = _expm(block)
     return np.ascontiguousarray(exp[:d, :d]), exp[:d, d].copy()
+
+
+def _expm(M: np.ndarray) -> np.ndarray:
+    """``expm(M)``, scaling and squaring explicitly for a matrix of huge norm.
+
+    For a tiny ``theta`` the block's norm reaches ``1e15`` and beyond, where SciPy's
+    ``expm`` returns NaN or finite garbage (``1e196`` for order 512, ``theta=1e-20``).
+    ``exp(M) = exp(M / 2**s) ** (2**s)`` with ``||M / 2**s||_1 <= 1/2`` is what ``expm``
+    does internally; done here, it converges to the stable system's limit (``Abar = 0``).
+    Below the threshold the two agree to ``1e-10`` (orders up to 1024).
+    """
+    norm = np.linalg.norm(M, 1)
+    if not norm > _EXPM_SCALING_NORM:
+        return scipy.linalg.expm(M)
+    squarings = math.ceil(math.log2(norm)) + 1
+    exp = scipy.linalg.expm(M / 2.0**squarings)
+    for _ in range(squarings):
+        exp = exp @ exp
+    return exp
 
 
 def discrete_system(

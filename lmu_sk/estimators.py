@@ -10,15 +10,24 @@ train on them.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted, check_memory
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _num_samples,
+    check_is_fitted,
+    check_memory,
+)
 
 from . import _dask
 from ._device import array_module_of, resolve_device, to_numpy
 from .features import LMUFeatures
-from .head import DenseHeadClassifier, DenseHeadRegressor
+from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
+from .neural.training import check_sample_weight
 from .pooled import LMUPooledFeatures, default_thetas
 from .ridge import RidgeHeadClassifier, RidgeHeadRegressor
 
@@ -32,6 +41,7 @@ _HEAD_PARAMS = (
     "batch_size",
     "learning_rate",
     "learning_rate_init",
+    "power_t",
     "max_iter",
     "shuffle",
     "random_state",
@@ -104,14 +114,15 @@ def pooled_stride(n_steps: int) -> int:
     return 1 if n_steps <= _POOLED_LONG else -(-n_steps // _POOLED_BLOCKED_STEPS)
 
 
-def _features_of(transformer_params: dict, X, on_device: bool = False):
+def _features_of(transformer_params: dict, X, on_device: bool = False, verbose=False):
     """Fit the feature transformer of ``transformer_params`` on ``X`` and transform ``X``.
 
     ``output='pooled'`` makes an :class:`LMUPooledFeatures`, anything else an
     :class:`LMUFeatures`. With ``on_device`` the features of a GPU computation are returned
-    as CuPy arrays.
+    as CuPy arrays. ``verbose`` shows the transformer's progress (and is not part of the
+    ``memory`` cache's key).
     """
-    params = dict(transformer_params)
+    params = dict(transformer_params, verbose=verbose)
     if params["output"] == "pooled":
         params.pop("output")
         transformer = LMUPooledFeatures(**params).fit(X)
@@ -135,6 +146,32 @@ def _head_has(method: str):
     return check
 
 
+def _weighted_moments(F, sample_weight, block: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted mean and (biased) variance of the columns of ``F`` (NumPy or CuPy), in
+    float64 on the host; two passes over blocks of rows bound the float64 temporaries."""
+    xp = array_module_of(F)
+    w = xp.asarray(sample_weight, dtype=np.float64) / float(np.sum(sample_weight))
+    mean = xp.zeros(F.shape[1], dtype=np.float64)
+    for start in range(0, F.shape[0], block):
+        mean += w[start : start + block] @ F[start : start + block].astype(np.float64)
+    var = xp.zeros(F.shape[1], dtype=np.float64)
+    for start in range(0, F.shape[0], block):
+        centered = F[start : start + block].astype(np.float64) - mean
+        var += w[start : start + block] @ (centered * centered)
+    return to_numpy(mean), to_numpy(var)
+
+
+def _without_names(X):
+    """A DataFrame (anything with ``columns`` and ``to_numpy``) as a NumPy array, else ``X``.
+
+    The composites check feature names themselves (naming the composite in the messages),
+    so the feature transformer gets plain arrays and does not check (and warn) twice.
+    """
+    if hasattr(X, "columns") and hasattr(X, "to_numpy"):
+        return X.to_numpy()
+    return X
+
+
 def _trains_incrementally(estimator) -> bool:
     """For ``available_if``: ``partial_fit`` trains the dense head, not a fitted ridge head."""
     return estimator.head != "ridge" and getattr(estimator, "head_kind_", "dense") == "dense"
@@ -142,6 +179,17 @@ def _trains_incrementally(estimator) -> bool:
 
 class _LMUBase(BaseEstimator):
     """Shared logic of the LMU estimators; not meant to be used directly."""
+
+    # The head's constraints (checked here, so that errors name the composite) and the
+    # composite's own simple ones; order, theta, head, feature_output and alphas keep
+    # their dedicated checks and messages.
+    _parameter_constraints: ClassVar[dict] = {
+        **{name: _BaseDenseHead._parameter_constraints[name] for name in _HEAD_PARAMS},
+        "device": [StrOptions({"auto", "cpu", "gpu"})],
+        "scale_features": ["boolean"],
+        "memory": [None, str, HasMethods(["cache"])],
+        "channels_first": ["boolean", None],
+    }
 
     _head_class: type
     _feature_outputs: tuple[str, ...] = ("auto", "final", "mean", "max", "pooled")
@@ -166,6 +214,7 @@ class _LMUBase(BaseEstimator):
         batch_size="auto",
         learning_rate="constant",
         learning_rate_init=1e-3,
+        power_t=0.5,
         max_iter=200,
         shuffle=True,
         random_state=None,
@@ -201,6 +250,7 @@ class _LMUBase(BaseEstimator):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.learning_rate_init = learning_rate_init
+        self.power_t = power_t
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
@@ -284,28 +334,37 @@ class _LMUBase(BaseEstimator):
             "channels_first": self.channels_first,
         }
 
-    def _fit_features(self, X):
+    def _fit_features(self, X, sample_weight=None):
         """Fit the transformer, compute training features and the scaling; cached by memory.
 
         On a GPU the features stay on the device (a CuPy array) for the head, except when
-        ``memory`` caches them: the cache lives on the host.
+        ``memory`` caches them: the cache lives on the host. With ``sample_weight`` (one
+        weight per feature row) the scaling uses the weighted mean and standard deviation,
+        so integer weights scale as repeated rows do and a zero weight takes no part.
         """
         params = self._transformer_params(X)
         on_device = params["device"] != "cpu" and self.memory is None
-        compute = check_memory(self.memory).cache(_features_of)
-        self.features_, F = compute(params, X, on_device)
+        compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
+        self.features_, F = compute(params, X, on_device, verbose=self.verbose)
+        self.features_.set_params(verbose=self.verbose)  # a cached transformer may differ
         self.order_ = int(params["order"])
         self.n_features_in_ = self.features_.n_features_in_
         F = self._as_rows(F)
-        if self.scale_features:
+        if self.scale_features and sample_weight is None:
             self.feature_mean_ = to_numpy(F.mean(axis=0, dtype=np.float64))
             std = to_numpy(F.std(axis=0, dtype=np.float64))
+            self.feature_scale_ = np.where(std > 0, std, 1.0)
+        elif self.scale_features:
+            mean, var = _weighted_moments(F, sample_weight)
+            self.feature_mean_ = mean
+            std = np.sqrt(var)
             self.feature_scale_ = np.where(std > 0, std, 1.0)
         return self._scale(F)
 
     def _features(self, X):
         check_is_fitted(self, "head_")
-        return self._transform(X)
+        _check_feature_names(self, X, reset=False)
+        return self._transform(_without_names(X))
 
     def _transform(self, X):
         """Scaled feature rows of ``X``; on a GPU they stay on the device for the head."""
@@ -339,7 +398,7 @@ class _LMUBase(BaseEstimator):
             if hasattr(self.head_, name):
                 setattr(self, name, getattr(self.head_, name))
 
-    def _fit_head(self, F, y, partial: bool, **kwargs):
+    def _fit_head(self, F, y, partial: bool, sample_weight=None, **kwargs):
         kwargs = {key: value for key, value in kwargs.items() if value is not None}
         if self.head_kind_ == "ridge":
             if partial:
@@ -353,9 +412,11 @@ class _LMUBase(BaseEstimator):
                     "chooses its penalty by leave-one-out cross-validation. Drop them or use "
                     "head='dense'."
                 )
-            self.head_ = self._make_head().fit(F, y)
+            self.head_ = self._make_head().fit(F, y, sample_weight=sample_weight)
             self._copy_head_attributes()
             return self
+        if sample_weight is not None:
+            kwargs["sample_weight"] = sample_weight
         head = getattr(self, "head_", None)
         if head is None or not (partial or self.warm_start):
             head = self._make_head()
@@ -369,31 +430,82 @@ class _LMUBase(BaseEstimator):
         self._copy_head_attributes()
         return self
 
-    def fit(self, X, y, X_val=None, y_val=None):
+    def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
         """Compute the DN features of ``X`` once and train the head on them.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_steps) or (n_samples, n_steps, n_channels),
             or a list of sequences of different lengths
+            A pandas DataFrame of shape (n_samples, n_steps) sets ``feature_names_in_``.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         X_val, y_val : optional
             Held-out sequences and targets for early stopping (``early_stopping=True``) in
             place of a ``validation_fraction`` split of ``X``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            One non-negative weight per sequence (not all zero), passed to the head: the
+            dense head weights its loss as ``MLPClassifier`` / ``MLPRegressor`` do, the
+            ridge head its least squares as ``RidgeClassifierCV`` / ``RidgeCV`` do. With
+            ``feature_output='sequence'`` each sequence's weight applies to every step.
+            The feature standardization uses the weighted mean and standard deviation
+            (the pooled features' quantile thresholds are fitted unweighted). Not
+            supported for dask arrays. Pass it by keyword.
 
         Returns
         -------
         self
         """
+        self._validate_params()
+        _check_feature_names(self, X, reset=True)
         if _dask.is_dask_array(X):
+            self._refuse_dask_weights(sample_weight)
             return _dask.fit_estimator(self, X, y, X_val, y_val)
+        X = _without_names(X)
+        sample_weight = check_sample_weight(sample_weight, _num_samples(X))
         if not self.warm_start or not hasattr(self, "head_"):
             self.__dict__.pop("head_", None)
         self.head_kind_ = self._resolved_head(_num_samples(X))
-        F = self._fit_features(X)
+        weights = self._weights(sample_weight, X)
+        F = self._fit_features(X, weights)
         if X_val is not None:
+            X_val = _without_names(X_val)
             X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
-        return self._fit_head(F, self._targets(y, X), partial=False, X_val=X_val, y_val=y_val)
+        return self._fit_head(
+            F, self._targets(y, X), partial=False, sample_weight=weights, X_val=X_val, y_val=y_val
+        )
+
+    def _partial_fit(self, X, y, sample_weight, **kwargs):
+        """``partial_fit`` of both composites: the first call fits the features."""
+        self._validate_params()
+        first = not hasattr(self, "head_")
+        _check_feature_names(self, X, reset=first)
+        if _dask.is_dask_array(X):
+            self._refuse_dask_weights(sample_weight)
+            return _dask.partial_fit_estimator(self, X, y, **kwargs)
+        X = _without_names(X)
+        sample_weight = check_sample_weight(sample_weight, _num_samples(X))
+        weights = self._weights(sample_weight, X)
+        if first:
+            self.head_kind_ = self._partial_head()
+            F = self._fit_features(X, weights)
+        else:
+            F = self._transform(X)
+        return self._fit_head(
+            F, self._targets(y, X), partial=True, sample_weight=weights, **kwargs
+        )
+
+    @staticmethod
+    def _refuse_dask_weights(sample_weight) -> None:
+        if sample_weight is not None:
+            raise ValueError(
+                "sample_weight is not supported for dask arrays. Compute X into memory "
+                "(X.compute()) to train with sample weights, or repeat/subsample the rows "
+                "of X by their weights instead."
+            )
+
+    def _weights(self, sample_weight, X):
+        """The head's sample weights for per-sequence ``sample_weight``."""
+        return sample_weight
 
     def _partial_head(self) -> str:
         """The head of incremental training: 'auto' is the dense head."""
@@ -451,11 +563,17 @@ class LMUClassifier(ClassifierMixin, _LMUBase):
     alphas : sequence of float, default=None
         Penalties the ridge head chooses from (``None``: 1e-3 to 1e5 in half decades).
     hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
-learning_rate_init, max_iter, shuffle, random_state, tol, verbose, warm_start, momentum, \
-nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_change, beta_1, beta_2, \
-epsilon, dropout, input_dropout, dtype
+learning_rate_init, power_t, max_iter, shuffle, random_state, tol, verbose, warm_start, \
+momentum, nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_change, \
+beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         The dense head's parameters, as in :class:`~lmu_sk.head.DenseHeadClassifier` and
-        :class:`sklearn.neural_network.MLPClassifier`. ``dtype`` is also the features'.
+        :class:`sklearn.neural_network.MLPClassifier` (``learning_rate`` also takes
+        'plateau', and every schedule applies to Adam too). ``dtype`` is also the
+        features'. They are validated by ``fit`` and ``partial_fit`` whatever the head, with
+        errors that name this estimator. ``warm_start=True`` continues the dense head as
+        ``MLPClassifier`` does (``n_iter_`` counts the epochs of the last call, ``t_`` and
+        ``loss_curve_`` carry over); the features and their scaling are fitted again on the
+        new ``X``. ``verbose`` also shows the progress of the features over the sequences.
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where features and head are computed; 'auto' uses a GPU when CuPy finds one.
     channels_first : bool or None, default=None
@@ -481,6 +599,9 @@ epsilon, dropout, input_dropout, dtype
         The standardization (when ``scale_features``).
     n_features_in_ : int
         Steps of the training sequences.
+    feature_names_in_ : ndarray of str
+        Column names of ``X`` when it was a DataFrame of shape (n_samples, n_steps);
+        prediction checks them as scikit-learn estimators do.
     loss_, loss_curve_, validation_scores_, best_loss_, best_validation_score_, n_iter_, \
 t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         As in :class:`sklearn.neural_network.MLPClassifier`, from the head.
@@ -490,7 +611,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     _ridge_class = RidgeHeadClassifier
 
     @available_if(_trains_incrementally)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Train the head for one epoch on ``(X, y)``; the first call fits the features.
 
         Parameters
@@ -499,19 +620,14 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         y : array-like of shape (n_samples,)
         classes : array-like, default=None
             All classes; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sequence weights, as in :meth:`fit`. Pass it by keyword.
 
         Returns
         -------
         self
         """
-        if _dask.is_dask_array(X):
-            return _dask.partial_fit_estimator(self, X, y, classes)
-        if not hasattr(self, "head_"):
-            self.head_kind_ = self._partial_head()
-            F = self._fit_features(X)
-        else:
-            F = self._features(X)
-        return self._fit_head(F, y, partial=True, classes=classes)
+        return self._partial_fit(X, y, sample_weight, classes=classes)
 
     def predict(self, X):
         """Predicted class labels of the sequences ``X``."""
@@ -565,9 +681,13 @@ class LMURegressor(RegressorMixin, _LMUBase):
     ``predict`` returns the same shape — the setting of forecasting tasks such as
     Mackey-Glass.
 
+    With ``feature_output='sequence'`` a per-sequence ``sample_weight`` applies to every
+    step of the sequence.
+
     Attributes
     ----------
-    features_, head_, order_, feature_mean_, feature_scale_, n_features_in_
+    features_, head_, order_, feature_mean_, feature_scale_, n_features_in_, \
+feature_names_in_
         As in :class:`LMUClassifier`.
     loss_, loss_curve_, validation_scores_, best_loss_, best_validation_score_, n_iter_, \
 t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
@@ -598,6 +718,12 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return shape[0], shape[2]
         return shape[0], shape[1]
 
+    def _weights(self, sample_weight, X):
+        """Per-sequence weights, repeated for every step with 'sequence' features."""
+        if sample_weight is None or self.feature_output != "sequence":
+            return sample_weight
+        return np.repeat(sample_weight, self._sequence_shape(X)[1])
+
     def _targets(self, y, X):
         if self.feature_output != "sequence":
             return y
@@ -612,16 +738,23 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return y.reshape(n_samples * n_steps, *y.shape[2:])
 
     @available_if(_trains_incrementally)
-    def partial_fit(self, X, y):
-        """Train the head for one epoch on ``(X, y)``; the first call fits the features."""
-        if _dask.is_dask_array(X):
-            return _dask.partial_fit_estimator(self, X, y)
-        if not hasattr(self, "head_"):
-            self.head_kind_ = self._partial_head()
-            F = self._fit_features(X)
-        else:
-            F = self._features(X)
-        return self._fit_head(F, self._targets(y, X), partial=True)
+    def partial_fit(self, X, y, sample_weight=None):
+        """Train the head for one epoch on ``(X, y)``; the first call fits the features.
+
+        Parameters
+        ----------
+        X : array-like of sequences
+        y : array-like
+            Targets, shape (n_samples,) or (n_samples, n_outputs); per step for
+            ``feature_output='sequence'``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sequence weights, as in :meth:`fit`.
+
+        Returns
+        -------
+        self
+        """
+        return self._partial_fit(X, y, sample_weight)
 
     def predict(self, X):
         """Predicted targets of the sequences ``X`` (per step for 'sequence')."""

@@ -15,10 +15,14 @@ from ._input import (
     check_finite_result,
     is_device_array,
 )
+from ._logging import get_logger
 from ._memory import resolve_budget
+from ._progress import ProgressBar, check_verbose
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 
 __all__ = ["LMUFeatures"]
+
+logger = get_logger(__name__)
 
 
 class LMUFeatures(TransformerMixin, BaseEstimator):
@@ -64,6 +68,12 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         sktime hold it (``aeon.datasets.load_classification``), or a list of
         ``(n_channels, n_steps_i)`` arrays. ``None``: ``(n_samples, n_steps, n_channels)``,
         warning when a 3-D array has fewer steps than channels. ``False``: the same, silent.
+    verbose : bool or int, default=False
+        Show the progress of ``transform`` and ``fit_transform`` over the samples on
+        standard error: a bar redrawn in place on a terminal, at most a line per tenth of
+        the samples (or per 10 s) elsewhere. Results do not change. Dask arrays are
+        computed lazily and show none (use ``dask.diagnostics.ProgressBar``). Route and
+        chunk choices are logged at DEBUG level on the ``'lmu_sk'`` logger.
 
     Attributes
     ----------
@@ -113,6 +123,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         device="auto",
         return_gpu_arrays=False,
         channels_first=None,
+        verbose=False,
     ):
         self.order = order
         self.theta = theta
@@ -124,6 +135,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         self.device = device
         self.return_gpu_arrays = return_gpu_arrays
         self.channels_first = channels_first
+        self.verbose = verbose
 
     def _checked_order_theta(self, n_steps: int) -> tuple[int, float]:
         if self.discretizer not in DISCRETIZERS:
@@ -138,6 +150,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
             )
         check_dtype_param(self.dtype)
         resolve_budget(self.max_memory)
+        check_verbose(self.verbose)
         theta = float(n_steps) if self.theta is None else self.theta
         return validate_order_theta(self.order, theta)
 
@@ -168,7 +181,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         if _dask.is_dask_array(X):
             return self.fit(X)._transform(X, self.return_gpu_arrays)
         U = self._validate_input(X, reset=True, check_finite=False)
-        return self._fit(U)._features(U)
+        return self._fit(U)._features(U, progress=check_verbose(self.verbose))
 
     def transform(self, X):
         """Delay Network features of ``X``.
@@ -203,7 +216,7 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
                 f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
                 "the last axis, or fit again."
             )
-        return self._features(U, return_gpu_arrays)
+        return self._features(U, return_gpu_arrays, progress=check_verbose(self.verbose))
 
     def _channels_last(self, X):
         return channels_last(X, self.channels_first, type(self).__name__)
@@ -235,30 +248,51 @@ class LMUFeatures(TransformerMixin, BaseEstimator):
         self.input_matrix_ = np.array(Bbar)
         return self
 
-    def _features(self, U, return_gpu_arrays: bool | None = None):
-        """Features of validated inputs ``U``, checked to be finite."""
+    def _features(self, U, return_gpu_arrays: bool | None = None, progress: bool = False):
+        """Features of validated inputs ``U``, checked to be finite.
+
+        With ``progress`` a :class:`~lmu_sk._progress.ProgressBar` over the samples is
+        shown on standard error (the dask blocks call this without).
+        """
         if return_gpu_arrays is None:
             return_gpu_arrays = self.return_gpu_arrays
         order = int(self.order)
         budget = resolve_budget(self.max_memory)
-        if resolve_device(self.device) == "gpu":
-            from .kernels.gpu_cupy import transform_gpu_features
+        device = resolve_device(self.device)
+        logger.debug("%s: device=%r runs on the %s", type(self).__name__, self.device, device)
+        bar = ProgressBar(
+            len(U), enabled=progress, unit="sequences", label=f"{type(self).__name__}: "
+        )
+        with bar:
+            if device == "gpu":
+                from .kernels.gpu_cupy import transform_gpu_features
 
-            F = transform_gpu_features(
-                U,
-                order,
-                self.theta_,
-                self.discretizer,
-                self.output,
-                budget,
-                return_cupy=return_gpu_arrays,
-                method=self.method,
-            )
-        else:
-            if is_device_array(U):
-                U = to_numpy(U)
-            compute = _compute.dn_features_ragged if isinstance(U, list) else _compute.dn_features
-            F = compute(U, order, self.theta_, self.discretizer, self.output, self.method, budget)
+                F = transform_gpu_features(
+                    U,
+                    order,
+                    self.theta_,
+                    self.discretizer,
+                    self.output,
+                    budget,
+                    return_cupy=return_gpu_arrays,
+                    method=self.method,
+                )
+                bar.update(len(U))  # the GPU path reports no chunks
+            else:
+                if is_device_array(U):
+                    U = to_numpy(U)
+                ragged = isinstance(U, list)
+                compute = _compute.dn_features_ragged if ragged else _compute.dn_features
+                F = compute(
+                    U,
+                    order,
+                    self.theta_,
+                    self.discretizer,
+                    self.output,
+                    self.method,
+                    budget,
+                    bar.advance,
+                )
         check_finite_result(F, U)
         return F
 

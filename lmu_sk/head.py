@@ -18,7 +18,16 @@ Conventions
 * Divergence (a non-finite loss or weights) raises
   :class:`~lmu_sk.neural.training.TrainingDivergedError`, a ``ValueError`` that asks for a
   lower ``learning_rate_init``; the estimator then keeps the state it had before the call
-  (unfitted after a first ``fit``), so it never predicts NaN.
+  (unfitted after a first ``fit``), so it never predicts NaN. A loss that stays finite but
+  explodes (over 100 times the loss of the initial weights) gives a ``UserWarning`` that
+  asks for the same.
+* ``sample_weight`` weights the loss as in scikit-learn's MLP (weighted mean over each
+  minibatch, L2 penalty divided by the batch's total weight): integer weights train as
+  repeated rows, zero weights as dropped ones (exactly so with one full batch).
+* ``warm_start`` and ``partial_fit`` follow ``MLPClassifier``: ``n_iter_`` counts the epochs
+  of the last call (1 after ``partial_fit``), while ``t_``, ``loss_curve_``, ``best_loss_``
+  and the no-improvement counter carry over; ``fit`` starts a fresh optimizer (learning
+  rate back to ``learning_rate_init``), ``partial_fit`` continues it.
 """
 
 from __future__ import annotations
@@ -59,6 +68,7 @@ from .neural.optimizers import SGD, Adam, make_schedule
 from .neural.training import (
     TrainingDivergedError,
     TrainingHistory,
+    check_sample_weight,
     resolve_batch_size,
     train_epochs,
 )
@@ -68,8 +78,17 @@ __all__ = ["DenseHeadClassifier", "DenseHeadRegressor", "TrainingDivergedError"]
 _DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
+def _weights(sample_weight) -> dict:
+    """``sample_weight`` as keyword arguments of ``_fit``: none when there are no weights,
+    so that code wrapping ``_fit`` with its earlier signature keeps working."""
+    return {} if sample_weight is None else {"sample_weight": sample_weight}
+
+
 class _BaseDenseHead(BaseEstimator):
     """Shared training logic of the dense heads; not meant to be used directly."""
+
+    # check_array's dtype for y_val: labels of any type, or numbers
+    _y_val_dtype: ClassVar[str | None] = None
 
     _parameter_constraints: ClassVar[dict] = {
         "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
@@ -77,8 +96,9 @@ class _BaseDenseHead(BaseEstimator):
         "solver": [StrOptions({"adam", "sgd"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [StrOptions({"constant", "plateau"})],
+        "learning_rate": [StrOptions({"constant", "plateau", "adaptive", "invscaling"})],
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "power_t": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
@@ -109,6 +129,7 @@ class _BaseDenseHead(BaseEstimator):
         batch_size="auto",
         learning_rate="constant",
         learning_rate_init=1e-3,
+        power_t=0.5,
         max_iter=200,
         shuffle=True,
         random_state=None,
@@ -135,6 +156,7 @@ class _BaseDenseHead(BaseEstimator):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.learning_rate_init = learning_rate_init
+        self.power_t = power_t
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
@@ -263,11 +285,17 @@ class _BaseDenseHead(BaseEstimator):
     def _loss_name(self, Y: np.ndarray) -> str:
         raise NotImplementedError
 
-    def _score_validation(self, network: DenseNetwork, X_val: Any, Y_val: np.ndarray) -> float:
+    def _score_validation(
+        self,
+        network: DenseNetwork,
+        X_val: Any,
+        Y_val: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+    ) -> float:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ training
-    def _fit(self, X, y, incremental: bool = False, validation_data=None):
+    def _fit(self, X, y, incremental: bool = False, validation_data=None, sample_weight=None):
         """Fit the head on a feature matrix; the hook behind ``fit`` and ``partial_fit``.
 
         Composite estimators that already hold a feature matrix call this directly. The
@@ -287,6 +315,8 @@ class _BaseDenseHead(BaseEstimator):
             ``incremental=True``.
         validation_data : tuple (X_val, y_val), optional
             Held-out data for early stopping instead of a split of ``X``.
+        sample_weight : array-like of shape (n_samples,), optional
+            Sample weights (see ``fit``).
 
         Returns
         -------
@@ -299,6 +329,7 @@ class _BaseDenseHead(BaseEstimator):
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
 
         X, Y, split_labels = self._validate_input(X, y, incremental, reset=first_pass)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
         X = self._compute_array(X, dtype, xp)
         Y = np.ascontiguousarray(Y, dtype=dtype)
         layer_sizes = [X.shape[1], *hidden, Y.shape[1]]
@@ -315,10 +346,12 @@ class _BaseDenseHead(BaseEstimator):
                     f"ones {layer_sizes}; hidden_layer_sizes or the outputs changed. Use "
                     "warm_start=False (or a new estimator) to fit a new network."
                 )
-            # work on copies so that a failed call leaves the estimator unchanged
+            # work on copies so that a failed call leaves the estimator unchanged; as in
+            # scikit-learn's MLP, n_iter_ counts the epochs of this call alone
             rng = copy.deepcopy(self._rng)
             history = replace(
                 self._history,
+                n_iter=0,
                 loss_curve=list(self._history.loss_curve),
                 validation_scores=(
                     None
@@ -351,6 +384,7 @@ class _BaseDenseHead(BaseEstimator):
 
         early_stopping = self.early_stopping and not incremental
         validation_score = None
+        sw_val = None
         if validation_data is not None and not early_stopping:
             raise ValueError(
                 "X_val and y_val are used for early stopping only; set "
@@ -360,23 +394,25 @@ class _BaseDenseHead(BaseEstimator):
             X_val, Y_val = self._validate_validation_data(*validation_data, X.shape[1], dtype)
             X_val = self._compute_array(X_val, dtype, xp)
         elif early_stopping:
-            X, Y, X_val, Y_val = self._validation_split(X, Y, split_labels, rng)
+            X, Y, X_val, Y_val, sample_weight, sw_val = self._validation_split(
+                X, Y, split_labels, rng, sample_weight
+            )
         if early_stopping:
             X_val_dev = xp.asarray(X_val)
 
             def validation_score() -> float:
-                return self._score_validation(network, X_val_dev, Y_val)
+                return self._score_validation(network, X_val_dev, Y_val, sw_val)
 
-            # the best weights are those of this call (its validation split is new)
+            # the best weights are those of this call (its validation split is new), so
+            # unlike scikit-learn's MLP, the no-improvement count restarts with them
             history.best_validation_score = -math.inf
-        if not incremental:
             history.no_improvement_count = 0
 
         try:
             train_epochs(
                 network,
                 optimizer,
-                make_schedule(self.learning_rate),
+                make_schedule(self.learning_rate, self.power_t),
                 xp.asarray(X),
                 xp.asarray(Y),
                 history,
@@ -389,6 +425,7 @@ class _BaseDenseHead(BaseEstimator):
                 validation_score=validation_score,
                 verbose=self.verbose,
                 incremental=incremental,
+                sample_weight=sample_weight,
             )
         except TrainingDivergedError:
             if hasattr(self, "_optimizer"):
@@ -426,14 +463,22 @@ class _BaseDenseHead(BaseEstimator):
             X_val = check_array(X_val, dtype=dtype, input_name="X_val")
         if X_val.shape[1] != n_features:
             raise ValueError(f"X_val has {X_val.shape[1]} features but X has {n_features}.")
-        y_val = np.asarray(to_numpy(y_val))
+        # NaN or infinity in y_val: sklearn's message names y_val ("Input y_val contains NaN")
+        y_val = check_array(
+            to_numpy(y_val),
+            ensure_2d=False,
+            dtype=self._y_val_dtype,
+            input_name="y_val",
+        )
         check_consistent_length(X_val, y_val)
         return X_val, np.ascontiguousarray(self._target_matrix(y_val), dtype=dtype)
 
-    def _validation_split(self, X, Y, split_labels, rng):
+    def _validation_split(self, X, Y, split_labels, rng, sample_weight=None):
         """Hold out ``validation_fraction`` of the rows (stratified for classes).
 
-        The split is drawn on row indices, so a CuPy ``X`` is split on the device.
+        The split is drawn on row indices, so a CuPy ``X`` is split on the device. Sample
+        weights are split with the rows: the training part weights the loss, the held-out
+        part the validation score (as scikit-learn's MLP does).
         """
         seed = int(rng.integers(np.iinfo(np.int32).max))
         rows = np.arange(X.shape[0])
@@ -455,7 +500,16 @@ class _BaseDenseHead(BaseEstimator):
             )
         xp = array_module_of(X)
         X_train, X_val = X[xp.asarray(train)], X[xp.asarray(val)]
-        return X_train, np.ascontiguousarray(Y[train]), X_val, Y[val]
+        sw_train = sw_val = None
+        if sample_weight is not None:
+            sw_train, sw_val = sample_weight[train], sample_weight[val]
+            for part, weights in (("training", sw_train), ("validation", sw_val)):
+                if not weights.any():
+                    raise ValueError(
+                        f"Every sample of the early-stopping {part} split has weight zero. "
+                        "Change random_state or validation_fraction, or pass X_val and y_val."
+                    )
+        return X_train, np.ascontiguousarray(Y[train]), X_val, Y[val], sw_train, sw_val
 
     def __sklearn_is_fitted__(self) -> bool:
         # classes_ is set before training starts; the weights only after it succeeded
@@ -483,12 +537,23 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
         L2 penalty on the weights (not the biases), scaled as in scikit-learn.
     batch_size : int or 'auto', default='auto'
         Minibatch size; 'auto' is ``min(200, n_samples)``.
-    learning_rate : {'constant', 'plateau'}, default='constant'
-        'plateau' divides the learning rate by 10 whenever the monitored quantity
-        stalls for more than ``n_iter_no_change`` epochs, instead of stopping, and stops
-        once it would fall below 1e-6.
+    learning_rate : {'constant', 'plateau', 'adaptive', 'invscaling'}, default='constant'
+        Learning-rate schedule; unlike scikit-learn's MLP, where schedules apply to 'sgd'
+        only, every schedule applies to both solvers (Adam's step size is scaled alike).
+
+        - 'constant': ``learning_rate_init`` throughout; training stops when the
+          monitored quantity stalls for more than ``n_iter_no_change`` epochs.
+        - 'plateau': divides the learning rate by 10 at each such stall instead of
+          stopping, and stops once it would fall below 1e-6.
+        - 'adaptive' (as ``MLPClassifier``): divides it by 5 at each stall, and stops at
+          a stall where it is already at most 1e-6.
+        - 'invscaling' (as ``MLPClassifier``): after every epoch sets it to
+          ``learning_rate_init / (t_ + 1) ** power_t``, ``t_`` the samples seen so far;
+          a stall stops training.
     learning_rate_init : float, default=1e-3
         Initial step size.
+    power_t : float, default=0.5
+        Exponent of the 'invscaling' schedule.
     max_iter : int, default=200
         Maximum number of epochs per ``fit``.
     shuffle : bool, default=True
@@ -500,14 +565,21 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
     verbose : bool, default=False
         Print one line per epoch.
     warm_start : bool, default=False
-        Start ``fit`` from the previous weights.
+        Start ``fit`` from the previous weights. As in ``MLPClassifier``, a warm ``fit``
+        appends to ``loss_curve_``, keeps counting ``t_``, keeps ``best_loss_`` and the
+        no-improvement count (so a model that stopped on a plateau stops again after one
+        epoch unless the loss improves), and starts a fresh optimizer; ``n_iter_`` counts
+        its own epochs. With early stopping a warm ``fit`` draws a new validation split and
+        restarts the best validation score and the no-improvement count.
     momentum : float, default=0.9
         Momentum of 'sgd'.
     nesterovs_momentum : bool, default=True
         Nesterov momentum for 'sgd'.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the data (stratified), stop when the
-        validation accuracy stalls and restore the weights of the best epoch.
+        validation accuracy stalls and restore the weights of the best epoch. With
+        ``sample_weight`` the held-out rows keep their weights and the validation
+        accuracy is weighted by them, as in ``MLPClassifier``.
     validation_fraction : float, default=0.1
         Held-out fraction for early stopping.
     n_iter_no_change : int, default=10
@@ -545,9 +617,11 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
     best_validation_score_ : float or None
         Best validation accuracy (None without early stopping).
     n_iter_ : int
-        Epochs run.
+        Epochs run by the last call of ``fit`` (1 after ``partial_fit``), as in
+        ``MLPClassifier``.
     t_ : int
-        Training samples seen.
+        Training samples seen, over all calls since the weights were initialised
+        (zero-weight samples count).
     n_features_in_ : int
         Number of features.
     feature_names_in_ : ndarray of str
@@ -584,8 +658,8 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
                 )
         if len(self.classes_) < 2 and self._label_binarizer.y_type_ != "multilabel-indicator":
             raise ValueError(
-                "DenseHeadClassifier needs samples of at least two classes in the data; "
-                f"got only one class: {self.classes_[0]!r}."
+                f"The training set has only one class ({self.classes_[0]!r}); a classifier "
+                "needs samples of at least two classes."
             )
         Y = self._label_binarizer.transform(y)
         multilabel = self._label_binarizer.y_type_.startswith("multilabel")
@@ -596,11 +670,13 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
             return "binary_log_loss"
         return "log_loss"
 
-    def _score_validation(self, network, X_val, Y_val):
+    def _score_validation(self, network, X_val, Y_val, sample_weight=None):
         out = to_numpy(network.forward(X_val))
         if network.out_activation == "softmax":
-            return float(np.mean(out.argmax(axis=1) == Y_val.argmax(axis=1)))
-        return float(np.mean(np.all((out > 0.5) == (Y_val > 0.5), axis=1)))
+            correct = out.argmax(axis=1) == Y_val.argmax(axis=1)
+        else:
+            correct = np.all((out > 0.5) == (Y_val > 0.5), axis=1)
+        return float(np.average(correct, weights=sample_weight))
 
     def _target_matrix(self, y_val):
         unknown = np.setdiff1d(unique_labels(y_val), self.classes_)
@@ -609,7 +685,7 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
         return self._label_binarizer.transform(y_val)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_val=None, y_val=None):
+    def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
         """Fit the classifier on features ``X`` and labels ``y``.
 
         Parameters
@@ -620,17 +696,24 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
             Class labels (any hashable type), or a multilabel indicator matrix.
         X_val, y_val : array-like, optional
             Held-out data for early stopping (``early_stopping=True``) in place of a
-            ``validation_fraction`` split of ``X``.
+            ``validation_fraction`` split of ``X``; its accuracy is unweighted.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples (not all zero), as in ``MLPClassifier``:
+            each minibatch's loss is the weighted mean of the sample losses and its L2
+            penalty is divided by the batch's total weight instead of its size. Pass it
+            by keyword (it follows ``X_val`` and ``y_val`` here).
 
         Returns
         -------
         self
         """
         validation = None if X_val is None and y_val is None else (X_val, y_val)
-        return self._fit(X, y, incremental=False, validation_data=validation)
+        return self._fit(
+            X, y, incremental=False, validation_data=validation, **_weights(sample_weight)
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Run one epoch over ``(X, y)``, continuing from the current state.
 
         Parameters
@@ -641,6 +724,9 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
             Labels.
         classes : array-like of shape (n_classes,), default=None
             All classes that will ever appear; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights, as in :meth:`fit`. Pass it by keyword (``MLPClassifier`` has
+            it before ``classes``).
 
         Returns
         -------
@@ -652,7 +738,7 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
                 self._label_binarizer.fit(y)
             else:
                 self._label_binarizer.fit(classes)
-        return self._fit(X, y, incremental=True)
+        return self._fit(X, y, incremental=True, **_weights(sample_weight))
 
     def predict(self, X):
         """Predict class labels.
@@ -727,11 +813,11 @@ class DenseHeadRegressor(RegressorMixin, _BaseDenseHead):
     Parameters
     ----------
     hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
-learning_rate_init, max_iter, shuffle, random_state, tol, verbose, warm_start, momentum, \
-nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_change, beta_1, beta_2, \
-epsilon, dropout, input_dropout, dtype, device
+learning_rate_init, power_t, max_iter, shuffle, random_state, tol, verbose, warm_start, \
+momentum, nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_change, \
+beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
         As for :class:`DenseHeadClassifier`, except that the early-stopping split is not
-        stratified and its score is the R^2.
+        stratified and its score is the R^2 (weighted by ``sample_weight`` on the split).
 
     Attributes
     ----------
@@ -745,6 +831,8 @@ epsilon, dropout, input_dropout, dtype, device
         'identity'.
     """
 
+    _y_val_dtype = "numeric"
+
     def _validate_input(self, X, y, incremental, reset):
         X, y = self._validate_X_y(X, y, reset=reset, y_numeric=True)
         if y.ndim == 2 and y.shape[1] == 1:
@@ -755,15 +843,16 @@ epsilon, dropout, input_dropout, dtype, device
     def _loss_name(self, Y):
         return "squared_error"
 
-    def _score_validation(self, network, X_val, Y_val):
-        return float(r2_score(Y_val, to_numpy(network.forward(X_val))))
+    def _score_validation(self, network, X_val, Y_val, sample_weight=None):
+        prediction = to_numpy(network.forward(X_val))
+        return float(r2_score(Y_val, prediction, sample_weight=sample_weight))
 
     def _target_matrix(self, y_val):
         y_val = np.asarray(y_val, dtype=np.float64)
         return y_val.reshape(-1, 1) if y_val.ndim == 1 else y_val
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_val=None, y_val=None):
+    def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
         """Fit the regressor on features ``X`` and targets ``y``.
 
         Parameters
@@ -774,17 +863,21 @@ epsilon, dropout, input_dropout, dtype, device
             Targets.
         X_val, y_val : array-like, optional
             Held-out data for early stopping (``early_stopping=True``) in place of a
-            ``validation_fraction`` split of ``X``.
+            ``validation_fraction`` split of ``X``; its R^2 is unweighted.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights, as for :meth:`DenseHeadClassifier.fit`.
 
         Returns
         -------
         self
         """
         validation = None if X_val is None and y_val is None else (X_val, y_val)
-        return self._fit(X, y, incremental=False, validation_data=validation)
+        return self._fit(
+            X, y, incremental=False, validation_data=validation, **_weights(sample_weight)
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, sample_weight=None):
         """Run one epoch over ``(X, y)``, continuing from the current state.
 
         Parameters
@@ -793,12 +886,14 @@ epsilon, dropout, input_dropout, dtype, device
             Features.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights, as in :meth:`fit`.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, incremental=True)
+        return self._fit(X, y, incremental=True, **_weights(sample_weight))
 
     def predict(self, X):
         """Predict targets (float64).

@@ -17,13 +17,23 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from ._device import get_array_module, resolve_device, to_numpy
-from ._input import as_sequences, channels_last, check_dtype_param, is_device_array
+from ._input import (
+    as_sequences,
+    channels_last,
+    check_dtype_param,
+    check_finite_result,
+    is_device_array,
+)
+from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
+from ._progress import ProgressBar, check_verbose
 from .dn import DISCRETIZERS, discrete_system, validate_order_theta, warn_if_euler_unstable
 from .kernels.cpu_numba import states_recurrence
 from .kernels.cpu_pooled import N_MOMENTS, pooled_recurrence
 
 __all__ = ["LMUPooledFeatures", "default_thetas"]
+
+logger = get_logger(__name__)
 
 _POOL_NAMES = ("mean", "max", "min")
 # Training states used to fit the biases: at most this many samples, and at most this many
@@ -31,6 +41,14 @@ _POOL_NAMES = ("mean", "max", "min")
 _BIAS_STATE_BYTES = 32 * 1024**2
 # ... and at most this many of their steps, evenly spaced, per state
 _BIAS_MAX_STEPS = 8192
+# Besides fitting max_memory, chunks hold about this many seconds of work (at least
+# _MIN_CHUNK_SAMPLES samples) so that verbose progress has steps to show. One step of one
+# window and input costs the compiled kernel about order * 15 ns (the pools of every state)
+# plus 2 * order**2 flops at 30 GFLOP/s (measured on 2 cores).
+_CHUNK_SECONDS = 0.5
+_MIN_CHUNK_SAMPLES = 32
+_POOLS_SECONDS_PER_STATE = 15e-9
+_FLOPS_PER_SECOND = 30e9
 
 
 def default_thetas(n_steps: int, n_windows: int = 6, finest: float = 1 / 32) -> np.ndarray:
@@ -128,6 +146,10 @@ class LMUPooledFeatures(TransformerMixin, BaseEstimator):
         sktime hold it (``aeon.datasets.load_classification``), or a list of
         ``(n_channels, n_steps_i)`` arrays. ``None``: ``(n_samples, n_steps, n_channels)``,
         warning when a 3-D array has fewer steps than channels. ``False``: the same, silent.
+    verbose : bool or int, default=False
+        Show the progress of ``transform`` and ``fit_transform`` over the samples on
+        standard error: a bar redrawn in place on a terminal, at most a line per tenth of
+        the samples (or per 10 s) elsewhere. Results do not change.
 
     Attributes
     ----------
@@ -170,6 +192,7 @@ class LMUPooledFeatures(TransformerMixin, BaseEstimator):
         device="auto",
         return_gpu_arrays=False,
         channels_first=None,
+        verbose=False,
     ):
         self.order = order
         self.thetas = thetas
@@ -183,6 +206,7 @@ class LMUPooledFeatures(TransformerMixin, BaseEstimator):
         self.device = device
         self.return_gpu_arrays = return_gpu_arrays
         self.channels_first = channels_first
+        self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
@@ -212,6 +236,7 @@ class LMUPooledFeatures(TransformerMixin, BaseEstimator):
             raise TypeError(f"difference must be True or False; got {self.difference!r}.")
         resolve_budget(self.max_memory)
         resolve_device(self.device)
+        check_verbose(self.verbose)
         thetas = self.thetas
         self.thetas_ = default_thetas(n_steps) if thetas is None else _check_thetas(thetas)
         for theta in self.thetas_:
@@ -294,6 +319,7 @@ class LMUPooledFeatures(TransformerMixin, BaseEstimator):
         """:meth:`transform`; ``dtype`` is accepted for the estimators and not needed: the
         pools of every sequence are accumulated in float64 on their own."""
         check_is_fitted(self)
+        verbose = check_verbose(self.verbose)
         U = self._validate_input(X, reset=False)
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
         if n_channels != self.n_channels_:
@@ -306,8 +332,30 @@ class LMUPooledFeatures(TransformerMixin, BaseEstimator):
         n_samples = len(U)
         gpu = resolve_device(self.device) == "gpu"
         chunk = self._chunk_size(U, gpu)
+        logger.debug(
+            "%s: %d sample(s) on the %s (device=%r), %d chunk(s) of up to %d sample(s)",
+            type(self).__name__,
+            n_samples,
+            "gpu" if gpu else "cpu",
+            self.device,
+            -(-n_samples // chunk),
+            chunk,
+        )
         xp = get_array_module("gpu") if gpu else np
         out = xp.empty((n_samples, self.n_features_out_), dtype=dtype)
+        bar = ProgressBar(
+            n_samples, enabled=verbose, unit="sequences", label=f"{type(self).__name__}: "
+        )
+        with bar:
+            self._pool_chunks(U, chunk, gpu, xp, dtype, out, bar)
+        check_finite_result(out, U)
+        if gpu and not return_gpu_arrays:
+            return to_numpy(out)
+        return out
+
+    def _pool_chunks(self, U, chunk: int, gpu: bool, xp, dtype, out, bar: ProgressBar) -> None:
+        """Write the pools of ``U`` into ``out``, ``chunk`` samples at a time."""
+        n_samples = len(U)
         for start in range(0, n_samples, chunk):
             part = U[start : start + chunk]
             X_part, lengths = self._inputs(part)
@@ -327,13 +375,14 @@ class LMUPooledFeatures(TransformerMixin, BaseEstimator):
                 pools = pooled_recurrence(
                     X_part, lengths, self.state_matrices_, self.input_matrices_, self.biases_
                 )
-            out[start : start + len(part)] = pools.reshape(len(part), -1)
-        if gpu and not return_gpu_arrays:
-            return to_numpy(out)
-        return out
+            # float64 pools beyond float32 become inf: check_finite_result reports them
+            with np.errstate(over="ignore"):
+                out[start : start + len(part)] = pools.reshape(len(part), -1)
+            bar.advance(len(part))
 
     def _chunk_size(self, U, gpu: bool) -> int:
-        """Samples per chunk so that the working arrays fit ``max_memory``."""
+        """Samples per chunk: the working arrays fit ``max_memory`` and, on the CPU, a
+        chunk is about ``_CHUNK_SECONDS`` of work (for progress)."""
         budget = resolve_budget(self.max_memory)
         n_inputs = self.biases_.shape[1]
         n_steps = max(len(u) for u in U) if isinstance(U, list) else U.shape[1]
@@ -348,7 +397,13 @@ class LMUPooledFeatures(TransformerMixin, BaseEstimator):
             f"Raise max_memory (now {format_bytes(budget)}) or use shorter sequences.",
             budget,
         )
-        return max(1, min(len(U), budget // per_sample))
+        chunk = max(1, min(len(U), budget // per_sample))
+        if gpu:
+            return chunk
+        order = int(self.order)
+        updates = len(self.thetas_) * n_inputs * (n_steps // int(self.stride) + 1)
+        seconds = updates * (order * _POOLS_SECONDS_PER_STATE + 2 * order**2 / _FLOPS_PER_SECOND)
+        return min(chunk, max(_MIN_CHUNK_SAMPLES, int(_CHUNK_SECONDS / seconds)))
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Names ``'w{w}_{input}_m{i}_{pool}'``: window, input (``c{k}`` a channel,

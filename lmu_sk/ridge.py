@@ -13,6 +13,13 @@ the smallest mean squared leave-one-out residual (over samples and targets) wins
 criterion of :class:`sklearn.linear_model.RidgeCV` and
 :class:`sklearn.linear_model.RidgeClassifierCV`. Classification regresses one-vs-rest
 ``+-1`` targets. All of it is written against the features' array module, NumPy or CuPy.
+
+Sample weights ``w`` follow scikit-learn's RidgeCV: the data are centered with the
+weighted means and every row is scaled by ``sqrt(w_i)``, which turns the weighted problem
+into an unweighted one on the scaled rows (the intercept's direction is ``sqrt(w)`` instead
+of the ones vector, so its leverage is ``w_i / sum(w)`` instead of ``1/n``). The
+leave-one-out residuals are those of the scaled rows, so a zero-weight row contributes
+zero error, and the mean runs over all ``n`` rows, as in scikit-learn.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from sklearn.utils.validation import (
 from ._device import array_module_of, to_numpy
 from ._input import check_device_matrix, is_device_array
 from ._memory import check_fits
+from .neural.training import check_sample_weight
 
 __all__ = ["DEFAULT_ALPHAS", "RidgeHeadClassifier", "RidgeHeadRegressor", "ridge_loo"]
 
@@ -49,7 +57,7 @@ def _decompose(Xc, xp: ModuleType):
     return U, xp.maximum(s2, 0.0)
 
 
-def ridge_loo(X, Y, alphas, fit_intercept: bool = True):
+def ridge_loo(X, Y, alphas, fit_intercept: bool = True, sample_weight=None):
     """Ridge coefficients for the ``alpha`` of least leave-one-out squared error.
 
     Parameters
@@ -60,6 +68,10 @@ def ridge_loo(X, Y, alphas, fit_intercept: bool = True):
         Penalties to try, all > 0.
     fit_intercept : bool, default=True
         Fit an unpenalized intercept (center ``X`` and ``Y``).
+    sample_weight : array of shape (n_samples,), optional
+        Non-negative sample weights (NumPy or the module of ``X``), as in
+        :class:`sklearn.linear_model.RidgeCV`: minimises
+        ``sum_i w_i * |y_i - x_i b - c|**2 + alpha * |b|**2`` (see the module docstring).
 
     Returns
     -------
@@ -79,17 +91,29 @@ def ridge_loo(X, Y, alphas, fit_intercept: bool = True):
     )
     X = X.astype(xp.float64)
     Y = Y.astype(xp.float64)
+    w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
     if fit_intercept:
-        x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
+        if w is None:
+            x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
+        else:
+            x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
         Xc, Yc = X - x_mean, Y - y_mean
     else:
         x_mean = xp.zeros(n_features)
         y_mean = xp.zeros(Y.shape[1])
         Xc, Yc = X, Y
+    if w is not None:
+        root = xp.sqrt(w)[:, None]
+        Xc, Yc = Xc * root, Yc * root
     U, s2 = _decompose(Xc, xp)
     UtY = U.T @ Yc
     U2 = U * U
-    base = 1.0 / n_samples if fit_intercept else 0.0
+    if not fit_intercept:
+        base = 0.0
+    elif w is None:
+        base = 1.0 / n_samples
+    else:
+        base = w / w.sum()  # the leverage of the intercept's direction sqrt(w)
     errors = []
     for alpha in alphas:
         f = s2 / (s2 + alpha)
@@ -138,13 +162,13 @@ class _RidgeHead(BaseEstimator):
             return check_device_matrix(X, estimator=self, reset=False)
         return validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
 
-    def _solve(self, X, Y):
+    def _solve(self, X, Y, sample_weight=None):
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
         alphas = _check_alphas(self.alphas)
         xp = array_module_of(X)
         coef, intercept, best, errors = ridge_loo(
-            X, xp.asarray(Y, dtype=xp.float64), alphas, bool(self.fit_intercept)
+            X, xp.asarray(Y, dtype=xp.float64), alphas, bool(self.fit_intercept), sample_weight
         )
         self.alpha_ = float(alphas[best])
         self.best_score_ = -float(errors[best])
@@ -198,19 +222,24 @@ class RidgeHeadClassifier(ClassifierMixin, _RidgeHead):
     0.85
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the one-vs-rest ridge models and choose the penalty.
 
         Parameters
         ----------
         X : array-like or CuPy array of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights, not all zero; as in
+            :class:`sklearn.linear_model.RidgeClassifierCV` (rows scaled by ``sqrt(w)``,
+            see :mod:`lmu_sk.ridge`).
 
         Returns
         -------
         self
         """
         X, y = self._validate_X_y(X, y, y_numeric=False)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
         check_classification_targets(y)
         y = column_or_1d(y, warn=True)
         self.classes_, indices, counts = np.unique(y, return_inverse=True, return_counts=True)
@@ -228,7 +257,7 @@ class RidgeHeadClassifier(ClassifierMixin, _RidgeHead):
         n_targets = 1 if len(self.classes_) == 2 else len(self.classes_)
         Y = -np.ones((len(y), len(self.classes_)))
         Y[np.arange(len(y)), indices] = 1.0
-        coef, intercept = self._solve(X, Y[:, -n_targets:])
+        coef, intercept = self._solve(X, Y[:, -n_targets:], sample_weight)
         self.coef_ = to_numpy(coef)
         self.intercept_ = to_numpy(intercept)
         return self
@@ -266,19 +295,23 @@ class RidgeHeadRegressor(RegressorMixin, _RidgeHead):
         As in :class:`RidgeHeadClassifier`.
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the ridge model and choose the penalty.
 
         Parameters
         ----------
         X : array-like or CuPy array of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights, not all zero; as in
+            :class:`sklearn.linear_model.RidgeCV` (see :mod:`lmu_sk.ridge`).
 
         Returns
         -------
         self
         """
         X, y = self._validate_X_y(X, y, y_numeric=True)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
         y = np.asarray(y, dtype=np.float64)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
@@ -287,7 +320,7 @@ class RidgeHeadRegressor(RegressorMixin, _RidgeHead):
                 "Leave-one-out cross-validation needs at least two training samples; got one "
                 "sample."
             )
-        coef, intercept = self._solve(X, y.reshape(len(y), -1))
+        coef, intercept = self._solve(X, y.reshape(len(y), -1), sample_weight)
         coef, intercept = to_numpy(coef), to_numpy(intercept)
         if y.ndim == 1:
             self.coef_, self.intercept_ = coef[0], float(intercept[0])

@@ -68,9 +68,9 @@ def test_batches_give_the_same_result_as_one_batch(tmp_path, output, layout):
     np.testing.assert_allclose(B, A, rtol=1e-12, atol=1e-12)
 
     channels_last = np.swapaxes(X, 1, 2) if layout == "--channels-first" else X
-    expected = LMUFeatures(order=5, theta=12.0, output=output, dtype="float64").fit_transform(
-        channels_last
-    )
+    expected = LMUFeatures(
+        order=5, theta=12.0, output=output, dtype="float64", channels_first=False
+    ).fit_transform(channels_last)
     np.testing.assert_allclose(A, expected, rtol=1e-10, atol=1e-12)
     assert leftovers(tmp_path) == []
 
@@ -101,7 +101,7 @@ def test_progress_bar_and_summary_on_stderr(sequences, tmp_path, capsys):
 
 def test_progress_bar_drawing():
     stream = io.StringIO()
-    bar = cli.ProgressBar(4, stream=stream, width=8)
+    bar = cli.ProgressBar(4, stream=stream, width=8, plain=False, redraw_interval=0)
     bar.update(0)
     bar.update(2)
     bar.update(4)

@@ -38,6 +38,19 @@ def test_euler_is_forward_euler(order, theta):
     np.testing.assert_allclose(Bbar, Bd[:, 0], rtol=1e-15, atol=1e-15)
 
 
+@pytest.mark.parametrize("order", [1, 7, 64, 512])
+@pytest.mark.parametrize("theta", [1e-300, 1e-40, 1e-20, 1e-10, 1e-6])
+def test_tiny_theta_reaches_the_limit_system(order, theta):
+    # theta -> 0: Abar = exp(A / theta) -> 0 and Bbar = A^-1 (Abar - I) B -> -A1^-1 B1
+    # (A1, B1 the matrices at theta = 1). SciPy's expm alone gives NaN or 1e196 here.
+    Abar, Bbar = dn.discrete_system(order, theta)
+    A1, B1 = dn.continuous_system(order, 1.0)
+    limit = -np.linalg.solve(A1, B1)
+    assert np.all(Abar == 0.0)
+    # float64 solve and squarings of an order-512 matrix: 1e-8 of the largest entry
+    np.testing.assert_allclose(Bbar, limit, rtol=0, atol=1e-8 * np.abs(limit).max())
+
+
 def test_matrices_follow_the_papers_definition():
     theta = 3.5
     A, B = dn.continuous_system(4, theta)

@@ -18,7 +18,9 @@ from lmu_sk.neural.network import DenseNetwork, forward_pass, make_device_rng
 from lmu_sk.neural.optimizers import (
     SGD,
     Adam,
+    AdaptiveLearningRate,
     ConstantLearningRate,
+    InverseScalingLearningRate,
     PlateauLearningRate,
     make_schedule,
 )
@@ -125,6 +127,65 @@ def test_gradients_match_finite_differences(
     analytic = net.grads.copy()
     numerical = _numerical_gradient(net, X, Y, masks, input_mask)
     np.testing.assert_allclose(analytic, numerical, rtol=RTOL, atol=ATOL)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_samples=st.integers(1, 6),
+    n_features=st.integers(1, 4),
+    hidden=st.lists(st.integers(1, 4), min_size=0, max_size=2),
+    n_outputs=st.integers(1, 3),
+    activation=st.sampled_from(HIDDEN_ACTIVATIONS),
+    loss=st.sampled_from(sorted(LOSSES)),
+    alpha=st.sampled_from([0.0, 0.3]),
+    drop=st.booleans(),
+    zero_weight=st.booleans(),
+)
+def test_weighted_gradients_match_finite_differences(
+    seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop, zero_weight
+):
+    """The weighted loss's gradient, zero weights included (same tolerances as above)."""
+    if loss == "log_loss":
+        n_outputs += 1
+    net, X, Y, masks = _make_problem(
+        seed, n_samples, n_features, hidden, n_outputs, activation, loss, alpha, drop and hidden
+    )
+    rng = np.random.default_rng(seed + 1)
+    w = rng.uniform(0.1, 3.0, size=n_samples)
+    if zero_weight and n_samples > 1:
+        w[rng.integers(n_samples)] = 0.0
+    options = dict(dropout_masks=masks, sample_weight=w)
+    net.loss_and_gradients(X, Y, **options)
+    analytic = net.grads.copy()
+    flat, numerical = net.params, np.empty_like(net.params)
+    for j in range(flat.size):
+        old = flat[j]
+        flat[j] = old + EPS
+        plus = float(net.loss_and_gradients(X, Y, **options))
+        flat[j] = old - EPS
+        minus = float(net.loss_and_gradients(X, Y, **options))
+        flat[j] = old
+        numerical[j] = (plus - minus) / (2 * EPS)
+    np.testing.assert_allclose(analytic, numerical, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+def test_weighted_loss_equals_repeated_rows(loss):
+    """Integer weights give the loss and gradient of the data with rows repeated, and the
+    L2 term divided by the total weight; float64, so equal to rounding (rtol 1e-12)."""
+    net, X, Y, _ = _make_problem(4, 7, 3, [5], 3, "tanh", loss, 0.3, False)
+    w = np.array([0, 1, 2, 3, 1, 0, 4])
+    weighted = float(net.loss_and_gradients(X, Y, sample_weight=w.astype(float)))
+    g_weighted = net.grads.copy()
+    repeated = float(net.loss_and_gradients(X.repeat(w, axis=0), Y.repeat(w, axis=0)))
+    assert weighted == pytest.approx(repeated, rel=1e-12)
+    np.testing.assert_allclose(g_weighted, net.grads, rtol=1e-12, atol=1e-15)
+    # the total weight given by the caller is the one used
+    given = float(net.loss_and_gradients(X, Y, sample_weight=w.astype(float), weight_sum=11.0))
+    assert given == pytest.approx(repeated, rel=1e-12)
+    with pytest.raises(ValueError, match="sum to > 0"):
+        net.loss_and_gradients(X, Y, sample_weight=np.zeros(7))
 
 
 @pytest.mark.parametrize("loss", sorted(LOSSES))
@@ -346,8 +407,129 @@ def test_constant_schedule_stops_and_make_schedule():
     assert ConstantLearningRate().on_plateau(opt) is True
     assert opt.learning_rate == 0.5
     assert isinstance(make_schedule("plateau"), PlateauLearningRate)
+    assert isinstance(make_schedule("adaptive"), AdaptiveLearningRate)
+    assert make_schedule("invscaling", power_t=0.25).power_t == 0.25
     with pytest.raises(ValueError, match="learning_rate"):
-        make_schedule("adaptive")
+        make_schedule("cosine")
+
+
+def test_adaptive_schedule_divides_by_five_as_scikit_learn():
+    # scikit-learn stops at a plateau where the rate is already <= 1e-6, so the last rate
+    # used, 3.2e-7, is below the minimum
+    opt = SGD([np.zeros(1)], 1e-3)
+    sched = AdaptiveLearningRate()
+    rates = []
+    while not sched.on_plateau(opt):
+        rates.append(opt.learning_rate)
+    np.testing.assert_allclose(rates, [2e-4, 4e-5, 8e-6, 1.6e-6, 3.2e-7], rtol=1e-12)
+    sched.on_epoch_end(opt, 10_000)  # no change between plateaus
+    assert opt.learning_rate == pytest.approx(3.2e-7, rel=1e-12)
+
+
+def test_invscaling_schedule_formula_and_stop():
+    opt = Adam([np.zeros(1)], 0.1)
+    sched = InverseScalingLearningRate(power_t=0.25)
+    for t in (0, 40, 1000):
+        sched.on_epoch_end(opt, t)
+        assert opt.learning_rate == pytest.approx(0.1 / (t + 1) ** 0.25, rel=1e-12)
+    assert sched.on_plateau(opt) is True
+
+
+def test_schedules_in_training_loop_update_after_every_epoch():
+    # with a huge tol no epoch after the first improves; n_iter_no_change=1 gives a plateau
+    # at epochs 3, 5, 7, ...
+    net, X, Y, rng = _tiny_training_setup()
+    opt = SGD([net.params], 1e-2)
+    rates = []
+
+    class Recording(AdaptiveLearningRate):
+        def on_epoch_end(self, optimizer, t):
+            super().on_epoch_end(optimizer, t)
+            rates.append(optimizer.learning_rate)
+
+    history = TrainingHistory()
+    train_epochs(
+        net, opt, Recording(), X, Y, history, rng=rng, batch_size=10, max_iter=100,
+        tol=1e9, n_iter_no_change=1,
+    )  # fmt: skip
+    # the rate of epoch k is read before that epoch's plateau divides it
+    expected = [1e-2, 1e-2, 1e-2, 2e-3, 2e-3, 4e-4, 4e-4, 8e-5, 8e-5, 1.6e-5, 1.6e-5]
+    expected += [3.2e-6, 3.2e-6, 6.4e-7, 6.4e-7]
+    np.testing.assert_allclose(rates, expected, rtol=1e-12)
+    assert history.n_iter == 15
+    net, X, Y, rng = _tiny_training_setup()
+    opt = Adam([net.params], 1e-2)
+    history = TrainingHistory()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        train_epochs(
+            net, opt, InverseScalingLearningRate(0.5), X, Y, history, rng=rng, batch_size=7,
+            max_iter=4, tol=0.0,
+        )  # fmt: skip
+    # after 4 epochs of 40 samples: t = 160
+    assert opt.learning_rate == pytest.approx(1e-2 / 161**0.5, rel=1e-12)
+
+
+def _weighted_training(weights, X, Y, dtype, repeat, **kwargs):
+    net = DenseNetwork([3, 4, 1], "tanh", "squared_error", alpha=0.1, dtype=dtype)
+    net.initialize(np.random.default_rng(0))
+    opt = Adam([net.params], 1e-2)
+    if repeat:
+        X, Y, weights = X.repeat(weights, axis=0), Y.repeat(weights, axis=0), None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        history = train_epochs(
+            net, opt, ConstantLearningRate(), X.astype(dtype), Y.astype(dtype),
+            TrainingHistory(), rng=np.random.default_rng(1), max_iter=5, tol=0.0,
+            sample_weight=weights, **kwargs,
+        )  # fmt: skip
+    return net.params.copy(), history
+
+
+@pytest.mark.parametrize(("dtype", "rtol"), [(np.float64, 1e-10), (np.float32, 2e-5)])
+def test_integer_weights_train_as_repeated_rows(dtype, rtol):
+    """One full batch, no shuffling: the weighted and the repeated problem take the same
+    steps, up to the summation order of the batch sums (1e-16 relative per operation in
+    float64, 6e-8 in float32, grown over 5 Adam steps to well within the tolerances)."""
+    _, X, Y, _ = _tiny_training_setup(n=12)
+    w = np.array([1, 0, 2, 3, 1, 1, 0, 4, 2, 1, 1, 2])
+    a, ha = _weighted_training(w, X, Y, dtype, False, batch_size=12, shuffle=False)
+    b, hb = _weighted_training(w, X, Y, dtype, True, batch_size=int(w.sum()), shuffle=False)
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * 1e-2)
+    assert ha.loss_curve == pytest.approx(hb.loss_curve, rel=rtol)
+
+
+def test_zero_weight_batches_are_skipped():
+    # batches of 3 in order: the second batch has only zero weights and gives no step, so
+    # training equals training on the other two batches
+    _, X, Y, _ = _tiny_training_setup(n=9)
+    w = np.array([1.0, 2, 1, 0, 0, 0, 3, 1, 1])
+    keep = w > 0
+    a, _ = _weighted_training(w, X, Y, np.float64, False, batch_size=3, shuffle=False)
+    b, _ = _weighted_training(w[keep], X[keep], Y[keep], np.float64, False, batch_size=3,
+                              shuffle=False)  # fmt: skip
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    with pytest.raises(ValueError, match="positive sum"):
+        _weighted_training(np.zeros(9), X, Y, np.float64, False, batch_size=3)
+
+
+def test_exploding_loss_warns_once_and_normal_training_does_not():
+    net, X, Y, rng = _tiny_training_setup()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ConvergenceWarning)  # max_iter is reached
+        train_epochs(
+            net, Adam([net.params], 1e-2), ConstantLearningRate(), X, Y, TrainingHistory(),
+            rng=rng, batch_size=10, max_iter=30, tol=1e-9, n_iter_no_change=100,
+        )  # fmt: skip
+    net, X, Y, rng = _tiny_training_setup()
+    with pytest.warns(UserWarning, match="learning_rate_init") as record:
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        train_epochs(
+            net, Adam([net.params], 1e4), ConstantLearningRate(), X, Y, TrainingHistory(),
+            rng=rng, batch_size=10, max_iter=5, tol=0.0,
+        )  # fmt: skip
+    assert sum("exploded" in str(w.message) for w in record) == 1
 
 
 def _tiny_training_setup(seed=0, n=40):

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lmu_sk import LMUFeatures
+from lmu_sk import LMUFeatures, LMUPooledFeatures
 from lmu_sk.datasets import mackey_glass
+from lmu_sk.dn import discrete_system, impulse_response
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,9 +20,15 @@ def X():
     return np.random.default_rng(0).random((4, 10))
 
 
-def test_tiny_theta_is_an_error_not_nan_features(X):
-    with pytest.raises(ValueError, match="theta=1e-40 is too small"):
-        LMUFeatures(theta=1e-40).fit(X)
+def test_tiny_theta_gives_the_limit_features_not_nan(X):
+    # theta -> 0 forgets all but the last step: the final state is Bbar * u[-1], with
+    # Bbar the limit -A1^-1 B1 (tests/test_dn.py); float64 rounding of that solve.
+    from lmu_sk.dn import continuous_system
+
+    F = LMUFeatures(order=8, theta=1e-40, dtype="float64").fit_transform(X)
+    A1, B1 = continuous_system(8, 1.0)
+    expected = X[:, -1:] * -np.linalg.solve(A1, B1)
+    np.testing.assert_allclose(F, expected, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("max_memory", [float("inf"), float("nan")])
@@ -71,3 +78,128 @@ print(DenseHeadClassifier(max_iter=3).fit(X, y).score(X, y))
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+CAST_OVERFLOW = r"beyond the largest float32 \(3.4e\+38\): converting X to float32 overflows"
+
+
+@pytest.mark.parametrize("call", ["fit", "fit_transform", "transform", "ragged"])
+def test_float64_input_beyond_float32_names_the_overflow(X, call):
+    # finite float64 values above 3.4e38 become inf when cast to float32: that is an
+    # overflow of the dtype asked for, not NaN or infinity in the input
+    big = X * 1e39
+    est = LMUFeatures(order=4, dtype="float32", device="cpu")
+    with pytest.raises(ValueError, match=CAST_OVERFLOW) as info:
+        if call == "transform":
+            est.fit(X).transform(big)
+        elif call == "ragged":
+            est.fit_transform([big[0], big[1, :7]])
+        else:
+            getattr(est, call)(big)
+    assert "Use dtype='float64', or rescale the input" in str(info.value)
+    assert "NaN" not in str(info.value)
+
+
+def test_pooled_float64_input_beyond_float32_names_the_overflow(X):
+    with pytest.raises(ValueError, match=CAST_OVERFLOW):
+        LMUPooledFeatures(order=2, thetas=[5], dtype="float32", device="cpu").fit(X * 1e39)
+
+
+def test_features_overflowing_float32_name_the_overflow():
+    # float32 input within range whose DN state 1 exceeds it: the input has the signs of
+    # that state's weights, which sum to 1.41 in magnitude, so the state is 1.41 * 3e38
+    Abar, Bbar = discrete_system(4, 10.0, "zoh")
+    weights = impulse_response(Abar, Bbar, 10)[::-1, 1]
+    X = (3e38 * np.sign(weights))[None].astype(np.float32)
+    assert np.isfinite(X).all()
+    with np.errstate(over="ignore", invalid="ignore"):
+        with pytest.raises(ValueError, match="input X is finite but its Delay Network") as info:
+            LMUFeatures(order=4, theta=10.0, device="cpu").fit_transform(X)
+    message = str(info.value)
+    assert "overflow float32 (largest 3.4e+38)" in message
+    assert "Use dtype='float64', or rescale the input" in message
+    # in float64 the same input is fine
+    F = LMUFeatures(order=4, theta=10.0, dtype="float64", device="cpu").fit_transform(X)
+    assert np.isfinite(F).all() and np.abs(F).max() > 3.4e38
+
+
+def test_nan_input_is_still_reported_as_nan(X):
+    bad = X.copy()
+    bad[1, 3] = np.nan
+    est = LMUFeatures(order=4, dtype="float32", device="cpu").fit(X)
+    with pytest.raises(ValueError, match="Input X contains NaN or infinity"):
+        est.transform(bad)
+
+
+_THREADS_SCRIPT = """
+import threading
+import numba
+import numpy as np
+from lmu_sk import LMUFeatures, LMUPooledFeatures
+
+X = np.random.default_rng(0).standard_normal((32, 300, 2))
+features = {
+    output: LMUFeatures(order=12, output=output, method="recurrence", device="cpu").fit(X)
+    for output in ("final", "sequence", "mean", "max")
+}
+pooled = LMUPooledFeatures(order=4, thetas=[10, 100], device="cpu").fit(X)
+jobs = [est.transform for est in features.values()] + [pooled.transform] * 4
+expected = [job(X) for job in jobs]
+assert numba.threading_layer() == "workqueue", numba.threading_layer()
+
+barrier = threading.Barrier(len(jobs))
+results = [[] for _ in jobs]
+
+def work(i):
+    barrier.wait()
+    for _ in range(5):
+        results[i].append(jobs[i](X))
+
+threads = [threading.Thread(target=work, args=(i,)) for i in range(len(jobs))]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+for want, got in zip(expected, results):
+    assert len(got) == 5
+    for result in got:
+        np.testing.assert_array_equal(result, want)
+print("ok")
+"""
+
+
+def test_parallel_kernels_from_threads_under_the_workqueue_layer():
+    # Numba's workqueue layer aborts the process ("Concurrent access has been detected")
+    # when two threads launch parallel kernels at once: the launches must be serialised.
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PYTHONWARNINGS": "ignore",
+        "NUMBA_THREADING_LAYER": "workqueue",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", _THREADS_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "ok"
+
+
+def test_device_input_beyond_float32_names_the_overflow(X, monkeypatch):
+    # CuPy casts without floating-point flags: the check compares finiteness before and
+    # after the cast (run on the NumPy stand-in for CuPy)
+    from fake_cupy import clear_caches, install
+
+    fake = install(monkeypatch, as_gpu=True)
+    try:
+        est = LMUFeatures(order=4, dtype="float32", device="gpu")
+        with np.errstate(over="ignore"), pytest.raises(ValueError, match=CAST_OVERFLOW):
+            est.fit(fake.asarray(X * 1e39))
+        bad = fake.asarray(np.where(np.arange(10) == 3, np.nan, X))
+        with pytest.raises(ValueError, match="contains NaN or infinity"):
+            est.fit(bad)
+    finally:
+        clear_caches()

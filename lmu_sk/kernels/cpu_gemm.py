@@ -93,7 +93,8 @@ def states_blocked(
             out = np.empty((n_rows, n_steps, d), dtype=dtype)
     else:
         scratch = np.empty((n_rows, T, d), dtype=dtype)
-        pooled = np.zeros((n_rows, d), dtype=dtype) if reduce == "mean" else None
+        # the sum over time in float64: float32 running sums lose ~n_steps * eps
+        pooled = np.zeros((n_rows, d), dtype=np.float64) if reduce == "mean" else None
     for t0 in range(0, n_steps, T):
         steps = min(T, n_steps - t0)
         carry_and_inputs[:, d : d + steps] = U[:, t0 : t0 + steps]
@@ -113,4 +114,5 @@ def states_blocked(
         return out
     if reduce == "mean":
         pooled /= n_steps
+        return pooled.astype(dtype)
     return pooled

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._threading import parallel_section
+
 __all__ = ["N_MOMENTS", "pooled_recurrence"]
 
 # mean, max and min follow the proportions above the biases
@@ -104,12 +106,13 @@ def pooled_recurrence(
     n_windows, order = Bbars.shape
     n_biases = biases.shape[3]
     out = np.empty((n_samples, n_windows, n_channels, order, n_biases + N_MOMENTS))
-    _pooled(
+    args = (
         np.ascontiguousarray(U, dtype=np.float64),
         np.ascontiguousarray(lengths, dtype=np.int64),
         np.ascontiguousarray(np.transpose(Abars, (0, 2, 1)), dtype=np.float64),
         np.ascontiguousarray(Bbars, dtype=np.float64),
         np.ascontiguousarray(biases, dtype=np.float64),
-        out,
     )
+    with parallel_section():
+        _pooled(*args, out)
     return out

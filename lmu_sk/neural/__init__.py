@@ -5,17 +5,36 @@ no deep-learning framework.
 """
 
 from .network import DenseNetwork, forward_pass, make_device_rng
-from .optimizers import SGD, Adam, ConstantLearningRate, PlateauLearningRate, make_schedule
-from .training import TrainingDivergedError, TrainingHistory, resolve_batch_size, train_epochs
+from .optimizers import (
+    SGD,
+    Adam,
+    AdaptiveLearningRate,
+    ConstantLearningRate,
+    InverseScalingLearningRate,
+    LearningRateSchedule,
+    PlateauLearningRate,
+    make_schedule,
+)
+from .training import (
+    TrainingDivergedError,
+    TrainingHistory,
+    check_sample_weight,
+    resolve_batch_size,
+    train_epochs,
+)
 
 __all__ = [
     "SGD",
     "Adam",
+    "AdaptiveLearningRate",
     "ConstantLearningRate",
     "DenseNetwork",
+    "InverseScalingLearningRate",
+    "LearningRateSchedule",
     "PlateauLearningRate",
     "TrainingDivergedError",
     "TrainingHistory",
+    "check_sample_weight",
     "forward_pass",
     "make_device_rng",
     "make_schedule",

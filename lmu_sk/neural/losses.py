@@ -7,6 +7,15 @@ samples as a 0-d array of the array module (no host synchronisation) and the gra
 that loss with respect to ``z``. For each pairing of activation and loss the gradient is
 ``(activation(z) - y) / n_samples``.
 
+Sample weights
+--------------
+With ``sample_weight`` ``w`` (shape ``(n_samples,)``) the mean becomes the weighted mean,
+as in scikit-learn's MLP: the loss is ``sum_i w_i * loss_i / W`` and the gradient of row
+``i`` is ``w_i * (activation(z_i) - y_i) / W``, with ``W = weight_sum`` (the sum of the
+weights; pass it when it is known on the host, which saves a device synchronisation).
+Integer weights therefore give the loss and gradient of the data with each row repeated
+``w_i`` times, and a zero weight removes a row.
+
 The L2 penalty is not part of these functions; the network adds it.
 """
 
@@ -35,8 +44,23 @@ def _grad_buffer(z: Array, out: Array | None, xp: ModuleType) -> Array:
     return xp.empty_like(z) if out is None else out
 
 
+def _total_weight(sample_weight: Array, weight_sum: float | None) -> Any:
+    """The normaliser ``W`` of a weighted loss: ``weight_sum``, else the weights' sum."""
+    return sample_weight.sum() if weight_sum is None else weight_sum
+
+
+def _weighted_rows(rows: Array, sample_weight: Array, xp: ModuleType) -> Array:
+    """``sum_i w_i * rows_i`` for the per-row losses ``rows`` of shape (n, k), summed over k."""
+    return xp.vdot(rows.sum(axis=1), sample_weight)
+
+
 def log_loss(
-    z: Array, y: Array, xp: ModuleType = np, out: Array | None = None
+    z: Array,
+    y: Array,
+    xp: ModuleType = np,
+    out: Array | None = None,
+    sample_weight: Array | None = None,
+    weight_sum: float | None = None,
 ) -> tuple[Array, Array]:
     """Softmax followed by the categorical cross-entropy (multiclass).
 
@@ -51,30 +75,50 @@ def log_loss(
         Array module of ``z`` and ``y``.
     out : array of shape (n_samples, n_classes), optional
         Preallocated gradient buffer.
+    sample_weight : array of shape (n_samples,), optional
+        Non-negative sample weights (see the module docstring).
+    weight_sum : float, optional
+        Sum of ``sample_weight``, when known.
 
     Returns
     -------
     loss : 0-d array
-        ``mean_i sum_k y_ik * (logsumexp(z_i) - z_ik)``.
+        ``mean_i sum_k y_ik * (logsumexp(z_i) - z_ik)`` (weighted mean with weights).
     grad : array of shape (n_samples, n_classes)
         ``(softmax(z) - y) / n_samples`` (exact for rows of ``y`` that sum to one).
     """
     n = z.shape[0]
     z -= z.max(axis=1, keepdims=True)
     # log-softmax form: exact even where a probability underflows to zero
-    yz = xp.vdot(y, z)
+    if sample_weight is None:
+        yz = xp.vdot(y, z)
+    else:
+        yz = _weighted_rows(y * z, sample_weight, xp)
     xp.exp(z, out=z)
     s = z.sum(axis=1, keepdims=True)
-    loss = (xp.vdot(xp.log(s), y.sum(axis=1)) - yz) / n
-    z /= s
+    log_s = xp.log(s).reshape(-1)
     grad = _grad_buffer(z, out, xp)
+    if sample_weight is None:
+        loss = (xp.vdot(log_s, y.sum(axis=1)) - yz) / n
+        z /= s
+        xp.subtract(z, y, out=grad)
+        grad *= 1.0 / n
+        return loss, grad
+    total = _total_weight(sample_weight, weight_sum)
+    loss = (xp.vdot(log_s * y.sum(axis=1), sample_weight) - yz) / total
+    z /= s
     xp.subtract(z, y, out=grad)
-    grad *= 1.0 / n
+    grad *= sample_weight[:, None] * (1.0 / total)
     return loss, grad
 
 
 def binary_log_loss(
-    z: Array, y: Array, xp: ModuleType = np, out: Array | None = None
+    z: Array,
+    y: Array,
+    xp: ModuleType = np,
+    out: Array | None = None,
+    sample_weight: Array | None = None,
+    weight_sum: float | None = None,
 ) -> tuple[Array, Array]:
     """Logistic sigmoid followed by the binary cross-entropy, summed over the outputs.
 
@@ -90,11 +134,15 @@ def binary_log_loss(
         Array module of ``z`` and ``y``.
     out : array of shape (n_samples, n_outputs), optional
         Preallocated gradient buffer.
+    sample_weight : array of shape (n_samples,), optional
+        Non-negative sample weights (see the module docstring).
+    weight_sum : float, optional
+        Sum of ``sample_weight``, when known.
 
     Returns
     -------
     loss : 0-d array
-        ``mean_i sum_k softplus(z_ik) - y_ik * z_ik``.
+        ``mean_i sum_k softplus(z_ik) - y_ik * z_ik`` (weighted mean with weights).
     grad : array of shape (n_samples, n_outputs)
         ``(sigmoid(z) - y) / n_samples``.
     """
@@ -105,16 +153,28 @@ def binary_log_loss(
     xp.exp(sp, out=sp)
     xp.log1p(sp, out=sp)
     sp += xp.maximum(z, 0)
-    loss = (sp.sum() - xp.vdot(y, z)) / n
+    if sample_weight is None:
+        loss = (sp.sum() - xp.vdot(y, z)) / n
+    else:
+        sp -= y * z
+        loss = _weighted_rows(sp, sample_weight, xp) / _total_weight(sample_weight, weight_sum)
     inplace_logistic(z, xp)
     grad = _grad_buffer(z, out, xp)
     xp.subtract(z, y, out=grad)
-    grad *= 1.0 / n
+    if sample_weight is None:
+        grad *= 1.0 / n
+    else:
+        grad *= sample_weight[:, None] * (1.0 / _total_weight(sample_weight, weight_sum))
     return loss, grad
 
 
 def squared_error(
-    z: Array, y: Array, xp: ModuleType = np, out: Array | None = None
+    z: Array,
+    y: Array,
+    xp: ModuleType = np,
+    out: Array | None = None,
+    sample_weight: Array | None = None,
+    weight_sum: float | None = None,
 ) -> tuple[Array, Array]:
     """Identity output and half the squared error, summed over outputs.
 
@@ -133,19 +193,29 @@ def squared_error(
         Array module of ``z`` and ``y``.
     out : array of shape (n_samples, n_outputs), optional
         Preallocated gradient buffer.
+    sample_weight : array of shape (n_samples,), optional
+        Non-negative sample weights (see the module docstring).
+    weight_sum : float, optional
+        Sum of ``sample_weight``, when known.
 
     Returns
     -------
     loss : 0-d array
-        ``sum((z - y)**2) / (2 * n_samples)``.
+        ``sum((z - y)**2) / (2 * n_samples)`` (``sum_i w_i * |z_i - y_i|**2 / (2 * W)``
+        with weights).
     grad : array of shape (n_samples, n_outputs)
         ``(z - y) / n_samples``.
     """
     n = z.shape[0]
     grad = _grad_buffer(z, out, xp)
     xp.subtract(z, y, out=grad)
-    loss = xp.vdot(grad, grad) / (2 * n)
-    grad *= 1.0 / n
+    if sample_weight is None:
+        loss = xp.vdot(grad, grad) / (2 * n)
+        grad *= 1.0 / n
+        return loss, grad
+    total = _total_weight(sample_weight, weight_sum)
+    loss = _weighted_rows(grad * grad, sample_weight, xp) / (2 * total)
+    grad *= sample_weight[:, None] * (1.0 / total)
     return loss, grad
 
 

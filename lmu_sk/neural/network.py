@@ -174,7 +174,8 @@ class DenseNetwork:
     alpha : float, default=0.0
         L2 penalty. The loss of a batch of ``n`` samples includes
         ``alpha / (2 * n) * sum(W**2)`` over all weight matrices (not the biases) and the
-        weight gradients include ``alpha / n * W``, as in scikit-learn's MLP.
+        weight gradients include ``alpha / n * W``, as in scikit-learn's MLP; with sample
+        weights ``n`` is the batch's total weight (see :meth:`loss_and_gradients`).
     dropout : float, default=0.0
         Probability of zeroing a hidden unit during training (inverted dropout: the kept
         units are scaled by ``1 / (1 - dropout)``, so prediction needs no rescaling).
@@ -309,6 +310,8 @@ class DenseNetwork:
         dropout_masks: Sequence[Array] | None = None,
         l2_gradient: bool = True,
         input_mask: Array | None = None,
+        sample_weight: Array | None = None,
+        weight_sum: float | None = None,
     ) -> Array:
         """Forward and backward pass of one batch; the gradients land in :attr:`grads`.
 
@@ -333,15 +336,30 @@ class DenseNetwork:
             False it is left to the optimizer (see :meth:`l2_terms`), which folds it into
             its update without an extra pass over the weights. The returned loss always
             includes the penalty.
+        sample_weight : array of shape (n,), optional
+            Non-negative weights of the samples, on ``xp`` in the network's dtype. As in
+            scikit-learn's MLP the loss becomes the weighted mean over the samples, and the
+            L2 penalty is divided by the total weight ``W`` instead of ``n``:
+            ``alpha / (2 * W) * sum(W**2)``, gradient ``alpha / W * W``.
+        weight_sum : float, optional
+            ``W``, the sum of ``sample_weight``, when the caller knows it (saves a device
+            synchronisation); must be positive.
 
         Returns
         -------
         loss : 0-d array
-            Mean loss of the batch including the L2 penalty.
+            Mean (weighted mean) loss of the batch including the L2 penalty.
         """
         xp = self.xp
         L = self.n_layers
         n = X.shape[0]
+        if sample_weight is not None:
+            if weight_sum is None:
+                weight_sum = float(sample_weight.sum())
+            if not weight_sum > 0:
+                raise ValueError(
+                    f"The sample weights of a batch must sum to > 0; got {weight_sum}."
+                )
         use_dropout = dropout_masks is not None or (dropout_rng is not None and self.dropout > 0)
         use_input_dropout = input_mask is not None or (
             dropout_rng is not None and self.input_dropout > 0
@@ -379,7 +397,9 @@ class DenseNetwork:
                     inputs[i] = ws.dropped[i]
                 else:
                     inputs[i] = z
-        loss, _ = self._loss(acts[L], Y, xp, out=deltas[L])
+        loss, _ = self._loss(
+            acts[L], Y, xp, out=deltas[L], sample_weight=sample_weight, weight_sum=weight_sum
+        )
 
         # backward; the gradient w.r.t. X itself is never formed
         for i in range(L, 0, -1):
@@ -393,17 +413,19 @@ class DenseNetwork:
                 self._hidden_derivative(acts[i - 1], d, xp, ws.work[i - 1])
 
         if self.alpha:
+            scale = n if sample_weight is None else weight_sum
             w = self.params[: self.n_weights]
-            loss = loss + (0.5 * self.alpha / n) * xp.vdot(w, w)
+            loss = loss + (0.5 * self.alpha / scale) * xp.vdot(w, w)
             if l2_gradient:
-                xp.multiply(w, self.alpha / n, out=self._weight_work)
+                xp.multiply(w, self.alpha / scale, out=self._weight_work)
                 self.grads[: self.n_weights] += self._weight_work
         return loss
 
-    def l2_terms(self, n: int) -> list[tuple[int, float] | None]:
+    def l2_terms(self, n: float) -> list[tuple[int, float] | None]:
         """The L2 term for ``optimizer.update(..., l2=...)`` of a batch of ``n`` samples.
 
         The weights are the first :attr:`n_weights` entries of :attr:`params`, and their
-        penalty gradient is ``alpha / n`` times themselves.
+        penalty gradient is ``alpha / n`` times themselves. With sample weights ``n`` is
+        the batch's total weight (see :meth:`loss_and_gradients`).
         """
         return [(self.n_weights, self.alpha / n) if self.alpha else None]

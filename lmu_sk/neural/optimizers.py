@@ -30,8 +30,11 @@ __all__ = [
     "SCHEDULES",
     "SGD",
     "Adam",
+    "AdaptiveLearningRate",
     "BaseOptimizer",
     "ConstantLearningRate",
+    "InverseScalingLearningRate",
+    "LearningRateSchedule",
     "PlateauLearningRate",
     "make_schedule",
 ]
@@ -386,15 +389,29 @@ class Adam(BaseOptimizer):
             p -= w
 
 
-class ConstantLearningRate:
-    """Keep the learning rate fixed; stop training at the first plateau."""
+class LearningRateSchedule:
+    """How the learning rate changes during training; the base class keeps it constant.
+
+    The training loop calls :meth:`on_epoch_end` after every epoch and :meth:`on_plateau`
+    when the monitored score has stalled (see :mod:`lmu_sk.neural.training`). A schedule
+    changes ``optimizer.learning_rate``, which Adam and SGD both read at every step, so
+    every schedule applies to both solvers (scikit-learn's MLP applies its schedules to
+    'sgd' only).
+    """
+
+    def on_epoch_end(self, optimizer: BaseOptimizer, t: int) -> None:
+        """Update the learning rate after an epoch; ``t`` is the number of samples seen."""
 
     def on_plateau(self, optimizer: BaseOptimizer) -> bool:
         """React to a plateau of the monitored score; return True to stop training."""
         return True
 
 
-class PlateauLearningRate:
+class ConstantLearningRate(LearningRateSchedule):
+    """Keep the learning rate fixed; stop training at the first plateau."""
+
+
+class PlateauLearningRate(LearningRateSchedule):
     """Divide the learning rate by ``1 / factor`` at every plateau of the monitored score.
 
     A plateau is ``n_iter_no_change`` consecutive epochs in which the monitored score (the
@@ -425,14 +442,74 @@ class PlateauLearningRate:
         return False
 
 
-SCHEDULES = {"constant": ConstantLearningRate, "plateau": PlateauLearningRate}
+class AdaptiveLearningRate(LearningRateSchedule):
+    """scikit-learn's 'adaptive' schedule: divide the learning rate by 5 at every plateau.
+
+    As in :class:`sklearn.neural_network.MLPClassifier`, training stops at a plateau
+    where the current learning rate is already at most ``min_learning_rate`` (so the
+    last rate used can be just below it: 1e-3 goes 2e-4, 4e-5, 8e-6, 1.6e-6, 3.2e-7).
+
+    Parameters
+    ----------
+    divisor : float, default=5.0
+        The learning rate is divided by this at a plateau.
+    min_learning_rate : float, default=1e-6
+        Training stops at a plateau once the learning rate is at most this.
+    """
+
+    def __init__(self, divisor: float = 5.0, min_learning_rate: float = 1e-6) -> None:
+        self.divisor = float(divisor)
+        self.min_learning_rate = float(min_learning_rate)
+
+    def on_plateau(self, optimizer: BaseOptimizer) -> bool:
+        """Divide ``optimizer.learning_rate``; return True (stop) when already minimal."""
+        if optimizer.learning_rate <= self.min_learning_rate:
+            return True
+        optimizer.learning_rate /= self.divisor
+        return False
 
 
-def make_schedule(name: str) -> ConstantLearningRate | PlateauLearningRate:
-    """Return a new schedule object for ``'constant'`` or ``'plateau'``."""
-    try:
-        return SCHEDULES[name]()
-    except KeyError:
-        raise ValueError(
-            f"learning_rate must be one of {sorted(SCHEDULES)}, got {name!r}."
-        ) from None
+class InverseScalingLearningRate(LearningRateSchedule):
+    """scikit-learn's 'invscaling' schedule: ``learning_rate_init / (t + 1) ** power_t``.
+
+    ``t`` is the number of training samples seen, and, as in scikit-learn's MLP, the rate
+    is updated at the end of every epoch (every ``partial_fit`` call): the first epoch runs
+    at ``learning_rate_init``. A plateau stops training, as for the constant schedule.
+
+    Parameters
+    ----------
+    power_t : float, default=0.5
+        Exponent of the inverse scaling.
+    """
+
+    def __init__(self, power_t: float = 0.5) -> None:
+        self.power_t = float(power_t)
+
+    def on_epoch_end(self, optimizer: BaseOptimizer, t: int) -> None:
+        """Set ``optimizer.learning_rate`` for ``t`` samples seen."""
+        optimizer.learning_rate = optimizer.learning_rate_init / (t + 1) ** self.power_t
+
+
+SCHEDULES = {
+    "constant": ConstantLearningRate,
+    "plateau": PlateauLearningRate,
+    "adaptive": AdaptiveLearningRate,
+    "invscaling": InverseScalingLearningRate,
+}
+
+
+def make_schedule(name: str, power_t: float = 0.5) -> LearningRateSchedule:
+    """Return a new schedule object for a ``learning_rate`` parameter.
+
+    Parameters
+    ----------
+    name : {'constant', 'plateau', 'adaptive', 'invscaling'}
+        The schedule.
+    power_t : float, default=0.5
+        Exponent of 'invscaling' (ignored by the others).
+    """
+    if name not in SCHEDULES:
+        raise ValueError(f"learning_rate must be one of {sorted(SCHEDULES)}, got {name!r}.")
+    if name == "invscaling":
+        return InverseScalingLearningRate(power_t)
+    return SCHEDULES[name]()

@@ -5,17 +5,29 @@ training loss, or the validation score with early stopping) is compared with its
 value so far; an epoch that does not improve it by at least ``tol`` increments a counter,
 any other epoch resets it. When the counter exceeds ``n_iter_no_change`` the learning-rate
 schedule decides: the constant schedule stops training, the plateau schedule divides the
-learning rate by ten and training goes on (until the rate would drop below its minimum).
+learning rate by ten and training goes on (until the rate would drop below its minimum),
+the adaptive one divides it by five; every schedule may also change the rate at the end
+of each epoch (inverse scaling does).
 
 Divergence: after every epoch the loss and the parameters are checked for finiteness; if
 either is not finite, :class:`TrainingDivergedError` is raised (a ``ValueError`` and a
 ``FloatingPointError``). Training never ends silently with NaN weights; the caller decides
-what to keep (the estimators keep their previous state).
+what to keep (the estimators keep their previous state). A loss that stays finite but
+explodes, an epoch loss above ``DIVERGENCE_FACTOR`` times the loss of the initial weights
+(measured on the first minibatch ever trained on), gives a :class:`UserWarning` that asks
+for a lower ``learning_rate_init`` (once per call).
+
+Sample weights: ``train_epochs(..., sample_weight=w)`` trains on the weighted loss of
+:mod:`lmu_sk.neural.losses` (each minibatch: the weighted mean loss and an L2 penalty
+divided by the batch's total weight, as scikit-learn's MLP). A minibatch whose weights
+are all zero has no gradient and is skipped. The epoch loss is, as in scikit-learn, the
+mean of the batch losses weighted by the batches' numbers of rows.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import time
 import warnings
 from collections.abc import Callable
@@ -25,12 +37,23 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .._device import to_numpy
 from .network import DenseNetwork, make_device_rng
-from .optimizers import BaseOptimizer, ConstantLearningRate, PlateauLearningRate
+from .optimizers import BaseOptimizer, LearningRateSchedule
 
-__all__ = ["TrainingDivergedError", "TrainingHistory", "resolve_batch_size", "train_epochs"]
+__all__ = [
+    "DIVERGENCE_FACTOR",
+    "TrainingDivergedError",
+    "TrainingHistory",
+    "check_sample_weight",
+    "resolve_batch_size",
+    "train_epochs",
+]
 
 Array = Any
+
+#: An epoch loss above this many times the loss of the initial weights warns of divergence.
+DIVERGENCE_FACTOR = 100.0
 
 
 class TrainingDivergedError(ValueError, FloatingPointError):
@@ -59,6 +82,9 @@ class TrainingHistory:
         Highest validation score so far (used with early stopping).
     no_improvement_count : int
         Consecutive epochs without an improvement by at least ``tol``.
+    initial_loss : float or None
+        Loss of the initial weights on the first minibatch trained on (the reference of
+        the divergence warning).
     """
 
     n_iter: int = 0
@@ -69,6 +95,45 @@ class TrainingHistory:
     best_loss: float = math.inf
     best_validation_score: float = -math.inf
     no_improvement_count: int = 0
+    initial_loss: float | None = None
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
+    """Validate ``sample_weight`` for ``n_samples`` samples; return float64 weights or None.
+
+    A number gives every sample that weight. Arrays (NumPy, CuPy, lists, pandas Series)
+    must be 1-D with one finite, non-negative weight per sample, not all zero.
+
+    Raises
+    ------
+    ValueError
+        With a message naming ``sample_weight`` and what is wrong with it.
+    """
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Number):
+        sample_weight = np.full(n_samples, sample_weight)
+    try:
+        weights = np.asarray(to_numpy(sample_weight), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must hold numbers; got {sample_weight!r}.") from exc
+    if weights.ndim != 1:
+        raise ValueError(
+            f"sample_weight must be 1-D, one weight per sample; got shape {weights.shape}."
+        )
+    if weights.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has {weights.shape[0]} weights but X has {n_samples} samples."
+        )
+    if not np.isfinite(weights).all():
+        raise ValueError("sample_weight contains NaN or infinity; weights must be finite.")
+    if (weights < 0).any():
+        raise ValueError(f"sample_weight must be non-negative; got a weight of {weights.min():g}.")
+    if not weights.any():
+        raise ValueError(
+            "sample_weight must contain at least one non-zero weight; all weights are zero."
+        )
+    return weights
 
 
 def resolve_batch_size(batch_size: int | str, n_samples: int) -> int:
@@ -89,30 +154,33 @@ def resolve_batch_size(batch_size: int | str, n_samples: int) -> int:
 
 
 class _BatchBuffers:
-    """Gather buffers of the inputs and targets, one pair per batch size."""
+    """Gather buffers of the inputs, targets and sample weights, one set per batch size."""
 
-    def __init__(self, X: Array, Y: Array, xp: Any) -> None:
-        self.X, self.Y, self.xp = X, Y, xp
-        self._buffers: dict[int, tuple[Array, Array]] = {}
+    def __init__(self, X: Array, Y: Array, W: Array | None, xp: Any) -> None:
+        self.X, self.Y, self.W, self.xp = X, Y, W, xp
+        self._buffers: dict[int, tuple[Array, Array, Array | None]] = {}
 
-    def gather(self, idx: Array) -> tuple[Array, Array]:
+    def gather(self, idx: Array) -> tuple[Array, Array, Array | None]:
         n = idx.shape[0]
         buf = self._buffers.get(n)
+        xp = self.xp
         if buf is None:
-            xp = self.xp
             buf = self._buffers[n] = (
                 xp.empty((n, self.X.shape[1]), self.X.dtype),
                 xp.empty((n, self.Y.shape[1]), self.Y.dtype),
+                None if self.W is None else xp.empty(n, self.W.dtype),
             )
-        self.xp.take(self.X, idx, axis=0, out=buf[0])
-        self.xp.take(self.Y, idx, axis=0, out=buf[1])
+        xp.take(self.X, idx, axis=0, out=buf[0])
+        xp.take(self.Y, idx, axis=0, out=buf[1])
+        if self.W is not None:
+            xp.take(self.W, idx, axis=0, out=buf[2])
         return buf
 
 
 def train_epochs(
     network: DenseNetwork,
     optimizer: BaseOptimizer,
-    schedule: ConstantLearningRate | PlateauLearningRate,
+    schedule: LearningRateSchedule,
     X: Array,
     Y: Array,
     history: TrainingHistory,
@@ -126,6 +194,7 @@ def train_epochs(
     validation_score: Callable[[], float] | None = None,
     verbose: bool = False,
     incremental: bool = False,
+    sample_weight: Array | None = None,
 ) -> TrainingHistory:
     """Train ``network`` in place for up to ``max_iter`` epochs.
 
@@ -136,8 +205,9 @@ def train_epochs(
     optimizer : BaseOptimizer
         Optimizer built for ``[network.params]``; it receives the L2-penalty gradient
         through its ``l2`` argument (see :meth:`DenseNetwork.l2_terms`).
-    schedule : ConstantLearningRate or PlateauLearningRate
-        What to do at a plateau (see the module docstring).
+    schedule : LearningRateSchedule
+        How the learning rate changes after each epoch and at a plateau (see the module
+        docstring).
     X : array of shape (n_samples, n_features)
         C-contiguous training inputs on the network's array module and dtype.
     Y : array of shape (n_samples, n_outputs)
@@ -165,6 +235,9 @@ def train_epochs(
         Print one line per epoch: epoch, loss, validation score, seconds.
     incremental : bool, default=False
         One call of ``partial_fit``: no :class:`ConvergenceWarning` at ``max_iter``.
+    sample_weight : array of shape (n_samples,), optional
+        Non-negative sample weights, not all zero (host or ``xp`` array); they are moved
+        to the network's array module and dtype once. See the module docstring.
 
     Returns
     -------
@@ -180,8 +253,18 @@ def train_epochs(
     params, grads = network.params, network.grads
     uses_dropout = network.dropout > 0 or network.input_dropout > 0
     dropout_rng = make_device_rng(xp, rng) if uses_dropout else None
-    buffers = _BatchBuffers(X, Y, xp)
+    # the weights on the host give every batch's total weight without a device round trip
+    w_host = W = None
+    if sample_weight is not None:
+        w_host = np.asarray(to_numpy(sample_weight), dtype=np.float64)
+        if w_host.shape != (n,) or not w_host.sum() > 0:
+            raise ValueError(
+                f"sample_weight must hold {n} non-negative weights with a positive sum."
+            )
+        W = xp.asarray(w_host, dtype=network.dtype)
+    buffers = _BatchBuffers(X, Y, W, xp)
     starts = range(0, n, batch_size)
+    warned_divergence = False
     early_stopping = validation_score is not None
     best_params = xp.empty_like(params) if early_stopping else None
     if early_stopping and history.validation_scores is None:
@@ -190,31 +273,68 @@ def train_epochs(
 
     for _ in range(max_iter):
         tic = time.perf_counter()
-        perm = xp.asarray(rng.permutation(n)) if shuffle else None
+        perm_host = rng.permutation(n) if shuffle else None
+        perm = xp.asarray(perm_host) if shuffle else None
         epoch_loss = xp.zeros((), dtype=np.float64)
+        first_loss = None
+        rows_trained = 0
         # NumPy's overflow warnings are silenced: divergence is reported below instead
         with np.errstate(over="ignore", invalid="ignore"):
             for start in starts:
                 stop = min(start + batch_size, n)
+                weight_sum = None
+                if w_host is not None:
+                    rows = perm_host[start:stop] if shuffle else slice(start, stop)
+                    weight_sum = float(w_host[rows].sum())
+                    if weight_sum == 0.0:
+                        continue  # no gradient: every row of the batch has weight zero
                 if shuffle:
-                    Xb, Yb = buffers.gather(perm[start:stop])
+                    Xb, Yb, Wb = buffers.gather(perm[start:stop])
                 else:
                     Xb, Yb = X[start:stop], Y[start:stop]
+                    Wb = None if W is None else W[start:stop]
                 # the optimizer adds the L2 gradient during its update (one pass less)
                 batch_loss = network.loss_and_gradients(
-                    Xb, Yb, dropout_rng=dropout_rng, l2_gradient=False
+                    Xb,
+                    Yb,
+                    dropout_rng=dropout_rng,
+                    l2_gradient=False,
+                    sample_weight=Wb,
+                    weight_sum=weight_sum,
                 )
-                optimizer.update([params], [grads], l2=network.l2_terms(stop - start))
+                if first_loss is None and history.initial_loss is None:
+                    first_loss = xp.asarray(batch_loss, dtype=np.float64).copy()
+                scale = stop - start if weight_sum is None else weight_sum
+                optimizer.update([params], [grads], l2=network.l2_terms(scale))
                 epoch_loss += batch_loss * (stop - start)
+                rows_trained += stop - start
 
         history.n_iter += 1
         history.t += n
-        loss = float(epoch_loss) / n
+        loss = float(epoch_loss) / rows_trained
         if not math.isfinite(loss) or not bool(xp.isfinite(params).all()):
             raise TrainingDivergedError(
                 f"Training diverged at epoch {history.n_iter}: the loss is {loss}. "
                 f"Lower learning_rate_init (currently {optimizer.learning_rate_init:g}) "
                 "or scale the features (e.g. with StandardScaler)."
+            )
+        if first_loss is not None:
+            history.initial_loss = float(first_loss)
+        if (
+            not warned_divergence
+            and history.initial_loss is not None
+            and history.initial_loss > 0
+            and loss > DIVERGENCE_FACTOR * history.initial_loss
+        ):
+            warned_divergence = True
+            warnings.warn(
+                f"The training loss exploded: {loss:.3g} at epoch {history.n_iter}, more "
+                f"than {DIVERGENCE_FACTOR:g} times the loss of the initial weights "
+                f"({history.initial_loss:.3g}). Training is diverging: lower "
+                f"learning_rate_init (currently {optimizer.learning_rate_init:g}), e.g. "
+                "by a factor of 10, or scale the features (e.g. with StandardScaler).",
+                UserWarning,
+                stacklevel=3,
             )
         history.loss = loss
         history.loss_curve.append(loss)
@@ -242,6 +362,9 @@ def train_epochs(
             if early_stopping:
                 line += f", validation score = {score:.6f}"
             print(f"{line}, time = {time.perf_counter() - tic:.2f}s")
+
+        # as in scikit-learn, the schedule's end-of-epoch update comes before the plateau
+        schedule.on_epoch_end(optimizer, history.t)
 
         if history.no_improvement_count > n_iter_no_change:
             what = "Validation score" if early_stopping else "Training loss"

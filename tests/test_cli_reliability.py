@@ -1,0 +1,640 @@
+"""``lmu-sk features`` when things go wrong: full disks, signals, odd outputs, long rows.
+
+Each test here guards a defect found by an audit: a sparse memory-mapped output that died
+of SIGBUS on a full disk, signals that left ``.partial`` files or printed tracebacks,
+outputs that replaced devices, pipes and symbolic links, batches sized without the input
+rows, progress lines that flooded logs, and layout warnings from the CLI's own transformer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections import namedtuple
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lmu_sk import _output_file, cli
+from lmu_sk.features import LMUFeatures
+
+MiB = 1024**2
+PACKAGE_ROOT = Path(cli.__file__).resolve().parents[1]
+
+
+def run(*args) -> int:
+    return cli.main([str(a) for a in args])
+
+
+def partials(*folders: Path) -> list[str]:
+    return [p.name for folder in folders for p in folder.iterdir() if "partial" in p.name]
+
+
+def one_error_line(err: str) -> str:
+    """The only line of ``err``, checked to be a one-line ``lmu-sk`` message."""
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1 and err.endswith("\n"), err
+    assert lines[0].startswith("lmu-sk: ")
+    return lines[0]
+
+
+@pytest.fixture
+def sequences(tmp_path):
+    X = np.random.default_rng(0).standard_normal((30, 24))
+    np.save(tmp_path / "in.npy", X)
+    return X, tmp_path / "in.npy"
+
+
+def expected(X, order=4, **params):
+    params = {"dtype": "float32", **params}
+    return LMUFeatures(order=order, channels_first=False, **params).fit_transform(X)
+
+
+def refuse_writable_memmaps(monkeypatch):
+    """Make writing through np.lib.format.open_memmap (the old sparse output) an error."""
+    real = np.lib.format.open_memmap
+
+    def open_memmap(filename, mode="r+", *args, **kwargs):
+        if mode != "r":
+            raise AssertionError(f"the output is written through a memory map ({mode})")
+        return real(filename, mode, *args, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "open_memmap", open_memmap)
+
+
+def disk_with_free_bytes(monkeypatch, free: int):
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(_output_file.shutil, "disk_usage", lambda path: usage(free, 0, free))
+
+
+# ----------------------------------------------------------------------------------------------
+# 1. A full disk: an error (exit status 2, one line), not a crash; no .partial file left
+# ----------------------------------------------------------------------------------------------
+
+
+def test_output_is_written_without_a_memory_map(sequences, tmp_path, monkeypatch):
+    X, path = sequences
+    refuse_writable_memmaps(monkeypatch)
+    out = tmp_path / "out.npy"
+    assert run("features", "--order", 4, "--batch-size", 7, "--quiet", path, out) == 0
+    np.testing.assert_allclose(np.load(out), expected(X), rtol=1e-5, atol=1e-6)
+    assert partials(tmp_path) == []
+
+
+def test_too_little_free_space_fails_before_computing(sequences, tmp_path, monkeypatch, capsys):
+    _, path = sequences
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"an old result")
+    disk_with_free_bytes(monkeypatch, 100)
+
+    def no_computing(args):
+        raise AssertionError("features computed although the output cannot fit")
+
+    monkeypatch.setattr(cli, "_make_transformer", no_computing)
+    assert run("features", "--order", 4, path, out) == 2
+    line = one_error_line(capsys.readouterr().err)
+    # 30 rows of 4 float32 features and a 128-byte header
+    assert line.startswith(f"lmu-sk: error: not enough free space for output {out}: ")
+    assert "it needs 608 B, 100 B free in" in line and "write it elsewhere" in line
+    assert out.read_bytes() == b"an old result" and partials(tmp_path) == []
+
+
+def test_disk_full_while_writing(sequences, tmp_path, monkeypatch, capsys):
+    _, path = sequences
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"an old result")
+    real_write = _output_file._write_all
+    written = []
+
+    def fill_up(fd, data):
+        if len(written) == 2:  # the header and one batch fit
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written.append(len(data))
+        real_write(fd, data)
+
+    monkeypatch.setattr(_output_file, "_write_all", fill_up)
+    assert run("features", "--order", 4, "--batch-size", 5, "--quiet", path, out) == 2
+    assert one_error_line(capsys.readouterr().err) == (
+        f"lmu-sk: error: no space left on the device for output {out} (it needs 608 B); "
+        "free some space or write it elsewhere"
+    )
+    assert written == [128, 5 * 4 * 4]
+    assert out.read_bytes() == b"an old result" and partials(tmp_path) == []
+
+
+def test_other_write_errors_name_the_output(sequences, tmp_path, monkeypatch, capsys):
+    _, path = sequences
+
+    def broken(fd, data):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(_output_file, "_write_all", broken)
+    assert run("features", "--order", 4, "--quiet", path, tmp_path / "out.npy") == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line == f"lmu-sk: error: cannot write output {tmp_path / 'out.npy'}: [Errno 5] " + (
+        "Input/output error"
+    )
+    assert partials(tmp_path) == []
+
+
+def test_partial_npy_refuses_rows_that_do_not_continue_the_array(tmp_path):
+    partial = _output_file.PartialNpy(tmp_path / "a.npy")
+    partial.start((3, 2), np.float32)
+    partial.append(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="do not continue"):
+        partial.append(np.ones((2, 2)))  # 4 rows of 3
+    with pytest.raises(ValueError, match="incomplete"):
+        partial.commit()
+    partial.append(np.full((1, 2), 2.0))
+    partial.commit()
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), [[1, 1], [1, 1], [2, 2]])
+    assert np.load(tmp_path / "a.npy").dtype == np.float32 and partials(tmp_path) == []
+
+
+@pytest.fixture
+def shard_input(tmp_path):
+    pytest.importorskip("dask.array")
+    X = np.random.default_rng(3).standard_normal((20, 16))
+    (tmp_path / "in").mkdir()
+    np.save(tmp_path / "in" / "a.npy", X[:12])
+    np.save(tmp_path / "in" / "b.npy", X[12:])
+    return X, tmp_path / "in"
+
+
+def test_dask_npy_output_without_a_memory_map(shard_input, tmp_path, monkeypatch):
+    X, folder = shard_input
+    refuse_writable_memmaps(monkeypatch)
+    out = tmp_path / "out.npy"
+    assert run("features", "--order", 4, "--batch-size", 3, "--quiet", folder, out) == 0
+    np.testing.assert_allclose(np.load(out), expected(X), rtol=1e-5, atol=1e-6)
+    assert partials(tmp_path) == []
+
+
+def test_dask_disk_full_while_writing(shard_input, tmp_path, monkeypatch, capsys):
+    from lmu_sk import _cli_dask
+
+    _, folder = shard_input
+
+    def fill_up(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(_cli_dask, "_write_npy_rows", fill_up)
+    out = tmp_path / "out.npy"
+    assert run("features", "--order", 4, "--batch-size", 3, "--quiet", folder, out) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"lmu-sk: error: no space left on the device for output {out} ")
+    assert not out.exists() and partials(tmp_path) == []
+
+
+@pytest.mark.parametrize("output", ["out.npy", "shards/"])
+def test_dask_too_little_free_space(shard_input, tmp_path, monkeypatch, capsys, output):
+    _, folder = shard_input
+    disk_with_free_bytes(monkeypatch, 100)
+    assert run("features", "--order", 4, "--quiet", folder, f"{tmp_path}/{output}") == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "not enough free space for output" in line and "100 B free" in line
+    assert partials(tmp_path) == [] and not (tmp_path / output).exists()
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. Signals: the partial output removed, one line, exit status 128 + signum
+# ----------------------------------------------------------------------------------------------
+
+HANDLED = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+
+
+def handlers():
+    return {signum: signal.getsignal(signum) for signum in HANDLED}
+
+
+def on_transform(monkeypatch, call: int, action):
+    """Run ``action()`` when the CLI's transformer transforms its ``call``-th batch."""
+    real = cli._make_transformer
+    calls = []
+
+    def make(args):
+        transformer = real(args)
+        transform = transformer.transform
+
+        def counted(X):
+            calls.append(1)
+            if len(calls) == call:
+                action()
+            return transform(X)
+
+        transformer.transform = counted
+        return transformer
+
+    monkeypatch.setattr(cli, "_make_transformer", make)
+    return calls
+
+
+@pytest.mark.parametrize("signum", HANDLED, ids=lambda s: signal.Signals(s).name)
+def test_signal_in_process_removes_the_partial_output(
+    sequences, tmp_path, monkeypatch, capsys, signum
+):
+    _, path = sequences
+    before = handlers()
+    out = tmp_path / "out.npy"
+    calls = on_transform(monkeypatch, 2, lambda: os.kill(os.getpid(), signum))
+    assert run("features", "--order", 4, "--batch-size", 5, "--quiet", path, out) == 128 + signum
+    name = signal.Signals(signum).name
+    assert capsys.readouterr().err == (
+        f"lmu-sk: interrupted by {name}; {out} not written, no partial output left\n"
+    )
+    assert len(calls) == 2  # stopped at the batch where the signal arrived
+    assert not out.exists() and partials(tmp_path) == []
+    assert handlers() == before
+
+
+def test_handlers_are_restored_after_success_and_usage_errors(sequences, tmp_path):
+    _, path = sequences
+    before = handlers()
+    assert run("features", "--order", 4, "--quiet", path, tmp_path / "out.npy") == 0
+    assert handlers() == before
+    assert run("features", "--order", 4, "--quiet", tmp_path / "absent.npy", "o.npy") == 2
+    assert handlers() == before
+
+
+def test_a_signal_during_the_rename_waits_for_it(sequences, tmp_path, monkeypatch, capsys):
+    X, path = sequences
+    real_replace = os.replace
+
+    def replace(src, dst):
+        os.kill(os.getpid(), signal.SIGTERM)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(_output_file.os, "replace", replace)
+    out = tmp_path / "out.npy"
+    assert run("features", "--order", 4, "--quiet", path, out) == 128 + signal.SIGTERM
+    assert one_error_line(capsys.readouterr().err) == (
+        f"lmu-sk: interrupted by SIGTERM after writing {out}"
+    )
+    np.testing.assert_allclose(np.load(out), expected(X), rtol=1e-5, atol=1e-6)
+    assert partials(tmp_path) == []
+
+
+def test_a_second_signal_does_not_stop_the_clean_up(sequences, tmp_path, monkeypatch, capsys):
+    _, path = sequences
+    real_discard = _output_file.PartialNpy.discard
+
+    def discard(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        real_discard(self)
+
+    monkeypatch.setattr(_output_file.PartialNpy, "discard", discard)
+    on_transform(monkeypatch, 2, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    out = tmp_path / "out.npy"
+    assert run("features", "--order", 4, "--batch-size", 5, "--quiet", path, out) == 143
+    assert "interrupted by SIGTERM" in one_error_line(capsys.readouterr().err)
+    assert partials(tmp_path) == []
+
+
+def test_ignored_signals_stay_ignored(sequences, tmp_path, monkeypatch):
+    X, path = sequences
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
+    try:
+        on_transform(monkeypatch, 2, lambda: os.kill(os.getpid(), signal.SIGHUP))
+        out = tmp_path / "out.npy"
+        assert run("features", "--order", 4, "--batch-size", 5, "--quiet", path, out) == 0
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    np.testing.assert_allclose(np.load(out), expected(X), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("output", ["out.npy", "shards/"])
+def test_dask_signal_removes_the_partial_output(shard_input, tmp_path, monkeypatch, output):
+    from lmu_sk import _cli_dask
+
+    _, folder = shard_input
+    kind = "_write_npy_rows" if output.endswith(".npy") else "_write_shard"
+    real_write = getattr(_cli_dask, kind)
+    writes = []
+
+    def write(*args):
+        writes.append(1)
+        if len(writes) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real_write(*args)
+
+    monkeypatch.setattr(_cli_dask, kind, write)
+    before = handlers()
+    target = f"{tmp_path}/{output}"
+    assert run("features", "--order", 4, "--batch-size", 1, "--quiet", folder, target) == 143
+    assert not Path(target).exists() and partials(tmp_path) == []
+    assert handlers() == before
+
+
+# The child resets the signals it may inherit as ignored (a background job ignores SIGINT,
+# nohup SIGHUP), then runs ``python -m lmu_sk.cli`` as that would.
+CHILD = (
+    "import runpy, signal\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+    "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"
+    "runpy.run_module('lmu_sk.cli', run_name='__main__', alter_sys=True)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def long_input(tmp_path_factory):
+    """Enough one-row batches to take many seconds: the signal comes long before the end."""
+    path = tmp_path_factory.mktemp("long") / "in.npy"
+    np.save(path, np.random.default_rng(4).standard_normal((200_000, 16)).astype(np.float32))
+    return path
+
+
+@pytest.mark.parametrize("signum", HANDLED, ids=lambda s: signal.Signals(s).name)
+def test_signal_to_the_command_removes_the_partial_output(long_input, tmp_path, signum):
+    out = tmp_path / "out.npy"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), *sys.path])}
+    args = ["features", "--order", "4", "--batch-size", "1", "--quiet", str(long_input), str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-c", CHILD, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not partials(tmp_path):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "no partial output appeared"
+            time.sleep(0.02)
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 128 + signum, err
+    name = signal.Signals(signum).name
+    assert err == f"lmu-sk: interrupted by {name}; {out} not written, no partial output left\n"
+    assert not out.exists() and partials(tmp_path) == []
+
+
+# ----------------------------------------------------------------------------------------------
+# 3. Outputs that are not regular files: refused; symbolic links written through
+# ----------------------------------------------------------------------------------------------
+
+
+def test_a_fifo_output_is_refused(sequences, tmp_path, capsys):
+    _, path = sequences
+    fifo = tmp_path / "out.npy"
+    os.mkfifo(fifo)
+    assert run("features", "--order", 4, path, fifo) == 2
+    assert one_error_line(capsys.readouterr().err) == (
+        f"lmu-sk: error: output {fifo} is a named pipe (FIFO), not a regular file; "
+        "name a .npy file to write"
+    )
+    assert fifo.is_fifo() and partials(tmp_path) == []
+
+
+def test_a_socket_output_is_refused(sequences, capsys):
+    _, path = sequences
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:  # a short path for AF_UNIX
+        name = Path(folder) / "s.npy"
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(name))
+            assert run("features", "--order", 4, path, name) == 2
+            assert name.is_socket()
+    assert "is a socket, not a regular file" in one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.skipif(not Path("/dev/null").is_char_device(), reason="no /dev/null")
+def test_a_device_output_is_refused_before_anything_is_written(sequences):
+    _, path = sequences
+    # only the check: as root, the old code replaced /dev/null with a regular file
+    with pytest.raises(cli.UsageError, match=r"^output /dev/null is a character device, not a"):
+        cli._check_output(Path("/dev/null"), path)
+
+
+def test_a_symlinked_output_is_written_through(sequences, tmp_path, capsys):
+    X, path = sequences
+    (tmp_path / "real").mkdir()
+    (tmp_path / "links").mkdir()
+    real = tmp_path / "real" / "features.npy"
+    real.write_bytes(b"an old result")
+    link = tmp_path / "links" / "out.npy"
+    link.symlink_to(real)
+    assert run("features", "--order", 4, "--quiet", path, link) == 0
+    assert link.is_symlink() and link.resolve() == real
+    np.testing.assert_allclose(np.load(real), expected(X), rtol=1e-5, atol=1e-6)
+    assert partials(tmp_path / "real", tmp_path / "links") == []
+
+
+def test_a_dangling_symlink_output_is_refused(sequences, tmp_path, capsys):
+    _, path = sequences
+    link = tmp_path / "out.npy"
+    link.symlink_to(tmp_path / "nowhere" / "x.npy")
+    assert run("features", "--order", 4, path, link) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"lmu-sk: error: output {link} is a symbolic link to nothing")
+    assert link.is_symlink() and partials(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        ("out.npy", "is a named pipe (FIFO), not a regular file"),
+        ("out.zarr", "output exists and is not a Zarr store"),
+        ("out/", "is a named pipe (FIFO), not a folder for .npy shards"),
+    ],
+)
+def test_dask_outputs_that_are_fifos_are_refused(shard_input, tmp_path, capsys, output, message):
+    _, folder = shard_input
+    fifo = tmp_path / output.rstrip("/")
+    os.mkfifo(fifo)
+    assert run("features", "--order", 4, "--quiet", folder, f"{tmp_path}/{output}") == 2
+    assert message in one_error_line(capsys.readouterr().err)
+    assert fifo.is_fifo() and partials(tmp_path) == []
+
+
+@pytest.mark.parametrize("output", ["out.npy", "out.zarr", "shards"])
+def test_dask_symlinked_outputs_are_written_through(shard_input, tmp_path, output):
+    X, folder = shard_input
+    real = tmp_path / "real" / output
+    real.parent.mkdir()
+    if output == "out.zarr":
+        zarr = pytest.importorskip("zarr")
+        zarr.open_array(str(real), mode="w", shape=(1,), dtype="f4")[:] = 0
+    elif output == "shards":
+        real.mkdir()
+    else:
+        real.write_bytes(b"an old result")
+    link = tmp_path / output
+    link.symlink_to(real)
+    assert run("features", "--order", 4, "--batch-size", 8, "--quiet", folder, link) == 0
+    assert link.is_symlink() and link.resolve() == real
+    if output == "out.npy":
+        F = np.load(real)
+    elif output == "out.zarr":
+        F = zarr.open_array(str(real), mode="r")[:]
+    else:
+        F = np.concatenate([np.load(p) for p in sorted(real.glob("*.npy"))])
+    np.testing.assert_allclose(F, expected(X), rtol=1e-5, atol=1e-6)
+    assert partials(tmp_path, real.parent) == []
+
+
+# ----------------------------------------------------------------------------------------------
+# 4. Batches sized from the input rows too
+# ----------------------------------------------------------------------------------------------
+
+
+def features_args(**overrides) -> argparse.Namespace:
+    args = cli.build_parser().parse_args(["features", "--order", "8", "in.npy", "out.npy"])
+    for name, value in overrides.items():
+        setattr(args, name, value)
+    return args
+
+
+def shaped(shape, dtype) -> np.ndarray:
+    """A stand-in with an array's shape and dtype and no memory."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, [0] * len(shape))
+
+
+def test_long_rows_make_small_batches():
+    # the audit's case: 2048 rows of 262144 float64 steps made batches of 2048 rows (4 GiB)
+    rows = cli._batch_rows(features_args(), shaped((2048, 262144), np.float64))
+    row_bytes = 262144 * (8 + 8) + 8 * 4  # read, converted, features
+    assert rows == 256 * MiB // row_bytes == 63
+    assert rows * row_bytes <= cli._BATCH_BYTES
+
+
+def test_batch_rows_count_input_copies_and_features():
+    args = features_args(layout="channels-first", order=16)
+    # int16 input read, transposed and converted to float64; 64 channels of 16 features
+    rows = cli._batch_rows(args, shaped((500, 64, 20000), np.int16))
+    assert rows == 256 * MiB // (64 * 20000 * (2 + 2 + 8) + 64 * 16 * 4) == 17
+    args = features_args(output_kind="sequence", order=256, dtype="float64")
+    rows = cli._batch_rows(args, shaped((500, 1000), np.float32))
+    assert rows == 256 * MiB // (1000 * (4 + 8) + 1000 * 256 * 8) == 130
+
+
+def test_a_row_over_the_budget_is_still_processed_alone():
+    rows = cli._batch_rows(features_args(), shaped((10, 40_000_000), np.float32))
+    assert rows == 1
+
+
+def test_short_rows_and_explicit_batch_sizes():
+    assert cli._batch_rows(features_args(), shaped((10**6, 16), np.float32)) == 4096
+    assert cli._batch_rows(features_args(batch_size=3), shaped((2048, 262144), float)) == 3
+
+
+def test_dask_blocks_follow_the_budget(tmp_path, monkeypatch):
+    pytest.importorskip("dask.array")
+    # channels-first (n, 2 channels, 500 steps) float32, final features of order 50: a row
+    # takes 1000 * (4 + 4 + 8) bytes of input and 2 * 50 * 4 of features, 16400 in all
+    monkeypatch.setattr(cli, "_BATCH_BYTES", 10 * 16400)
+    X = np.random.default_rng(5).standard_normal((40, 2, 500)).astype(np.float32)
+    (tmp_path / "in").mkdir()
+    np.save(tmp_path / "in" / "x.npy", X)
+    args = ("features", "--order", 50, "--channels-first", "--quiet", tmp_path / "in")
+    assert run(*args, f"{tmp_path}/shards/") == 0
+    parts = sorted((tmp_path / "shards").glob("*.npy"))
+    assert [np.load(p).shape[0] for p in parts] == [10, 10, 10, 10]  # one shard per block
+
+
+# ----------------------------------------------------------------------------------------------
+# 5. Progress in logs: plain lines, not many
+# ----------------------------------------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self, step: float):
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_plain_progress_writes_a_line_per_tenth():
+    stream = io.StringIO()
+    bar = cli.ProgressBar(1000, stream=stream, plain=True)
+    bar._clock = FakeClock(0.0)
+    for done in range(1001):
+        bar.update(done)
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue()
+    assert [line.split()[1] for line in lines] == [f"{k * 100}/1000" for k in range(11)]
+
+
+def test_plain_progress_writes_a_line_every_interval_of_a_slow_run():
+    stream = io.StringIO()
+    bar = cli.ProgressBar(1000, stream=stream, plain=True)
+    bar._clock = FakeClock(bar.line_interval / 3 + 0.1)  # a line every third update
+    for done in range(10):
+        bar.update(done)
+    assert [line.split()[1] for line in stream.getvalue().splitlines()] == [
+        "0/1000",
+        "3/1000",
+        "6/1000",
+        "9/1000",
+    ]
+
+
+def test_cli_progress_in_a_log_is_a_few_plain_lines(sequences, tmp_path, capsys):
+    _, path = sequences
+    assert run("features", "--order", 4, "--batch-size", 1, path, tmp_path / "o.npy") == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert "\r" not in err and len(lines) <= 12  # 30 batches: not one line each
+    assert "30/30 rows" in lines[-2] and lines[-1].startswith("lmu-sk: wrote")
+
+
+def test_dask_progress_in_a_log_is_a_few_plain_lines(shard_input, tmp_path, capsys):
+    _, folder = shard_input
+    assert run("features", "--order", 4, "--batch-size", 1, folder, tmp_path / "o.npy") == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert "\r" not in err and len(lines) <= 12  # 20 blocks: not one line each
+    assert "20/20 rows" in lines[-2] and lines[-1].startswith("lmu-sk: wrote")
+
+
+# ----------------------------------------------------------------------------------------------
+# 6. No layout warning from the CLI's own transformer; 7. --help
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("layout", "shape"), [("--channels-last", (5, 3, 8)), ("--channels-first", (5, 8, 3))]
+)
+@pytest.mark.parametrize("output", ["o.npy", "o.zarr"])
+def test_fewer_steps_than_channels_gives_no_warning(tmp_path, layout, shape, output):
+    if output.endswith(".zarr"):
+        pytest.importorskip("zarr")
+        pytest.importorskip("dask.array")
+    X = np.random.default_rng(6).standard_normal(shape)
+    np.save(tmp_path / "in.npy", X)
+    args = ("features", "--order", 3, layout, "--quiet", tmp_path / "in.npy", tmp_path / output)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run(*args) == 0
+    assert [str(w.message) for w in caught if "channels" in str(w.message)] == []
+
+
+def test_help_of_the_installed_command():
+    script = Path(sys.executable).with_name("lmu-sk")
+    if not script.exists():
+        pytest.skip("lmu-sk is not installed next to this Python")
+    for args in ([], ["features"]):
+        result = subprocess.run(
+            [str(script), *args, "--help"], capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith(f"usage: lmu-sk {' '.join(args)}".rstrip())

@@ -1,0 +1,211 @@
+"""``verbose`` progress on standard error, and the DEBUG logs of route and chunk choices."""
+
+import io
+import logging
+import re
+
+import numpy as np
+import pytest
+
+from lmu_sk import LMUFeatures, LMUPooledFeatures
+from lmu_sk._progress import ProgressBar
+
+# 'sequence' features of 2 channels need 7 200 bytes of working memory per sample
+# (row copy 800 B, states 6 400 B): this budget makes chunks of 10 samples, 20 in all.
+N_SAMPLES, N_STEPS, ORDER = 200, 50, 8
+MAX_MEMORY = 10 * (N_STEPS * 2 * 8 + N_STEPS * 2 * ORDER * 8)
+
+
+@pytest.fixture
+def X():
+    return np.random.default_rng(0).standard_normal((N_SAMPLES, N_STEPS, 2))
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def _progress_lines(text):
+    """The plain progress lines of ``text``, as (done, total) pairs."""
+    return [tuple(map(int, m)) for m in re.findall(r"(\d+)/(\d+) sequences", text)]
+
+
+def _features(**params):
+    return LMUFeatures(
+        order=ORDER, output="sequence", max_memory=MAX_MEMORY, device="cpu", **params
+    )
+
+
+def test_verbose_writes_plain_bounded_progress_when_not_a_terminal(X, capsys):
+    F = _features(verbose=True).fit_transform(X)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = err.splitlines()
+    assert all(line.startswith("LMUFeatures: ") for line in lines)
+    progress = _progress_lines(err)
+    assert len(progress) == len(lines)
+    # 20 chunks, but at most one line per tenth of the samples
+    assert 2 <= len(progress) <= 11
+    assert progress[-1] == (N_SAMPLES, N_SAMPLES)
+    assert [done for done, _ in progress] == sorted(done for done, _ in progress)
+    quiet = _features().fit_transform(X)
+    assert capsys.readouterr().err == ""
+    np.testing.assert_array_equal(F, quiet)
+
+
+def test_verbose_transform_redraws_in_place_on_a_terminal(X, monkeypatch):
+    est = _features(verbose=1).fit(X)
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    F = est.transform(X)
+    text = terminal.getvalue()
+    assert text.startswith("\rLMUFeatures: [")
+    assert text.endswith("\n") and text.count("\n") == 1
+    assert _progress_lines(text)[-1] == (N_SAMPLES, N_SAMPLES)
+    np.testing.assert_array_equal(F, _features().fit(X).transform(X))
+
+
+@pytest.mark.parametrize("output", ["final", "sequence", "mean", "max"])
+def test_verbose_counts_sequences_of_different_lengths(output, capsys):
+    rng = np.random.default_rng(1)
+    X = [rng.standard_normal(n) for n in (5, 9, 9, 30, 7)]
+    F = LMUFeatures(order=4, output=output, device="cpu", verbose=True).fit_transform(X)
+    assert _progress_lines(capsys.readouterr().err)[-1] == (5, 5)
+    G = LMUFeatures(order=4, output=output, device="cpu").fit_transform(X)
+    for f, g in zip(F, G, strict=True):
+        np.testing.assert_array_equal(f, g)
+
+
+def test_pooled_verbose_progress_and_same_results(capsys):
+    X = np.random.default_rng(2).standard_normal((70, 40))
+    # float64 inputs and differences (40 * 2 * 2) and 2 * 2 * 4 * (4 + 3) = 112 pools per
+    # sample: this budget makes chunks of 5 samples, 14 in all
+    budget = 5 * 8 * (40 * 2 * 2 + 112)
+    est = LMUPooledFeatures(order=4, thetas=[10, 40], max_memory=budget, device="cpu")
+    F = est.set_params(verbose=True).fit_transform(X)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    progress = _progress_lines(err)
+    assert 2 <= len(progress) <= 11 and progress[-1] == (70, 70)
+    G = est.set_params(verbose=False).fit_transform(X)
+    assert capsys.readouterr().err == ""
+    np.testing.assert_array_equal(F, G)
+
+
+@pytest.mark.parametrize("estimator", [LMUFeatures, LMUPooledFeatures])
+@pytest.mark.parametrize(
+    ("verbose", "error", "match"),
+    [("yes", TypeError, "verbose must be True, False or an integer"), (-1, ValueError, ">= 0")],
+)
+def test_bad_verbose_is_rejected_at_fit(estimator, verbose, error, match):
+    X = np.zeros((3, 10))
+    with pytest.raises(error, match=match):
+        estimator(order=2, verbose=verbose).fit(X)
+
+
+def test_verbose_set_after_fit_is_checked_at_transform():
+    X = np.zeros((3, 10))
+    est = LMUFeatures(order=2).fit(X).set_params(verbose=2.5)
+    with pytest.raises(TypeError, match="verbose must be"):
+        est.transform(X)
+
+
+def test_progress_bar_plain_mode_writes_at_most_one_line_per_tenth():
+    stream = io.StringIO()
+    with ProgressBar(1000, stream, plain=True, unit="rows") as bar:
+        for _ in range(1000):
+            bar.advance(1)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 10
+    assert lines[0].startswith(" 10% 100/1000 rows")
+    assert lines[-1].startswith("100% 1000/1000 rows")
+
+
+def test_progress_bar_disabled_writes_nothing():
+    stream = _Terminal()
+    bar = ProgressBar(10, stream, enabled=False)
+    bar.update(5)
+    bar.close()
+    assert stream.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("params", "route"),
+    [
+        ({"output": "sequence", "order": 8}, "method='gemm' (picked by method='auto')"),
+        ({"output": "max", "order": 8, "method": "fft"}, "method='fft',"),
+        ({"output": "mean", "order": 8, "method": "recurrence"}, "method='recurrence',"),
+    ],
+)
+def test_route_and_chunks_are_logged_at_debug(params, route, caplog):
+    X = np.random.default_rng(3).standard_normal((4, 20))
+    with caplog.at_level(logging.DEBUG, logger="lmu_sk"):
+        LMUFeatures(**params, max_memory="1GB", device="cpu").fit_transform(X)
+    messages = [r.getMessage() for r in caplog.records if r.name == "lmu_sk._compute"]
+    assert len(messages) == 1
+    assert route in messages[0]
+    assert "1 chunk(s) of up to 4 sample(s)" in messages[0]
+    assert "max_memory allows 1.0 GB" in messages[0]
+    assert all(r.levelno == logging.DEBUG for r in caplog.records if r.name.startswith("lmu_sk"))
+    devices = [r.getMessage() for r in caplog.records if r.name == "lmu_sk.features"]
+    assert devices == ["LMUFeatures: device='cpu' runs on the cpu"]
+
+
+def test_nothing_is_logged_at_the_default_level(caplog):
+    X = np.random.default_rng(3).standard_normal((4, 20))
+    with caplog.at_level(logging.WARNING):
+        LMUFeatures(order=4, output="sequence").fit_transform(X)
+    assert [r for r in caplog.records if r.name.startswith("lmu_sk")] == []
+    assert any(isinstance(h, logging.NullHandler) for h in logging.getLogger("lmu_sk").handlers)
+
+
+def test_long_computations_are_chunked_for_progress_within_max_memory(monkeypatch, capsys):
+    # Chunks hold ~_CHUNK_SECONDS of work by the cost model (at least 32 samples): with
+    # that made tiny, 100 samples come in chunks of 32 even though max_memory allows all.
+    from lmu_sk import _compute
+
+    X = np.random.default_rng(4).standard_normal((100, 20))
+    whole = LMUFeatures(order=6, device="cpu").fit_transform(X)
+    monkeypatch.setattr(_compute, "_CHUNK_SECONDS", 1e-12)
+    F = LMUFeatures(order=6, device="cpu", verbose=True).fit_transform(X)
+    assert _progress_lines(capsys.readouterr().err) == [
+        (32, 100),
+        (64, 100),
+        (96, 100),
+        (100, 100),
+    ]
+    # the same products row by row; chunks only change the BLAS blocking (float64 rounding)
+    np.testing.assert_allclose(F, whole, rtol=0, atol=1e-12 * np.abs(whole).max())
+
+
+def test_verbose_on_the_gpu_path_reports_the_whole_batch(capsys, monkeypatch):
+    # the GPU path has no chunk callback: one line once everything is done
+    from fake_cupy import clear_caches, install
+
+    install(monkeypatch, as_gpu=True)
+    try:
+        X = np.random.default_rng(5).standard_normal((12, 30))
+        F = LMUFeatures(order=4, device="gpu", verbose=True).fit_transform(X)
+        assert _progress_lines(capsys.readouterr().err) == [(12, 12)]
+        G = LMUFeatures(order=4, device="gpu").fit_transform(X)
+        assert capsys.readouterr().err == ""
+        np.testing.assert_array_equal(F, G)
+    finally:
+        clear_caches()
+
+
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_estimator_verbose_shows_the_feature_progress(X, head, tmp_path, capsys):
+    from lmu_sk import LMUClassifier
+
+    y = (X[:, -5:, 0].sum(axis=1) > 0).astype(int)
+    params = dict(order=4, head=head, max_iter=2, device="cpu", memory=str(tmp_path))
+    quiet = LMUClassifier(**params).fit(X, y)
+    assert capsys.readouterr().err == ""
+    # verbose is not part of the cache key: the cached features are reused and still shown
+    # at prediction, where the transformer takes the estimator's verbose
+    loud = LMUClassifier(**params, verbose=True).fit(X, y)
+    assert loud.features_.verbose is True and quiet.features_.verbose is False
+    loud.predict(X)
+    assert (N_SAMPLES, N_SAMPLES) in _progress_lines(capsys.readouterr().err)
