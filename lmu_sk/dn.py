@@ -102,7 +102,7 @@ def continuous_system(order: int, theta: float) -> tuple[np.ndarray, np.ndarray]
     return A, B
 
 
-# Above this 1-norm the augmented matrix is scaled for expm by hand (see _expm).
+# Above this 1-norm the augmented matrix is scaled and squared by hand (_zoh_by_squaring).
 _EXPM_SCALING_NORM = 1e6
 
 
@@ -127,31 +127,41 @@ def discretize(A: np.ndarray, B: np.ndarray, method: str = "zoh") -> tuple[np.nd
     d = A.shape[0]
     if method == "euler":
         return np.eye(d) + A, B.copy()
+    if d == 1:
+        # exp(a) and b (exp(a) - 1) / a in closed form (SciPy's own 2 x 2 formula
+        # overflows in cosh for |a| > 1420 in some versions)
+        a = A[0, 0]
+        return np.array([[math.exp(a)]]), B * (math.expm1(a) / a)
     # expm([[A, B], [0, 0]]) = [[Abar, Bbar], [0, 1]] gives both at once.
     block = np.zeros((d + 1, d + 1))
     block[:d, :d] = A
     block[:d, d] = B
-    exp = _expm(block)
+    if not np.linalg.norm(block, 1) <= _EXPM_SCALING_NORM:
+        return _zoh_by_squaring(A, B)
+    exp = scipy.linalg.expm(block)
     return np.ascontiguousarray(exp[:d, :d]), exp[:d, d].copy()
 
 
-def _expm(M: np.ndarray) -> np.ndarray:
-    """``expm(M)``, scaling and squaring explicitly for a matrix of huge norm.
+def _zoh_by_squaring(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(Abar, Bbar)`` of ``exp([[A, B], [0, 0]])`` by explicit scaling and squaring.
 
     For a tiny ``theta`` the block's norm reaches ``1e15`` and beyond, where SciPy's
     ``expm`` returns NaN or finite garbage (``1e196`` for order 512, ``theta=1e-20``).
-    ``exp(M) = exp(M / 2**s) ** (2**s)`` with ``||M / 2**s||_1 <= 1/2`` is what ``expm``
-    does internally; done here, it converges to the stable system's limit (``Abar = 0``).
-    Below the threshold the two agree to ``1e-10`` (orders up to 1024).
+    ``exp(M) = exp(M / 2**s) ** (2**s)`` with ``||M / 2**s||_1 <= 1/2``, squared in the
+    block's structure (``Abar <- Abar**2``, ``Bbar <- Abar Bbar + Bbar``) so that the
+    corner ``exp(0) = 1`` is never rounded and raised to the power ``2**s``. For the stable
+    Delay Network it converges to the limit ``Abar = 0``, ``Bbar = -A^-1 B``.
     """
-    norm = np.linalg.norm(M, 1)
-    if not norm > _EXPM_SCALING_NORM:
-        return scipy.linalg.expm(M)
-    squarings = math.ceil(math.log2(norm)) + 1
-    exp = scipy.linalg.expm(M / 2.0**squarings)
+    d = A.shape[0]
+    block = np.zeros((d + 1, d + 1))
+    block[:d, :d] = A
+    block[:d, d] = B
+    squarings = math.ceil(math.log2(np.linalg.norm(block, 1))) + 1
+    exp = scipy.linalg.expm(block / 2.0**squarings)
+    Abar, Bbar = exp[:d, :d], exp[:d, d]
     for _ in range(squarings):
-        exp = exp @ exp
-    return exp
+        Abar, Bbar = Abar @ Abar, Abar @ Bbar + Bbar
+    return np.ascontiguousarray(Abar), Bbar.copy()
 
 
 def discrete_system(
