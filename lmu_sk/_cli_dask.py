@@ -42,6 +42,7 @@ from .cli import (
     _one_line,
     _output_target,
     _write_error,
+    check_regular_file,
     progress_bar,
 )
 
@@ -231,13 +232,7 @@ def _check_output_path(output: Path, input_path: Path, kind: str) -> Path:
         return target
     mode = target.stat().st_mode
     if kind == "npy":
-        if stat.S_ISDIR(mode):
-            raise UsageError(f"output is a directory: {output}")
-        if not stat.S_ISREG(mode):
-            raise UsageError(
-                f"output {output} is {_not_regular_kind(mode)}, not a regular file; "
-                "name a .npy file to write"
-            )
+        check_regular_file(target, output)
     elif kind == "zarr" and not (stat.S_ISDIR(mode) and _has_zarr_metadata(target)):
         raise UsageError(f"output exists and is not a Zarr store: {output}")
     elif kind == "shards":

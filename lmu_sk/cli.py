@@ -287,18 +287,23 @@ def _not_regular_kind(mode: int) -> str:
     return next((what for test, what in kinds if test(mode)), "not a regular file")
 
 
+def check_regular_file(target: Path, output: Path) -> None:
+    """Refuse an existing .npy ``output`` (resolved to ``target``) that is not a regular file."""
+    mode = target.stat().st_mode
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"output is a directory: {output}")
+    if not stat.S_ISREG(mode):
+        raise UsageError(
+            f"output {output} is {_not_regular_kind(mode)}, not a regular file; "
+            "name a .npy file to write"
+        )
+
+
 def _check_output(output: Path, input_path: Path) -> Path:
     """Check that the .npy ``output`` can be written; return the file to replace."""
     target = _output_target(output)
     if target.exists():
-        mode = target.stat().st_mode
-        if stat.S_ISDIR(mode):
-            raise UsageError(f"output is a directory: {output}")
-        if not stat.S_ISREG(mode):
-            raise UsageError(
-                f"output {output} is {_not_regular_kind(mode)}, not a regular file; "
-                "name a .npy file to write"
-            )
+        check_regular_file(target, output)
         if os.path.samefile(target, input_path):
             raise UsageError(f"output would overwrite the input: {output}")
     parent = target.parent
