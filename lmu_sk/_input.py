@@ -164,11 +164,11 @@ def check_finite_result(result, U) -> None:
             "impute or drop them first (e.g. sklearn.impute.SimpleImputer on each step)."
         )
     dtype = np.dtype(parts[0].dtype)
-    fix = "escale the input (e.g. sklearn.preprocessing.StandardScaler)"
-    fix = f"Use dtype='float64', or r{fix}" if dtype != np.float64 else f"R{fix}"
+    fix = "Use dtype='float64', or rescale" if dtype != np.float64 else "Rescale"
     raise ValueError(
         f"The input X is finite but its Delay Network features overflow {dtype.name} (largest "
-        f"{np.finfo(dtype).max:.3g}): some state exceeds that range. {fix}."
+        f"{np.finfo(dtype).max:.3g}): some state exceeds that range. {fix} the input (e.g. "
+        "sklearn.preprocessing.StandardScaler)."
     )
 
 

@@ -30,7 +30,6 @@ import numpy as np
 __all__ = [
     "Interrupted",
     "PartialNpy",
-    "format_bytes",
     "free_bytes",
     "interruptible",
     "is_out_of_space",
@@ -160,16 +159,6 @@ def free_bytes(folder: Path) -> int | None:
     except OSError:
         return None
     return usage.free if usage.total else None  # some network file systems report all zeros
-
-
-def format_bytes(n: int) -> str:
-    """``n`` bytes in a short human form: ``'512 B'``, ``'3.2 MiB'``, ``'1.5 GiB'``."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
 
 
 def npy_header(shape: tuple[int, ...], dtype: np.dtype) -> bytes:

@@ -27,10 +27,10 @@ from typing import TextIO
 
 import numpy as np
 
+from ._memory import format_bytes
 from ._output_file import (
     Interrupted,
     PartialNpy,
-    format_bytes,
     free_bytes,
     interruptible,
     is_out_of_space,

@@ -415,17 +415,15 @@ class _LMUBase(BaseEstimator):
             self.head_ = self._make_head().fit(F, y, sample_weight=sample_weight)
             self._copy_head_attributes()
             return self
-        if sample_weight is not None:
-            kwargs["sample_weight"] = sample_weight
         head = getattr(self, "head_", None)
         if head is None or not (partial or self.warm_start):
             head = self._make_head()
         else:
             head.set_params(**{name: getattr(self, name) for name in _HEAD_PARAMS})
         if partial:
-            head.partial_fit(F, y, **kwargs)
+            head.partial_fit(F, y, sample_weight=sample_weight, **kwargs)
         else:
-            head.fit(F, y, **kwargs)
+            head.fit(F, y, sample_weight=sample_weight, **kwargs)
         self.head_ = head
         self._copy_head_attributes()
         return self

@@ -78,12 +78,6 @@ __all__ = ["DenseHeadClassifier", "DenseHeadRegressor", "TrainingDivergedError"]
 _DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
-def _weights(sample_weight) -> dict:
-    """``sample_weight`` as keyword arguments of ``_fit``: none when there are no weights,
-    so that code wrapping ``_fit`` with its earlier signature keeps working."""
-    return {} if sample_weight is None else {"sample_weight": sample_weight}
-
-
 class _BaseDenseHead(BaseEstimator):
     """Shared training logic of the dense heads; not meant to be used directly."""
 
@@ -709,7 +703,7 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
         """
         validation = None if X_val is None and y_val is None else (X_val, y_val)
         return self._fit(
-            X, y, incremental=False, validation_data=validation, **_weights(sample_weight)
+            X, y, incremental=False, validation_data=validation, sample_weight=sample_weight
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -738,7 +732,7 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
                 self._label_binarizer.fit(y)
             else:
                 self._label_binarizer.fit(classes)
-        return self._fit(X, y, incremental=True, **_weights(sample_weight))
+        return self._fit(X, y, incremental=True, sample_weight=sample_weight)
 
     def predict(self, X):
         """Predict class labels.
@@ -873,7 +867,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
         """
         validation = None if X_val is None and y_val is None else (X_val, y_val)
         return self._fit(
-            X, y, incremental=False, validation_data=validation, **_weights(sample_weight)
+            X, y, incremental=False, validation_data=validation, sample_weight=sample_weight
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -893,7 +887,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
         -------
         self
         """
-        return self._fit(X, y, incremental=True, **_weights(sample_weight))
+        return self._fit(X, y, incremental=True, sample_weight=sample_weight)
 
     def predict(self, X):
         """Predict targets (float64).

@@ -38,11 +38,11 @@ def head_inputs(monkeypatch):
     seen = []
     fit = _BaseDenseHead._fit
 
-    def recording_fit(self, X, y, incremental=False, validation_data=None):
+    def recording_fit(self, X, y, incremental=False, validation_data=None, **kwargs):
         seen.append(type(X))
         if validation_data is not None:
             seen.append(type(validation_data[0]))
-        return fit(self, X, y, incremental=incremental, validation_data=validation_data)
+        return fit(self, X, y, incremental=incremental, validation_data=validation_data, **kwargs)
 
     monkeypatch.setattr(_BaseDenseHead, "_fit", recording_fit)
     return seen

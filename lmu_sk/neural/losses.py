@@ -44,9 +44,20 @@ def _grad_buffer(z: Array, out: Array | None, xp: ModuleType) -> Array:
     return xp.empty_like(z) if out is None else out
 
 
-def _total_weight(sample_weight: Array, weight_sum: float | None) -> Any:
+def _total_weight(sample_weight: Array | None, weight_sum: float | None) -> Any:
     """The normaliser ``W`` of a weighted loss: ``weight_sum``, else the weights' sum."""
+    if sample_weight is None:
+        return None
     return sample_weight.sum() if weight_sum is None else weight_sum
+
+
+def _average_gradient(grad: Array, n: int, sample_weight: Array | None, total: Any) -> Array:
+    """Scale the per-row gradients ``grad`` in place to those of the (weighted) mean."""
+    if sample_weight is None:
+        grad *= 1.0 / n
+    else:
+        grad *= sample_weight[:, None] * (1.0 / total)
+    return grad
 
 
 def _weighted_rows(rows: Array, sample_weight: Array, xp: ModuleType) -> Array:
@@ -97,19 +108,14 @@ def log_loss(
     xp.exp(z, out=z)
     s = z.sum(axis=1, keepdims=True)
     log_s = xp.log(s).reshape(-1)
-    grad = _grad_buffer(z, out, xp)
+    total = _total_weight(sample_weight, weight_sum)
     if sample_weight is None:
         loss = (xp.vdot(log_s, y.sum(axis=1)) - yz) / n
-        z /= s
-        xp.subtract(z, y, out=grad)
-        grad *= 1.0 / n
-        return loss, grad
-    total = _total_weight(sample_weight, weight_sum)
-    loss = (xp.vdot(log_s * y.sum(axis=1), sample_weight) - yz) / total
+    else:
+        loss = (xp.vdot(log_s * y.sum(axis=1), sample_weight) - yz) / total
     z /= s
-    xp.subtract(z, y, out=grad)
-    grad *= sample_weight[:, None] * (1.0 / total)
-    return loss, grad
+    grad = xp.subtract(z, y, out=_grad_buffer(z, out, xp))
+    return loss, _average_gradient(grad, n, sample_weight, total)
 
 
 def binary_log_loss(
@@ -153,19 +159,15 @@ def binary_log_loss(
     xp.exp(sp, out=sp)
     xp.log1p(sp, out=sp)
     sp += xp.maximum(z, 0)
+    total = _total_weight(sample_weight, weight_sum)
     if sample_weight is None:
         loss = (sp.sum() - xp.vdot(y, z)) / n
     else:
         sp -= y * z
-        loss = _weighted_rows(sp, sample_weight, xp) / _total_weight(sample_weight, weight_sum)
+        loss = _weighted_rows(sp, sample_weight, xp) / total
     inplace_logistic(z, xp)
-    grad = _grad_buffer(z, out, xp)
-    xp.subtract(z, y, out=grad)
-    if sample_weight is None:
-        grad *= 1.0 / n
-    else:
-        grad *= sample_weight[:, None] * (1.0 / _total_weight(sample_weight, weight_sum))
-    return loss, grad
+    grad = xp.subtract(z, y, out=_grad_buffer(z, out, xp))
+    return loss, _average_gradient(grad, n, sample_weight, total)
 
 
 def squared_error(
@@ -207,16 +209,13 @@ def squared_error(
         ``(z - y) / n_samples``.
     """
     n = z.shape[0]
-    grad = _grad_buffer(z, out, xp)
-    xp.subtract(z, y, out=grad)
+    grad = xp.subtract(z, y, out=_grad_buffer(z, out, xp))
+    total = _total_weight(sample_weight, weight_sum)
     if sample_weight is None:
         loss = xp.vdot(grad, grad) / (2 * n)
-        grad *= 1.0 / n
-        return loss, grad
-    total = _total_weight(sample_weight, weight_sum)
-    loss = _weighted_rows(grad * grad, sample_weight, xp) / (2 * total)
-    grad *= sample_weight[:, None] * (1.0 / total)
-    return loss, grad
+    else:
+        loss = _weighted_rows(grad * grad, sample_weight, xp) / (2 * total)
+    return loss, _average_gradient(grad, n, sample_weight, total)
 
 
 LOSSES: dict[str, Callable[..., tuple[Array, Array]]] = {
