@@ -227,7 +227,7 @@ class _BaseDenseHead(BaseEstimator):
         # matrix moved once (if not already there)
         Xd = X if xp is np else xp.asarray(X, dtype=np.float64)
         out = forward_pass(
-            Xd, coefs, intercepts, self.activation, self.out_activation_, xp, raw=raw
+            Xd, coefs, intercepts, self.activation_, self.out_activation_, xp, raw=raw
         )
         return to_numpy(out)
 
@@ -433,6 +433,7 @@ class _BaseDenseHead(BaseEstimator):
         self._history = history
         self.n_outputs_ = Y.shape[1]
         self.n_layers_ = len(layer_sizes)
+        self.activation_ = network.activation
         self.out_activation_ = network.out_activation
         self.n_iter_ = history.n_iter
         self.t_ = history.t
@@ -624,6 +625,10 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
         Output units.
     n_layers_ : int
         Layers including input and output.
+    activation_ : str
+        Activation of the hidden layers the weights were trained with, which prediction
+        uses (``activation`` at the last fit; changing it afterwards changes nothing
+        until the next fit).
     out_activation_ : str
         'softmax' or 'logistic'.
     """
@@ -819,7 +824,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
         Weights and biases of every layer (NumPy, compute dtype).
     loss_, loss_curve_, validation_scores_, best_loss_, best_validation_score_
         As for :class:`DenseHeadClassifier` (validation score: R^2).
-    n_iter_, t_, n_features_in_, feature_names_in_, n_outputs_, n_layers_
+    n_iter_, t_, n_features_in_, feature_names_in_, n_outputs_, n_layers_, activation_
         As for :class:`DenseHeadClassifier`.
     out_activation_ : str
         'identity'.

@@ -225,6 +225,33 @@ def test_pickle_round_trip():
     np.testing.assert_array_equal(clone.coefs_[0], clf.coefs_[0])
 
 
+@pytest.mark.parametrize("Est", [DenseHeadClassifier, DenseHeadRegressor])
+def test_set_params_after_fit_leaves_the_fitted_model_alone(Est):
+    X, y = _blobs()
+    est = Est(hidden_layer_sizes=(8,), activation="relu", max_iter=10, random_state=0)
+    est.fit(X, y)
+    before = est.predict(X)
+    assert est.activation_ == "relu"
+    # every parameter that shapes the network, valid and invalid values alike: the fitted
+    # model predicts as fitted (bit for bit) until the next fit
+    for changes in (
+        {"activation": "tanh"},
+        {"activation": "bogus"},
+        {"hidden_layer_sizes": (3, 5), "dropout": 0.9, "input_dropout": 0.5},
+        {"hidden_layer_sizes": "bogus", "dtype": "bogus", "alpha": -1.0},
+    ):
+        est.set_params(**changes)
+        np.testing.assert_array_equal(est.predict(X), before)
+        if Est is DenseHeadClassifier:
+            proba = est.predict_proba(X)
+            np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    # the next fit validates and uses the new values
+    with pytest.raises(ValueError, match="activation"):
+        est.set_params(activation="bogus", hidden_layer_sizes=(8,), dtype="float32").fit(X, y)
+    est.set_params(activation="tanh", dropout=0.0, input_dropout=0.0, alpha=1e-4).fit(X, y)
+    assert est.activation_ == "tanh"
+
+
 def test_partial_fit_classifier():
     X, y = _blobs()
     clf = DenseHeadClassifier(random_state=0)
