@@ -25,6 +25,7 @@ from sklearn.utils.validation import (
 
 from . import _dask
 from ._device import array_module_of, resolve_device, to_numpy
+from ._persistence import VersionedPickleMixin
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
 from .neural.training import check_sample_weight
@@ -519,7 +520,7 @@ class _LMUBase(BaseEstimator):
         return tags
 
 
-class LMUClassifier(ClassifierMixin, _LMUBase):
+class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
     """Legendre Memory Unit classifier: Delay Network features and a ridge or dense head.
 
     The DN features of the training set are computed once, standardized, and a head is
@@ -667,7 +668,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return ClassifierStream(self, n_streams)
 
 
-class LMURegressor(RegressorMixin, _LMUBase):
+class LMURegressor(VersionedPickleMixin, RegressorMixin, _LMUBase):
     """Legendre Memory Unit regressor: Delay Network features and a dense linear-output head.
 
     Parameters are those of :class:`LMUClassifier`, with

@@ -17,6 +17,7 @@ from ._input import (
 )
 from ._logging import get_logger
 from ._memory import resolve_budget
+from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 
@@ -25,7 +26,7 @@ __all__ = ["LMUFeatures"]
 logger = get_logger(__name__)
 
 
-class LMUFeatures(TransformerMixin, BaseEstimator):
+class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
     """Legendre Memory Unit Delay Network features of sequences.
 
     Every channel of a sequence drives its own Delay Network (DN) of ``order`` states, a

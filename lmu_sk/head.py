@@ -62,6 +62,7 @@ from sklearn.utils.validation import (
 
 from ._device import array_module_of, get_array_module, to_numpy
 from ._input import check_device_matrix, is_device_array
+from ._persistence import VersionedPickleMixin
 from .neural.activations import HIDDEN_ACTIVATIONS
 from .neural.network import DenseNetwork, forward_pass
 from .neural.optimizers import SGD, Adam, make_schedule
@@ -511,7 +512,7 @@ class _BaseDenseHead(BaseEstimator):
         return hasattr(self, "coefs_")
 
 
-class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
+class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead):
     """Dense-network classifier trained on a feature matrix.
 
     A multilayer perceptron with softmax output and cross-entropy loss for several
@@ -801,7 +802,7 @@ class DenseHeadClassifier(ClassifierMixin, _BaseDenseHead):
         return tags
 
 
-class DenseHeadRegressor(RegressorMixin, _BaseDenseHead):
+class DenseHeadRegressor(VersionedPickleMixin, RegressorMixin, _BaseDenseHead):
     """Dense-network regressor trained on a feature matrix.
 
     A multilayer perceptron with identity output and squared-error loss (summed over

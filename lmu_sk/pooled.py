@@ -26,6 +26,7 @@ from ._input import (
 )
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
+from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
 from .dn import DISCRETIZERS, discrete_system, validate_order_theta, warn_if_euler_unstable
 from .kernels.cpu_numba import states_recurrence
@@ -100,7 +101,7 @@ def _padded(U) -> tuple[np.ndarray, np.ndarray]:
     return out, lengths
 
 
-class LMUPooledFeatures(TransformerMixin, BaseEstimator):
+class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
     """Delay Network states of several windows, pooled over time.
 
     Every channel (and, with ``difference``, its first difference) drives one Delay

@@ -40,6 +40,7 @@ from sklearn.utils.validation import (
 from ._device import array_module_of, to_numpy
 from ._input import check_device_matrix, is_device_array
 from ._memory import check_fits
+from ._persistence import VersionedPickleMixin
 from .neural.training import check_sample_weight
 
 __all__ = ["DEFAULT_ALPHAS", "RidgeHeadClassifier", "RidgeHeadRegressor", "ridge_loo"]
@@ -184,7 +185,7 @@ class _RidgeHead(BaseEstimator):
         return X @ xp.asarray(self.coef_).T + xp.asarray(self.intercept_)
 
 
-class RidgeHeadClassifier(ClassifierMixin, _RidgeHead):
+class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     """Ridge classifier with the penalty chosen by exact leave-one-out cross-validation.
 
     One-vs-rest regression on ``+-1`` targets (one target for two classes), solved in
@@ -275,7 +276,7 @@ class RidgeHeadClassifier(ClassifierMixin, _RidgeHead):
         return self.classes_[scores.argmax(axis=1)]
 
 
-class RidgeHeadRegressor(RegressorMixin, _RidgeHead):
+class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
     """Ridge regression with the penalty chosen by exact leave-one-out cross-validation.
 
     Gives the results of :class:`sklearn.linear_model.RidgeCV` with the same ``alphas``

@@ -1,0 +1,137 @@
+"""Saving fitted estimators: the lmu_sk version travels with the pickle.
+
+``pickle``, ``joblib`` and ``skops.io`` save an estimator through ``__getstate__`` and load
+it through ``__setstate__``. :class:`VersionedPickleMixin` adds the version of lmu_sk that
+saved the estimator to that state (as scikit-learn adds ``_sklearn_version`` to its own
+estimators) and checks it at load time:
+
+* saved by the running version: loads silently;
+* saved by another version, or by 0.1.0 / 0.2.0, which stored no version: loads with an
+  :class:`InconsistentVersionWarning` that names both versions and advises refitting;
+* lacking a parameter that the running version's class has (saved by a version from before
+  that parameter existed): cannot work here, so loading raises ``pickle.UnpicklingError``
+  naming the parameters and both versions, instead of an ``AttributeError`` at ``predict``.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from typing import Any
+
+from sklearn.exceptions import InconsistentVersionWarning as _SklearnVersionWarning
+
+from ._version import __version__
+
+__all__ = ["InconsistentVersionWarning", "VersionedPickleMixin"]
+
+#: The key of the saved state that holds the lmu_sk version.
+VERSION_KEY = "_lmu_sk_version"
+
+#: What a state without :data:`VERSION_KEY` was saved by: the releases before the first
+#: one that stored its version (0.3.0).
+UNVERSIONED = "0.2.0 or earlier"
+
+
+class InconsistentVersionWarning(_SklearnVersionWarning):
+    """An lmu_sk estimator was loaded with another lmu_sk version than the one that saved it.
+
+    A subclass of scikit-learn's :class:`sklearn.exceptions.InconsistentVersionWarning`, so a
+    warnings filter set for scikit-learn's class (for instance
+    ``warnings.simplefilter("error", InconsistentVersionWarning)`` in production) applies to
+    lmu_sk's estimators too; the message and the version attributes are lmu_sk's.
+
+    Parameters
+    ----------
+    estimator_name : str
+        The class name of the loaded estimator.
+    current_version : str
+        The lmu_sk version that loads it.
+    original_version : str
+        The lmu_sk version that saved it, or ``"0.2.0 or earlier"`` for a state that
+        stores no version.
+
+    Attributes
+    ----------
+    estimator_name, current_version, original_version : str
+        As given.
+    current_sklearn_version, original_sklearn_version : str
+        The same as ``current_version`` and ``original_version`` (the names of the
+        scikit-learn parent class; here they hold lmu_sk versions).
+    """
+
+    def __init__(self, *, estimator_name: str, current_version: str, original_version: str):
+        super().__init__(
+            estimator_name=estimator_name,
+            current_sklearn_version=current_version,
+            original_sklearn_version=original_version,
+        )
+        self.current_version = current_version
+        self.original_version = original_version
+
+    def __str__(self) -> str:
+        return (
+            f"{self.estimator_name} was saved by lmu_sk {self.original_version} and is "
+            f"loaded with lmu_sk {self.current_version}. It may fail or give different "
+            f"results here: refitting it with lmu_sk {self.current_version} is advised (or "
+            f"load it with lmu_sk {self.original_version})."
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # keyword-only __init__: rebuild from the attributes (a warning sent to another
+        # process, e.g. by joblib, is pickled)
+        return (
+            _rebuild_warning,
+            (self.estimator_name, self.current_version, self.original_version),
+        )
+
+
+def _rebuild_warning(
+    estimator_name: str, current_version: str, original_version: str
+) -> InconsistentVersionWarning:
+    return InconsistentVersionWarning(
+        estimator_name=estimator_name,
+        current_version=current_version,
+        original_version=original_version,
+    )
+
+
+class VersionedPickleMixin:
+    """Store the lmu_sk version in the pickled state and check it when loading.
+
+    Put it first among the bases of a scikit-learn estimator
+    (``class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator)``); it
+    extends ``BaseEstimator.__getstate__`` and ``__setstate__`` through ``super()``.
+    """
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()  # type: ignore[misc]
+        return {**state, VERSION_KEY: __version__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        saved_by = state.pop(VERSION_KEY, UNVERSIONED)
+        name = type(self).__name__
+        if saved_by != __version__:
+            missing = [
+                param
+                for param in type(self)._get_param_names()  # type: ignore[attr-defined]
+                if param not in state
+            ]
+            if missing:
+                listed = ", ".join(repr(param) for param in missing)
+                raise pickle.UnpicklingError(
+                    f"{name} was saved by lmu_sk {saved_by} and cannot be used with lmu_sk "
+                    f"{__version__}: it lacks the parameter{'s' if len(missing) > 1 else ''} "
+                    f"{listed} of this version. Refit it with lmu_sk {__version__}, or load "
+                    f"it with lmu_sk {saved_by}."
+                )
+            warnings.warn(
+                InconsistentVersionWarning(
+                    estimator_name=name,
+                    current_version=__version__,
+                    original_version=saved_by,
+                ),
+                stacklevel=2,
+            )
+        super().__setstate__(state)  # type: ignore[misc]
