@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lmu_sk import cli
-from lmu_sk.features import LMUFeatures
-from lmu_sk.reference import dn_states
+import lmu_sk
+from lmu_sk import LMUFeatures, cli, dn_states
+from lmu_sk.cli.common import ProgressBar
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_progress_bar_and_summary_on_stderr(sequences, tmp_path, capsys):
 
 def test_progress_bar_drawing():
     stream = io.StringIO()
-    bar = cli.ProgressBar(4, stream=stream, width=8, plain=False, redraw_interval=0)
+    bar = ProgressBar(4, stream=stream, width=8, plain=False, redraw_interval=0)
     bar.update(0)
     bar.update(2)
     bar.update(4)
@@ -111,7 +111,7 @@ def test_progress_bar_drawing():
     assert text.count("\r") == 3 and text.endswith("\n")
 
     silent = io.StringIO()
-    quiet_bar = cli.ProgressBar(4, stream=silent, enabled=False)
+    quiet_bar = ProgressBar(4, stream=silent, enabled=False)
     quiet_bar.update(2)
     quiet_bar.close()
     assert silent.getvalue() == ""
@@ -271,7 +271,7 @@ def test_demo_runs_the_demo_module(monkeypatch):
 
 def test_module_entry_point_exit_status(tmp_path):
     path = write_input(tmp_path, "nan")
-    package_root = Path(cli.__file__).resolve().parents[1]
+    package_root = Path(lmu_sk.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package_root), *sys.path])}
     process = subprocess.run(
         [sys.executable, "-m", "lmu_sk.cli", "features", "--order", "2", "--quiet", path, "o.npy"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import io
 import os
 import signal
@@ -25,11 +26,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lmu_sk import _output_file, cli
-from lmu_sk.features import LMUFeatures
+import lmu_sk
+from lmu_sk import LMUFeatures, cli
+from lmu_sk.cli import common, dask_runner, output_file
 
 MiB = 1024**2
-PACKAGE_ROOT = Path(cli.__file__).resolve().parents[1]
+PACKAGE_ROOT = Path(lmu_sk.__file__).resolve().parents[1]
+# the module, not the function that lmu_sk.cli.main names
+RUNNER = importlib.import_module("lmu_sk.cli.main")
 
 
 def run(*args) -> int:
@@ -75,7 +79,7 @@ def refuse_writable_memmaps(monkeypatch):
 
 def disk_with_free_bytes(monkeypatch, free: int):
     usage = namedtuple("usage", "total used free")
-    monkeypatch.setattr(_output_file.shutil, "disk_usage", lambda path: usage(free, 0, free))
+    monkeypatch.setattr(output_file.shutil, "disk_usage", lambda path: usage(free, 0, free))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -98,10 +102,10 @@ def test_too_little_free_space_fails_before_computing(sequences, tmp_path, monke
     out.write_bytes(b"an old result")
     disk_with_free_bytes(monkeypatch, 100)
 
-    def no_computing(args):
+    def no_computing(self, X, y=None):
         raise AssertionError("features computed although the output cannot fit")
 
-    monkeypatch.setattr(cli, "_make_transformer", no_computing)
+    monkeypatch.setattr(LMUFeatures, "fit", no_computing)
     assert run("features", "--order", 4, path, out) == 2
     line = one_error_line(capsys.readouterr().err)
     # 30 rows of 4 float32 features and a 128-byte header
@@ -114,7 +118,7 @@ def test_disk_full_while_writing(sequences, tmp_path, monkeypatch, capsys):
     _, path = sequences
     out = tmp_path / "out.npy"
     out.write_bytes(b"an old result")
-    real_write = _output_file._write_all
+    real_write = output_file._write_all
     written = []
 
     def fill_up(fd, data):
@@ -123,7 +127,7 @@ def test_disk_full_while_writing(sequences, tmp_path, monkeypatch, capsys):
         written.append(len(data))
         real_write(fd, data)
 
-    monkeypatch.setattr(_output_file, "_write_all", fill_up)
+    monkeypatch.setattr(output_file, "_write_all", fill_up)
     assert run("features", "--order", 4, "--batch-size", 5, "--quiet", path, out) == 2
     assert one_error_line(capsys.readouterr().err) == (
         f"lmu-sk: error: no space left on the device for output {out} (it needs 608 B); "
@@ -139,7 +143,7 @@ def test_other_write_errors_name_the_output(sequences, tmp_path, monkeypatch, ca
     def broken(fd, data):
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-    monkeypatch.setattr(_output_file, "_write_all", broken)
+    monkeypatch.setattr(output_file, "_write_all", broken)
     assert run("features", "--order", 4, "--quiet", path, tmp_path / "out.npy") == 2
     line = one_error_line(capsys.readouterr().err)
     assert line == f"lmu-sk: error: cannot write output {tmp_path / 'out.npy'}: [Errno 5] " + (
@@ -149,7 +153,7 @@ def test_other_write_errors_name_the_output(sequences, tmp_path, monkeypatch, ca
 
 
 def test_partial_npy_refuses_rows_that_do_not_continue_the_array(tmp_path):
-    partial = _output_file.PartialNpy(tmp_path / "a.npy")
+    partial = output_file.PartialNpy(tmp_path / "a.npy")
     partial.start((3, 2), np.float32)
     partial.append(np.ones((2, 2)))
     with pytest.raises(ValueError, match="do not continue"):
@@ -182,14 +186,12 @@ def test_dask_npy_output_without_a_memory_map(shard_input, tmp_path, monkeypatch
 
 
 def test_dask_disk_full_while_writing(shard_input, tmp_path, monkeypatch, capsys):
-    from lmu_sk import _cli_dask
-
     _, folder = shard_input
 
     def fill_up(*args):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(_cli_dask, "_write_npy_rows", fill_up)
+    monkeypatch.setattr(dask_runner, "_write_npy_rows", fill_up)
     out = tmp_path / "out.npy"
     assert run("features", "--order", 4, "--batch-size", 3, "--quiet", folder, out) == 2
     line = one_error_line(capsys.readouterr().err)
@@ -220,7 +222,7 @@ def handlers():
 
 def on_transform(monkeypatch, call: int, action):
     """Run ``action()`` when the CLI's transformer transforms its ``call``-th batch."""
-    real = cli._make_transformer
+    real = RUNNER.make_transformer
     calls = []
 
     def make(args):
@@ -236,7 +238,7 @@ def on_transform(monkeypatch, call: int, action):
         transformer.transform = counted
         return transformer
 
-    monkeypatch.setattr(cli, "_make_transformer", make)
+    monkeypatch.setattr(RUNNER, "make_transformer", make)
     return calls
 
 
@@ -275,7 +277,7 @@ def test_a_signal_during_the_rename_waits_for_it(sequences, tmp_path, monkeypatc
         os.kill(os.getpid(), signal.SIGTERM)
         real_replace(src, dst)
 
-    monkeypatch.setattr(_output_file.os, "replace", replace)
+    monkeypatch.setattr(output_file.os, "replace", replace)
     out = tmp_path / "out.npy"
     assert run("features", "--order", 4, "--quiet", path, out) == 128 + signal.SIGTERM
     assert one_error_line(capsys.readouterr().err) == (
@@ -287,13 +289,13 @@ def test_a_signal_during_the_rename_waits_for_it(sequences, tmp_path, monkeypatc
 
 def test_a_second_signal_does_not_stop_the_clean_up(sequences, tmp_path, monkeypatch, capsys):
     _, path = sequences
-    real_discard = _output_file.PartialNpy.discard
+    real_discard = output_file.PartialNpy.discard
 
     def discard(self):
         os.kill(os.getpid(), signal.SIGINT)
         real_discard(self)
 
-    monkeypatch.setattr(_output_file.PartialNpy, "discard", discard)
+    monkeypatch.setattr(output_file.PartialNpy, "discard", discard)
     on_transform(monkeypatch, 2, lambda: os.kill(os.getpid(), signal.SIGTERM))
     out = tmp_path / "out.npy"
     assert run("features", "--order", 4, "--batch-size", 5, "--quiet", path, out) == 143
@@ -316,11 +318,9 @@ def test_ignored_signals_stay_ignored(sequences, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("output", ["out.npy", "shards/"])
 def test_dask_signal_removes_the_partial_output(shard_input, tmp_path, monkeypatch, output):
-    from lmu_sk import _cli_dask
-
     _, folder = shard_input
     kind = "_write_npy_rows" if output.endswith(".npy") else "_write_shard"
-    real_write = getattr(_cli_dask, kind)
+    real_write = getattr(dask_runner, kind)
     writes = []
 
     def write(*args):
@@ -329,7 +329,7 @@ def test_dask_signal_removes_the_partial_output(shard_input, tmp_path, monkeypat
             os.kill(os.getpid(), signal.SIGTERM)
         return real_write(*args)
 
-    monkeypatch.setattr(_cli_dask, kind, write)
+    monkeypatch.setattr(dask_runner, kind, write)
     before = handlers()
     target = f"{tmp_path}/{output}"
     assert run("features", "--order", 4, "--batch-size", 1, "--quiet", folder, target) == 143
@@ -418,8 +418,8 @@ def test_a_socket_output_is_refused(sequences, capsys):
 def test_a_device_output_is_refused_before_anything_is_written(sequences):
     _, path = sequences
     # only the check: as root, the old code replaced /dev/null with a regular file
-    with pytest.raises(cli.UsageError, match=r"^output /dev/null is a character device, not a"):
-        cli._check_output(Path("/dev/null"), path)
+    with pytest.raises(common.UsageError, match=r"^output /dev/null is a character device, not a"):
+        RUNNER._check_output(Path("/dev/null"), path)
 
 
 def test_a_symlinked_output_is_written_through(sequences, tmp_path, capsys):
@@ -508,37 +508,37 @@ def shaped(shape, dtype) -> np.ndarray:
 
 def test_long_rows_make_small_batches():
     # the audit's case: 2048 rows of 262144 float64 steps made batches of 2048 rows (4 GiB)
-    rows = cli._batch_rows(features_args(), shaped((2048, 262144), np.float64))
+    rows = common.batch_rows(features_args(), shaped((2048, 262144), np.float64))
     row_bytes = 262144 * (8 + 8) + 8 * 4  # read, converted, features
     assert rows == 256 * MiB // row_bytes == 63
-    assert rows * row_bytes <= cli._BATCH_BYTES
+    assert rows * row_bytes <= common.BATCH_BYTES
 
 
 def test_batch_rows_count_input_copies_and_features():
     args = features_args(layout="channels-first", order=16)
     # int16 input read, transposed and converted to float64; 64 channels of 16 features
-    rows = cli._batch_rows(args, shaped((500, 64, 20000), np.int16))
+    rows = common.batch_rows(args, shaped((500, 64, 20000), np.int16))
     assert rows == 256 * MiB // (64 * 20000 * (2 + 2 + 8) + 64 * 16 * 4) == 17
     args = features_args(output_kind="sequence", order=256, dtype="float64")
-    rows = cli._batch_rows(args, shaped((500, 1000), np.float32))
+    rows = common.batch_rows(args, shaped((500, 1000), np.float32))
     assert rows == 256 * MiB // (1000 * (4 + 8) + 1000 * 256 * 8) == 130
 
 
 def test_a_row_over_the_budget_is_still_processed_alone():
-    rows = cli._batch_rows(features_args(), shaped((10, 40_000_000), np.float32))
+    rows = common.batch_rows(features_args(), shaped((10, 40_000_000), np.float32))
     assert rows == 1
 
 
 def test_short_rows_and_explicit_batch_sizes():
-    assert cli._batch_rows(features_args(), shaped((10**6, 16), np.float32)) == 4096
-    assert cli._batch_rows(features_args(batch_size=3), shaped((2048, 262144), float)) == 3
+    assert common.batch_rows(features_args(), shaped((10**6, 16), np.float32)) == 4096
+    assert common.batch_rows(features_args(batch_size=3), shaped((2048, 262144), float)) == 3
 
 
 def test_dask_blocks_follow_the_budget(tmp_path, monkeypatch):
     pytest.importorskip("dask.array")
     # channels-first (n, 2 channels, 500 steps) float32, final features of order 50: a row
     # takes 1000 * (4 + 4 + 8) bytes of input and 2 * 50 * 4 of features, 16400 in all
-    monkeypatch.setattr(cli, "_BATCH_BYTES", 10 * 16400)
+    monkeypatch.setattr(common, "BATCH_BYTES", 10 * 16400)
     X = np.random.default_rng(5).standard_normal((40, 2, 500)).astype(np.float32)
     (tmp_path / "in").mkdir()
     np.save(tmp_path / "in" / "x.npy", X)
@@ -564,7 +564,7 @@ class FakeClock:
 
 def test_plain_progress_writes_a_line_per_tenth():
     stream = io.StringIO()
-    bar = cli.ProgressBar(1000, stream=stream, plain=True)
+    bar = common.ProgressBar(1000, stream=stream, plain=True)
     bar._clock = FakeClock(0.0)
     for done in range(1001):
         bar.update(done)
@@ -576,7 +576,7 @@ def test_plain_progress_writes_a_line_per_tenth():
 
 def test_plain_progress_writes_a_line_every_interval_of_a_slow_run():
     stream = io.StringIO()
-    bar = cli.ProgressBar(1000, stream=stream, plain=True)
+    bar = common.ProgressBar(1000, stream=stream, plain=True)
     bar._clock = FakeClock(bar.line_interval / 3 + 0.1)  # a line every third update
     for done in range(10):
         bar.update(done)

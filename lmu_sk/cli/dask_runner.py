@@ -28,23 +28,23 @@ from typing import TextIO
 
 import numpy as np
 
-from ._output_file import npy_header, replace
-from .cli import (
+from .common import (
     PROGRAM,
     ProgressBar,
     UsageError,
-    _batch_rows,
-    _check_free_space,
-    _check_input,
-    _make_transformer,
-    _not_regular_kind,
-    _npy_bytes,
-    _one_line,
-    _output_target,
-    _write_error,
+    batch_rows,
+    check_free_space,
+    check_input,
     check_regular_file,
+    make_transformer,
+    not_regular_kind,
+    npy_bytes,
+    one_line,
+    output_target,
     progress_bar,
+    write_error,
 )
+from .output_file import npy_header, replace
 
 __all__ = ["is_zarr_path", "open_input", "run_features_dask", "uses_dask"]
 
@@ -223,7 +223,7 @@ def _check_output_path(output: Path, input_path: Path, kind: str) -> Path:
 
     A symbolic link is written through: the returned path is its target.
     """
-    target = _output_target(output)
+    target = output_target(output)
     if target.resolve() == input_path.resolve():
         raise UsageError(f"output would overwrite the input: {output}")
     if not target.parent.exists():
@@ -237,7 +237,7 @@ def _check_output_path(output: Path, input_path: Path, kind: str) -> Path:
         raise UsageError(f"output exists and is not a Zarr store: {output}")
     elif kind == "shards":
         if not stat.S_ISDIR(mode):
-            what = "a regular file" if stat.S_ISREG(mode) else _not_regular_kind(mode)
+            what = "a regular file" if stat.S_ISREG(mode) else not_regular_kind(mode)
             raise UsageError(
                 f"output {output} is {what}, not a folder for .npy shards; name a new folder"
             )
@@ -266,9 +266,7 @@ def _connect(address: str):
     try:
         return Client(address, timeout="10s")
     except (OSError, TimeoutError, ValueError) as exc:
-        raise UsageError(
-            f"cannot connect to the scheduler at {address}: {_one_line(exc)}"
-        ) from exc
+        raise UsageError(f"cannot connect to the scheduler at {address}: {one_line(exc)}") from exc
 
 
 def _run_tasks(tasks: list, client, progress: ProgressBar) -> int:
@@ -331,34 +329,34 @@ def run_features_dask(args: argparse.Namespace, stderr: TextIO) -> int:
 
 def _block_rows(args: argparse.Namespace, array) -> int:
     """Rows per block of an input laid out as ``args.layout`` says (any shape)."""
-    return _batch_rows(args, array) if array.ndim in (2, 3) else 4096
+    return batch_rows(args, array) if array.ndim in (2, 3) else 4096
 
 
 def _needed_bytes(kind: str, F) -> int | None:
     """Bytes the output of features ``F`` takes; None for Zarr (compressed: unknown)."""
     if kind == "npy":
-        return _npy_bytes(F.shape, F.dtype)
+        return npy_bytes(F.shape, F.dtype)
     if kind == "shards":
-        return sum(_npy_bytes((rows, *F.shape[1:]), F.dtype) for rows in F.chunks[0])
+        return sum(npy_bytes((rows, *F.shape[1:]), F.dtype) for rows in F.chunks[0])
     return None
 
 
 def _run(args, stderr, input_path, output_path, target, kind, client) -> int:
     X = open_input(input_path, lambda array: _block_rows(args, array))
-    _check_input(X, input_path, args.layout)
-    rows = _batch_rows(args, X)  # before the transpose: it reads X as args.layout says
+    check_input(X, input_path, args.layout)
+    rows = batch_rows(args, X)  # before the transpose: it reads X as args.layout says
     if X.ndim == 3 and args.layout == "channels-first":
         X = X.transpose(0, 2, 1)
     X = X.rechunk({0: rows})
     n_rows = X.shape[0]
     try:
-        transformer = _make_transformer(args).fit(X)
+        transformer = make_transformer(args).fit(X)
         F = transformer.transform(X)
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"cannot compute features: {_one_line(exc)}") from exc
+        raise UsageError(f"cannot compute features: {one_line(exc)}") from exc
     needed = _needed_bytes(kind, F)
     if needed is not None:
-        _check_free_space(target, needed, output_path)
+        check_free_space(target, needed, output_path)
     partial = target.with_name(f".{target.name}.partial")
     _remove(partial)
     started = time.perf_counter()
@@ -369,10 +367,10 @@ def _run(args, stderr, input_path, output_path, target, kind, client) -> int:
         try:
             _run_tasks(_write_tasks(kind, write_to, F), client, progress)
         except ValueError as exc:
-            raise UsageError(f"cannot compute features: {_one_line(exc)}") from exc
+            raise UsageError(f"cannot compute features: {one_line(exc)}") from exc
         replace(partial, target)
     except OSError as exc:
-        raise UsageError(_write_error(output_path, exc, needed)) from exc
+        raise UsageError(write_error(output_path, exc, needed)) from exc
     finally:
         progress.close()
         _remove(partial)

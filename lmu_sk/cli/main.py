@@ -16,9 +16,7 @@ through: the file it points to is replaced and the link kept.
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -27,42 +25,31 @@ from typing import TextIO
 
 import numpy as np
 
-from ._memory import format_bytes
-from ._output_file import (
-    Interrupted,
-    PartialNpy,
-    free_bytes,
-    interruptible,
-    is_out_of_space,
-    npy_header,
+from .common import (
+    BATCH_BYTES,
+    DEFAULT_BATCH_ROWS,
+    PROGRAM,
+    USAGE_ERROR,
+    UsageError,
+    batch_rows,
+    check_free_space,
+    check_input,
+    check_regular_file,
+    feature_shape,
+    make_transformer,
+    npy_bytes,
+    one_line,
+    output_target,
+    progress_bar,
+    write_error,
 )
-from ._progress import ProgressBar
+from .dask_runner import run_features_dask, uses_dask
+from .output_file import Interrupted, PartialNpy, interruptible
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main", "run_features"]
 
-PROGRAM = "lmu-sk"
-USAGE_ERROR = 2
 _NPY_MAGIC = b"\x93NUMPY"
 _OUTPUTS = ("final", "sequence", "mean", "max")
-_DEFAULT_BATCH_ROWS = 4096
-# With no --batch-size, batches are cut so that their input, its floating-point copies and their
-# features take at most this much memory together.
-_BATCH_BYTES = 256 * 1024**2
-
-
-class UsageError(Exception):
-    """A problem with the command's inputs, reported in one line with exit status 2."""
-
-
-# ----------------------------------------------------------------------------------------------
-# Progress
-# ----------------------------------------------------------------------------------------------
-
-
-def progress_bar(n_rows: int, args: argparse.Namespace, stderr: TextIO) -> ProgressBar:
-    """The command's progress over ``n_rows``: redrawn on a terminal; in a log, plain lines
-    at each tenth and between those one every 30 s."""
-    return ProgressBar(n_rows, stream=stderr, enabled=not args.quiet, line_interval=30.0)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -159,8 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         help=(
-            f"rows per batch (default: {_DEFAULT_BATCH_ROWS}, fewer when that many rows, read "
-            f"and with their features, would take more than {_BATCH_BYTES // 1024**2} MiB)"
+            f"rows per batch (default: {DEFAULT_BATCH_ROWS}, fewer when that many rows, read "
+            f"and with their features, would take more than {BATCH_BYTES // 1024**2} MiB)"
         ),
     )
     layout = features.add_mutually_exclusive_group()
@@ -223,85 +210,9 @@ def _open_input(path: Path) -> np.ndarray:
     return array
 
 
-def _check_input(array: np.ndarray, path: Path, layout: str | None) -> None:
-    dtype = array.dtype
-    if not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
-        raise UsageError(
-            f"input has non-numeric dtype {dtype} (need real integers or floats): {path}"
-        )
-    if array.ndim not in (2, 3):
-        raise UsageError(
-            f"input must be 2-D (n_samples, n_steps) or 3-D with channels; got {array.ndim}-D "
-            f"shape {array.shape}: {path}"
-        )
-    if array.ndim == 3 and layout is None:
-        raise UsageError(
-            f"input is 3-D {array.shape}: say which axis holds the channels with "
-            "--channels-last (n_samples, n_steps, n_channels) or --channels-first "
-            "(n_samples, n_channels, n_steps)"
-        )
-    if array.shape[0] == 0:
-        raise UsageError(f"input holds no sequences (shape {array.shape}): {path}")
-    if 0 in array.shape[1:]:
-        raise UsageError(f"input has sequences with no steps or no channels ({array.shape})")
-
-
-def _output_target(output: Path) -> Path:
-    """What writing ``output`` replaces: ``output`` itself or, for a symbolic link, its target.
-
-    Parameters
-    ----------
-    output : Path
-        The output named on the command line.
-
-    Returns
-    -------
-    target : Path
-        ``output``, or the file a symbolic link points to (the link is written through and
-        kept).
-
-    Raises
-    ------
-    UsageError
-        For a link to nothing (a dangling link, or a loop of links).
-    """
-    if not output.is_symlink():
-        return output
-    target = Path(os.path.realpath(output))
-    if not target.exists():
-        raise UsageError(
-            f"output {output} is a symbolic link to nothing ({os.readlink(output)}); "
-            "remove the link or create the file it points to"
-        )
-    return target
-
-
-def _not_regular_kind(mode: int) -> str:
-    """What a file of ``mode`` is, said of one that is neither a regular file nor a folder."""
-    kinds = (
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISFIFO, "a named pipe (FIFO)"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    return next((what for test, what in kinds if test(mode)), "not a regular file")
-
-
-def check_regular_file(target: Path, output: Path) -> None:
-    """Refuse an existing .npy ``output`` (resolved to ``target``) that is not a regular file."""
-    mode = target.stat().st_mode
-    if stat.S_ISDIR(mode):
-        raise UsageError(f"output is a directory: {output}")
-    if not stat.S_ISREG(mode):
-        raise UsageError(
-            f"output {output} is {_not_regular_kind(mode)}, not a regular file; "
-            "name a .npy file to write"
-        )
-
-
 def _check_output(output: Path, input_path: Path) -> Path:
     """Check that the .npy ``output`` can be written; return the file to replace."""
-    target = _output_target(output)
+    target = output_target(output)
     if target.exists():
         check_regular_file(target, output)
         if os.path.samefile(target, input_path):
@@ -310,13 +221,6 @@ def _check_output(output: Path, input_path: Path) -> Path:
     if not parent.exists():
         raise UsageError(f"output folder does not exist: {parent}")
     return target
-
-
-def _layout_axes(layout: str | None, ndim: int) -> tuple[int, int, int | None]:
-    """Axes of (samples, steps, channels) in the input."""
-    if ndim == 2:
-        return 0, 1, None
-    return (0, 2, 1) if layout == "channels-first" else (0, 1, 2)
 
 
 def _read_batch(array: np.ndarray, start: int, stop: int, layout: str | None) -> np.ndarray:
@@ -340,107 +244,18 @@ def _check_finite(batch: np.ndarray, start: int) -> None:
         )
 
 
-def _feature_shape(args: argparse.Namespace, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Shape of the features of an input of ``shape``."""
-    _, steps_axis, channels_axis = _layout_axes(args.layout, len(shape))
-    width = (1 if channels_axis is None else shape[channels_axis]) * args.order
-    if args.output_kind == "sequence":
-        return (shape[0], shape[steps_axis], width)
-    return (shape[0], width)
-
-
-def _batch_rows(args: argparse.Namespace, array) -> int:
-    """Rows per batch: ``--batch-size``, or as many as fit the memory budget.
-
-    A batch's working memory is its input rows as read, their transposed copy for
-    ``--channels-first``, their floating-point copy for the transformer (counted as float64)
-    and their features. Without ``--batch-size``, batches hold as many rows as keep that
-    under ``_BATCH_BYTES``, at most ``_DEFAULT_BATCH_ROWS`` and at least one.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed ``lmu-sk features`` arguments.
-    array : array-like
-        The input (only its ``shape``, ``ndim`` and ``dtype`` are used).
-
-    Returns
-    -------
-    rows : int
-    """
-    if args.batch_size is not None:
-        return args.batch_size
-    itemsize = np.dtype(array.dtype).itemsize
-    copies = itemsize + np.dtype(np.float64).itemsize
-    if array.ndim == 3 and args.layout == "channels-first":
-        copies += itemsize
-    input_bytes = math.prod(array.shape[1:]) * copies
-    feature_values = math.prod(_feature_shape(args, array.shape)[1:])
-    feature_bytes = feature_values * np.dtype(args.dtype).itemsize
-    rows = _BATCH_BYTES // max(input_bytes + feature_bytes, 1)
-    return int(max(1, min(_DEFAULT_BATCH_ROWS, rows)))
-
-
-def _npy_bytes(shape: tuple[int, ...], dtype) -> int:
-    """Size of the .npy file of an array of ``shape`` and ``dtype``."""
-    return len(npy_header(shape, np.dtype(dtype))) + math.prod(shape) * np.dtype(dtype).itemsize
-
-
-def _check_free_space(target: Path, needed: int, output: Path) -> None:
-    """Raise a UsageError when ``target``'s file system has less than ``needed`` bytes free."""
-    folder = os.path.abspath(target.parent)
-    free = free_bytes(Path(folder))
-    if free is not None and needed > free:
-        raise UsageError(
-            f"not enough free space for output {output}: it needs {format_bytes(needed)}, "
-            f"{format_bytes(free)} free in {folder}; free some space or write it elsewhere"
-        )
-
-
-def _write_error(output: Path, exc: OSError, needed: int | None) -> str:
-    """The one-line message for an error writing ``output`` (``needed`` bytes, if known)."""
-    if is_out_of_space(exc):
-        size = "" if needed is None else f" (it needs {format_bytes(needed)})"
-        return (
-            f"no space left on the device for output {output}{size}; "
-            "free some space or write it elsewhere"
-        )
-    return f"cannot write output {output}: {_one_line(exc)}"
-
-
-def _make_transformer(args: argparse.Namespace):
-    from lmu_sk.features import LMUFeatures
-
-    return LMUFeatures(
-        order=args.order,
-        theta=args.theta,
-        discretizer=args.discretizer,
-        output=args.output_kind,
-        method=args.method,
-        dtype=args.dtype,
-        device=args.device,
-        channels_first=False,  # the CLI lays the input out itself
-    )
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
 def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
     """Carry out ``lmu-sk features``; raises UsageError for problems with the inputs."""
-    from . import _cli_dask
-
-    if _cli_dask.uses_dask(args):
-        return _cli_dask.run_features_dask(args, stderr)
+    if uses_dask(args):
+        return run_features_dask(args, stderr)
     input_path, output_path = Path(args.input), Path(args.output)
     array = _open_input(input_path)
-    _check_input(array, input_path, args.layout)
+    check_input(array, input_path, args.layout)
     target = _check_output(output_path, input_path)
     n_rows = array.shape[0]
-    batch_rows = _batch_rows(args, array)
-    needed = _npy_bytes(_feature_shape(args, array.shape), args.dtype)
-    _check_free_space(target, needed, output_path)
+    rows = batch_rows(args, array)
+    needed = npy_bytes(feature_shape(args, array.shape), args.dtype)
+    check_free_space(target, needed, output_path)
 
     try:
         partial = PartialNpy(target)
@@ -451,23 +266,23 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
     transformer = None
     try:
         progress.update(0)
-        for start in range(0, n_rows, batch_rows):
-            stop = min(start + batch_rows, n_rows)
+        for start in range(0, n_rows, rows):
+            stop = min(start + rows, n_rows)
             batch = _read_batch(array, start, stop, args.layout)
             _check_finite(batch, start)
             try:
                 if transformer is None:
-                    transformer = _make_transformer(args).fit(batch)
+                    transformer = make_transformer(args).fit(batch)
                 features = np.asarray(transformer.transform(batch))
             except ValueError as exc:
-                raise UsageError(f"cannot compute features: {_one_line(exc)}") from exc
+                raise UsageError(f"cannot compute features: {one_line(exc)}") from exc
             if not partial.started:
                 partial.start((n_rows, *features.shape[1:]), features.dtype)
             partial.append(features)
             progress.update(stop)
         partial.commit()
     except OSError as exc:
-        raise UsageError(_write_error(output_path, exc, needed)) from exc
+        raise UsageError(write_error(output_path, exc, needed)) from exc
     finally:
         progress.close()
         partial.discard()
@@ -528,10 +343,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Interrupted as exc:
         sys.stderr.write(f"{PROGRAM}: {_interrupted_message(exc, args.output)}\n")
         return exc.exit_status
-
-
-if __name__ == "__main__":
-    # run the package's copy of this module, so that its helpers share one UsageError
-    from lmu_sk.cli import main as package_main
-
-    sys.exit(package_main())

@@ -1,0 +1,242 @@
+"""What both ``lmu-sk features`` runners share: errors, input and output checks, batch sizes.
+
+The local ``.npy`` runner (:mod:`lmu_sk.cli.main`) and the Dask runner
+(:mod:`lmu_sk.cli.dask_runner`) check their inputs and outputs, size their batches, check the
+free disk space, show progress and word their one-line errors with these helpers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import stat
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from .. import LMUFeatures
+from .._memory import format_bytes
+from .._progress import ProgressBar
+from .output_file import free_bytes, is_out_of_space, npy_header
+
+__all__ = [
+    "BATCH_BYTES",
+    "DEFAULT_BATCH_ROWS",
+    "PROGRAM",
+    "USAGE_ERROR",
+    "ProgressBar",
+    "UsageError",
+    "batch_rows",
+    "check_free_space",
+    "check_input",
+    "check_regular_file",
+    "feature_shape",
+    "layout_axes",
+    "make_transformer",
+    "not_regular_kind",
+    "npy_bytes",
+    "one_line",
+    "output_target",
+    "progress_bar",
+    "write_error",
+]
+
+PROGRAM = "lmu-sk"
+USAGE_ERROR = 2
+DEFAULT_BATCH_ROWS = 4096
+# With no --batch-size, batches are cut so that their input, its floating-point copies and their
+# features take at most this much memory together.
+BATCH_BYTES = 256 * 1024**2
+
+
+class UsageError(Exception):
+    """A problem with the command's inputs, reported in one line with exit status 2."""
+
+
+def one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line."""
+    return " ".join(str(exc).split())
+
+
+def progress_bar(n_rows: int, args: argparse.Namespace, stderr: TextIO) -> ProgressBar:
+    """The command's progress over ``n_rows``: redrawn on a terminal; in a log, plain lines
+    at each tenth and between those one every 30 s."""
+    return ProgressBar(n_rows, stream=stderr, enabled=not args.quiet, line_interval=30.0)
+
+
+def make_transformer(args: argparse.Namespace):
+    """The :class:`~lmu_sk.LMUFeatures` that ``lmu-sk features`` with ``args`` computes."""
+    return LMUFeatures(
+        order=args.order,
+        theta=args.theta,
+        discretizer=args.discretizer,
+        output=args.output_kind,
+        method=args.method,
+        dtype=args.dtype,
+        device=args.device,
+        channels_first=False,  # the runners lay the input out themselves
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Inputs
+# ----------------------------------------------------------------------------------------------
+
+
+def check_input(array, path: Path, layout: str | None) -> None:
+    """Refuse an input (an array-like with ``shape``, ``ndim`` and ``dtype``) it cannot use."""
+    dtype = array.dtype
+    if not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
+        raise UsageError(
+            f"input has non-numeric dtype {dtype} (need real integers or floats): {path}"
+        )
+    if array.ndim not in (2, 3):
+        raise UsageError(
+            f"input must be 2-D (n_samples, n_steps) or 3-D with channels; got {array.ndim}-D "
+            f"shape {array.shape}: {path}"
+        )
+    if array.ndim == 3 and layout is None:
+        raise UsageError(
+            f"input is 3-D {array.shape}: say which axis holds the channels with "
+            "--channels-last (n_samples, n_steps, n_channels) or --channels-first "
+            "(n_samples, n_channels, n_steps)"
+        )
+    if array.shape[0] == 0:
+        raise UsageError(f"input holds no sequences (shape {array.shape}): {path}")
+    if 0 in array.shape[1:]:
+        raise UsageError(f"input has sequences with no steps or no channels ({array.shape})")
+
+
+def layout_axes(layout: str | None, ndim: int) -> tuple[int, int, int | None]:
+    """Axes of (samples, steps, channels) in the input."""
+    if ndim == 2:
+        return 0, 1, None
+    return (0, 2, 1) if layout == "channels-first" else (0, 1, 2)
+
+
+def feature_shape(args: argparse.Namespace, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Shape of the features of an input of ``shape``."""
+    _, steps_axis, channels_axis = layout_axes(args.layout, len(shape))
+    width = (1 if channels_axis is None else shape[channels_axis]) * args.order
+    if args.output_kind == "sequence":
+        return (shape[0], shape[steps_axis], width)
+    return (shape[0], width)
+
+
+def batch_rows(args: argparse.Namespace, array) -> int:
+    """Rows per batch: ``--batch-size``, or as many as fit the memory budget.
+
+    A batch's working memory is its input rows as read, their transposed copy for
+    ``--channels-first``, their floating-point copy for the transformer (counted as float64)
+    and their features. Without ``--batch-size``, batches hold as many rows as keep that
+    under ``BATCH_BYTES``, at most ``DEFAULT_BATCH_ROWS`` and at least one.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``lmu-sk features`` arguments.
+    array : array-like
+        The input (only its ``shape``, ``ndim`` and ``dtype`` are used).
+
+    Returns
+    -------
+    rows : int
+    """
+    if args.batch_size is not None:
+        return args.batch_size
+    itemsize = np.dtype(array.dtype).itemsize
+    copies = itemsize + np.dtype(np.float64).itemsize
+    if array.ndim == 3 and args.layout == "channels-first":
+        copies += itemsize
+    input_bytes = math.prod(array.shape[1:]) * copies
+    feature_values = math.prod(feature_shape(args, array.shape)[1:])
+    feature_bytes = feature_values * np.dtype(args.dtype).itemsize
+    rows = BATCH_BYTES // max(input_bytes + feature_bytes, 1)
+    return int(max(1, min(DEFAULT_BATCH_ROWS, rows)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Outputs
+# ----------------------------------------------------------------------------------------------
+
+
+def output_target(output: Path) -> Path:
+    """What writing ``output`` replaces: ``output`` itself or, for a symbolic link, its target.
+
+    Parameters
+    ----------
+    output : Path
+        The output named on the command line.
+
+    Returns
+    -------
+    target : Path
+        ``output``, or the file a symbolic link points to (the link is written through and
+        kept).
+
+    Raises
+    ------
+    UsageError
+        For a link to nothing (a dangling link, or a loop of links).
+    """
+    if not output.is_symlink():
+        return output
+    target = Path(os.path.realpath(output))
+    if not target.exists():
+        raise UsageError(
+            f"output {output} is a symbolic link to nothing ({os.readlink(output)}); "
+            "remove the link or create the file it points to"
+        )
+    return target
+
+
+def not_regular_kind(mode: int) -> str:
+    """What a file of ``mode`` is, said of one that is neither a regular file nor a folder."""
+    kinds = (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
+
+
+def check_regular_file(target: Path, output: Path) -> None:
+    """Refuse an existing .npy ``output`` (resolved to ``target``) that is not a regular file."""
+    mode = target.stat().st_mode
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"output is a directory: {output}")
+    if not stat.S_ISREG(mode):
+        raise UsageError(
+            f"output {output} is {not_regular_kind(mode)}, not a regular file; "
+            "name a .npy file to write"
+        )
+
+
+def npy_bytes(shape: tuple[int, ...], dtype) -> int:
+    """Size of the .npy file of an array of ``shape`` and ``dtype``."""
+    return len(npy_header(shape, np.dtype(dtype))) + math.prod(shape) * np.dtype(dtype).itemsize
+
+
+def check_free_space(target: Path, needed: int, output: Path) -> None:
+    """Raise a UsageError when ``target``'s file system has less than ``needed`` bytes free."""
+    folder = os.path.abspath(target.parent)
+    free = free_bytes(Path(folder))
+    if free is not None and needed > free:
+        raise UsageError(
+            f"not enough free space for output {output}: it needs {format_bytes(needed)}, "
+            f"{format_bytes(free)} free in {folder}; free some space or write it elsewhere"
+        )
+
+
+def write_error(output: Path, exc: OSError, needed: int | None) -> str:
+    """The one-line message for an error writing ``output`` (``needed`` bytes, if known)."""
+    if is_out_of_space(exc):
+        size = "" if needed is None else f" (it needs {format_bytes(needed)})"
+        return (
+            f"no space left on the device for output {output}{size}; "
+            "free some space or write it elsewhere"
+        )
+    return f"cannot write output {output}: {one_line(exc)}"
