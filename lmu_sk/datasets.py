@@ -376,12 +376,25 @@ def load_psmnist(
         If files are missing and ``download`` is False.
     ChecksumMismatchError
         If a downloaded file is not the expected one.
+    TypeError
+        If ``permutation_seed`` or ``n_validation`` is not an integer, or ``download`` or
+        ``return_X_y`` not a bool.
     ValueError
-        If a file is truncated or not an idx file of the expected kind.
+        If a file is truncated or not an idx file of the expected kind, or a parameter is
+        out of range.
     """
     dtype = np.dtype(dtype)
     if not np.issubdtype(dtype, np.floating):
         raise ValueError(f"dtype must be a floating dtype; got {dtype}.")
+    permutation_seed = _check_integer(permutation_seed, "permutation_seed", 0)
+    if permutation_seed >= 2**32:
+        raise ValueError(
+            f"permutation_seed must be below 2**32 (a RandomState seed); got {permutation_seed}."
+        )
+    if n_validation is not None:
+        n_validation = _check_integer(n_validation, "n_validation", 0)
+    download = _check_bool(download, "download")
+    return_X_y = _check_bool(return_X_y, "return_X_y")
     paths = _ensure_mnist_files(data_home, download, base_url)
     train_images, train_labels = _read_image_label_pair(
         paths["train_images"], paths["train_labels"]
@@ -436,12 +449,52 @@ def load_psmnist(
 # ----------------------------------------------------------------------------------------------
 
 
-def _steps(length: float, dt: float, what: str) -> int:
-    """``length / dt`` as an integer, or a ValueError if it is not (close to) one."""
+# integration steps of one call: beyond this, minutes of work
+_MAX_INTEGRATION_STEPS = 1e9
+
+# RK4 applied to x' = -gamma x is stable for gamma * dt below about 2.785 (the root of
+# z + z**2 / 2 + z**3 / 6 + z**4 / 24 = 0 on the negative real axis), rounded down here.
+_RK4_STABILITY_LIMIT = 2.78
+
+
+def _check_integer(value: object, name: str, minimum: int) -> int:
+    """``value`` as an ``int``, or a TypeError / ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}.")
+    return int(value)
+
+
+def _check_real(value: object, name: str) -> float:
+    """``value`` as a ``float``, or a TypeError naming ``name`` (NaN and inf pass here)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {value!r}.")
+    return float(value)
+
+
+def _check_bool(value: object, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}.")
+    return bool(value)
+
+
+def _steps(length: float, dt: float, what: str, minimum: int) -> int:
+    """``length / dt`` as an integer ``>= minimum``, or a ValueError saying what is wrong."""
     ratio = length / dt
+    if not (math.isfinite(ratio) and ratio <= _MAX_INTEGRATION_STEPS):
+        raise ValueError(
+            f"{what}={length:g} is {ratio:.3g} integration steps of dt={dt:g}, over the "
+            f"{_MAX_INTEGRATION_STEPS:.0e} allowed: raise dt or lower {what}."
+        )
     count = round(ratio)
     if abs(ratio - count) > 1e-9 * max(1.0, abs(ratio)):
         raise ValueError(f"{what}={length:g} must be a whole multiple of dt={dt:g}.")
+    if count < minimum:
+        raise ValueError(
+            f"{what}={length:g} must be at least {minimum} integration step of dt={dt:g}; "
+            f"raise {what} or lower dt."
+        )
     return count
 
 
@@ -516,18 +569,18 @@ def _integrate_mackey_glass(
     return samples
 
 
-def _check_positive(**values: float) -> None:
+def _check_positive(**values: object) -> dict[str, float]:
+    checked = {}
     for name, value in values.items():
-        if not (np.isfinite(value) and value > 0):
+        value = _check_real(value, name)
+        if not (math.isfinite(value) and value > 0):
             raise ValueError(f"{name} must be positive and finite; got {value!r}.")
+        checked[name] = value
+    return checked
 
 
-# integration steps of one call: beyond this, minutes of work
-_MAX_INTEGRATION_STEPS = 1e9
-
-
-def _mackey_glass_batch(
-    histories: np.ndarray,
+def _mackey_glass_grid(
+    n_series: int,
     n_samples: int,
     *,
     tau: float,
@@ -537,46 +590,100 @@ def _mackey_glass_batch(
     dt: float,
     sample_interval: float,
     discard: float,
-) -> np.ndarray:
-    _check_positive(tau=tau, beta=beta, gamma=gamma, n=n, dt=dt, sample_interval=sample_interval)
-    if not (np.isfinite(discard) and discard >= 0):
+    copies: int,
+) -> dict:
+    """Validate the settings of ``n_series`` series and check their memory and work.
+
+    Called before anything of the size of the request is allocated. ``copies`` is the
+    number of ``(n_series, n_samples)`` float64 arrays the caller holds at once.
+
+    Returns
+    -------
+    grid : dict
+        The checked floats ``beta``, ``gamma``, ``n``, ``dt`` and the integer step counts
+        ``delay_steps``, ``every`` and ``first`` for :func:`_mackey_glass_batch`.
+    """
+    values = _check_positive(
+        tau=tau, beta=beta, gamma=gamma, n=n, dt=dt, sample_interval=sample_interval
+    )
+    discard = _check_real(discard, "discard")
+    if not (math.isfinite(discard) and discard >= 0):
         raise ValueError(f"discard must be >= 0 and finite; got {discard!r}.")
-    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral):
-        raise TypeError(f"n_samples must be an integer >= 1; got {n_samples!r}.")
-    if n_samples < 1:
-        raise ValueError(f"n_samples must be >= 1; got {n_samples}.")
-    if np.any(~(histories > 0)):
-        raise ValueError("The initial value x0 must be positive.")
-    delay_steps = _steps(tau, dt, "tau")
-    every = _steps(sample_interval, dt, "sample_interval")
-    first = _steps(discard, dt, "discard")
+    dt = values["dt"]
+    if values["gamma"] * dt >= _RK4_STABILITY_LIMIT:
+        raise ValueError(
+            f"gamma * dt = {values['gamma'] * dt:g} makes the RK4 steps unstable (they need "
+            f"gamma * dt < {_RK4_STABILITY_LIMIT}); lower dt or gamma."
+        )
+    delay_steps = _steps(values["tau"], dt, "tau", minimum=1)
+    every = _steps(values["sample_interval"], dt, "sample_interval", minimum=1)
+    first = _steps(discard, dt, "discard", minimum=0)
+    per_series = first + every * (n_samples - 1) + delay_steps
+    if per_series > _MAX_INTEGRATION_STEPS:
+        raise ValueError(
+            f"A series of {n_samples} samples needs {per_series:.3g} integration steps (over "
+            f"the {_MAX_INTEGRATION_STEPS:.0e} allowed): raise dt, or ask for shorter series."
+        )
+    # the integration holds about 16 arrays of one delay interval per series
     check_fits(
-        8.0 * len(histories) * (n_samples + delay_steps + 1),
-        f"{len(histories)} Mackey-Glass series of {n_samples} samples",
+        8.0 * n_series * (copies * n_samples + 16 * (delay_steps + 1)),
+        f"{n_series} Mackey-Glass series of {n_samples} samples",
         "Ask for fewer or shorter series.",
     )
-    total = (first + every * (n_samples - 1) + delay_steps) * len(histories)
+    total = per_series * n_series
     if total > _MAX_INTEGRATION_STEPS:
         raise ValueError(
             f"These settings need {total:.3g} integration steps (over the "
             f"{_MAX_INTEGRATION_STEPS:.0e} allowed): raise dt, or ask for fewer "
             "or shorter series."
         )
-    nodes = first + every * np.arange(n_samples)
-    return _integrate_mackey_glass(
-        histories,
-        delay_steps=delay_steps,
-        dt=dt,
-        beta=beta,
-        gamma=gamma,
-        n=n,
-        sample_nodes=nodes,
-    )
+    return {
+        "beta": values["beta"],
+        "gamma": values["gamma"],
+        "n": values["n"],
+        "dt": dt,
+        "delay_steps": delay_steps,
+        "every": every,
+        "first": first,
+    }
 
 
-def _histories(count: int, x0: float, history_spread: float, seed) -> np.ndarray:
+def _mackey_glass_batch(histories: np.ndarray, n_samples: int, grid: dict) -> np.ndarray:
+    """Integrate one series per history value on a grid from :func:`_mackey_glass_grid`."""
+    nodes = grid["first"] + grid["every"] * np.arange(n_samples)
+    with np.errstate(over="ignore", invalid="ignore"):
+        samples = _integrate_mackey_glass(
+            histories,
+            delay_steps=grid["delay_steps"],
+            dt=grid["dt"],
+            beta=grid["beta"],
+            gamma=grid["gamma"],
+            n=grid["n"],
+            sample_nodes=nodes,
+        )
+    if not np.all(np.isfinite(samples)):
+        raise ValueError(
+            f"The Mackey-Glass series left the range of float64 (it reached infinity or NaN) "
+            f"with beta={grid['beta']:g}, gamma={grid['gamma']:g}, n={grid['n']:g} and "
+            f"dt={grid['dt']:g}; choose parameters nearer the defaults (beta=0.2, gamma=0.1, "
+            "n=10) or a smaller dt."
+        )
+    return samples
+
+
+def _histories(count: int, x0: object, history_spread: object, seed) -> np.ndarray:
+    """Constant history values of ``count`` series (``count`` already budgeted)."""
+    x0 = _check_real(x0, "x0")
+    if not (math.isfinite(x0) and x0 > 0):
+        raise ValueError(f"The initial value x0 must be positive and finite; got {x0!r}.")
     if seed is None:
-        return np.full(count, float(x0))
+        return np.full(count, x0)
+    history_spread = _check_real(history_spread, "history_spread")
+    if not (math.isfinite(history_spread) and 0 <= history_spread < 2 * x0):
+        raise ValueError(
+            f"history_spread must lie in [0, 2 * x0) = [0, {2 * x0:g}) so that every history "
+            f"value x0 +- history_spread / 2 is positive; got {history_spread!r}."
+        )
     rng = check_random_state(seed)
     return x0 + history_spread * (rng.uniform(size=count) - 0.5)
 
@@ -639,10 +746,21 @@ def mackey_glass(
     Returns
     -------
     series : ndarray of shape (n_samples,), float64
+
+    Raises
+    ------
+    TypeError
+        If ``n_samples`` is not an integer or another parameter not a real number.
+    ValueError
+        If a parameter is out of range or not a whole multiple of ``dt``, if ``gamma * dt``
+        makes the RK4 steps unstable, if the series leaves the float64 range, or if the
+        request needs more than a billion integration steps.
+    lmu_sk._memory.MemoryBudgetError (a ValueError)
+        If the series would not fit in the memory available.
     """
-    history = _histories(1, x0, history_spread, seed)
-    return _mackey_glass_batch(
-        history,
+    n_samples = _check_integer(n_samples, "n_samples", 1)
+    grid = _mackey_glass_grid(
+        1,
         n_samples,
         tau=tau,
         beta=beta,
@@ -651,7 +769,10 @@ def mackey_glass(
         dt=dt,
         sample_interval=sample_interval,
         discard=discard,
-    )[0]
+        copies=1,
+    )
+    history = _histories(1, x0, history_spread, seed)
+    return _mackey_glass_batch(history, n_samples, grid)[0]
 
 
 def mackey_glass_forecasting(
@@ -721,12 +842,30 @@ def mackey_glass_forecasting(
         ``X_train``, ``y_train`` of shape ``(n_train, sequence_length)``; ``X_test``,
         ``y_test`` of shape ``(n_test, sequence_length)``; ``offset``, the value subtracted
         by ``center`` (0.0 otherwise); ``horizon``; ``DESCR``.
+
+    Raises
+    ------
+    TypeError
+        If ``n_sequences``, ``sequence_length`` or ``horizon`` is not an integer,
+        ``test_fraction``, ``tau``, ``dt`` or ``discard`` not a real number, or ``squash``
+        or ``center`` not a bool.
+    ValueError
+        If a parameter is out of range (``test_fraction`` must lie strictly between 0 and
+        1 and leave at least one sequence on each side), or as for :func:`mackey_glass`.
+    lmu_sk._memory.MemoryBudgetError (a ValueError)
+        If the sequences would not fit in the memory available (estimated before anything
+        is allocated).
     """
-    if n_sequences < 2:
-        raise ValueError(f"n_sequences must be >= 2 (training and test); got {n_sequences}.")
-    if sequence_length < 1 or horizon < 0:
+    n_sequences = _check_integer(n_sequences, "n_sequences", 2)
+    sequence_length = _check_integer(sequence_length, "sequence_length", 1)
+    horizon = _check_integer(horizon, "horizon", 0)
+    squash = _check_bool(squash, "squash")
+    center = _check_bool(center, "center")
+    test_fraction = _check_real(test_fraction, "test_fraction")
+    if not 0 < test_fraction < 1:  # False for NaN too
         raise ValueError(
-            f"sequence_length must be >= 1 and horizon >= 0; got {sequence_length} and {horizon}."
+            "test_fraction must be a number strictly between 0 and 1 (the share of the "
+            f"sequences held out for testing); got {test_fraction!r}."
         )
     n_test = round(test_fraction * n_sequences)
     if not 1 <= n_test <= n_sequences - 1:
@@ -734,10 +873,9 @@ def mackey_glass_forecasting(
             f"test_fraction={test_fraction} leaves {n_test} of {n_sequences} sequences for "
             "testing; both sets need at least one."
         )
-    rng = check_random_state(seed)
-    histories = 1.2 + 0.2 * (rng.uniform(size=n_sequences) - 0.5)
-    series = _mackey_glass_batch(
-        histories,
+    # the series, its squashed copy and the four contiguous outputs (two series in all)
+    grid = _mackey_glass_grid(
+        n_sequences,
         sequence_length + horizon,
         tau=tau,
         beta=0.2,
@@ -746,7 +884,11 @@ def mackey_glass_forecasting(
         dt=dt,
         sample_interval=1.0,
         discard=discard,
+        copies=4,
     )
+    rng = check_random_state(seed)
+    histories = 1.2 + 0.2 * (rng.uniform(size=n_sequences) - 0.5)
+    series = _mackey_glass_batch(histories, sequence_length + horizon, grid)
     if squash:
         series = np.tanh(series - 1.0)
     n_train = n_sequences - n_test
@@ -785,14 +927,20 @@ def nrmse(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     -------
     error : float
 
+    Any scale of values works: the norms are taken after an exact power-of-two scaling,
+    so values near the limits of float64 (``1e300``, ``1e-300``) neither overflow nor
+    underflow. An error beyond the float64 range is returned as ``inf``.
+
     Raises
     ------
+    TypeError
+        If either array holds something other than real numbers.
     ValueError
         If the shapes differ, the arrays are empty or hold non-finite values, or
         ``y_true`` is all zeros.
     """
-    y_true = np.asarray(y_true, dtype=np.float64)
-    y_pred = np.asarray(y_pred, dtype=np.float64)
+    y_true = _real_array(y_true, "y_true")
+    y_pred = _real_array(y_pred, "y_pred")
     if y_true.shape != y_pred.shape:
         raise ValueError(
             f"y_true and y_pred must have the same shape; got {y_true.shape} and {y_pred.shape}."
@@ -801,7 +949,35 @@ def nrmse(y_true: ArrayLike, y_pred: ArrayLike) -> float:
         raise ValueError("nrmse needs at least one value; got empty arrays.")
     if not (np.all(np.isfinite(y_true)) and np.all(np.isfinite(y_pred))):
         raise ValueError("y_true and y_pred must be finite (no NaN or infinity).")
-    power = np.mean(y_true**2)
-    if power == 0:
+    # The two means cover the same elements, so the ratio is that of two Euclidean norms,
+    # each taken after an exact power-of-two scaling: no square overflows or underflows.
+    true_norm, true_exponent = _scaled_norm(y_true)
+    if true_norm == 0:
         raise ValueError("nrmse is undefined when y_true is all zeros.")
-    return float(np.sqrt(np.mean((y_true - y_pred) ** 2) / power))
+    with np.errstate(over="ignore"):
+        error = y_true - y_pred
+    halved = not np.all(np.isfinite(error))
+    if halved:  # the difference overflows: take half of it, which cannot
+        error = 0.5 * y_true - 0.5 * y_pred
+    error_norm, error_exponent = _scaled_norm(error)
+    exponent = error_exponent - true_exponent + int(halved)
+    with np.errstate(over="ignore"):  # an error beyond float64 is reported as inf
+        return float(np.ldexp(error_norm / true_norm, exponent))
+
+
+def _real_array(values: ArrayLike, name: str) -> np.ndarray:
+    """``values`` as a float64 array, or a TypeError naming ``name``."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers; got an array of dtype {array.dtype}.")
+    return array.astype(np.float64, copy=False)
+
+
+def _scaled_norm(values: np.ndarray) -> tuple[float, int]:
+    """``(r, e)`` with ``||values||_2 = r * 2**e``, computed without overflow or underflow."""
+    largest = float(np.max(np.abs(values)))
+    if largest == 0:
+        return 0.0, 0
+    _, exponent = math.frexp(largest)  # largest = f * 2**exponent with 0.5 <= f < 1
+    scaled = np.ldexp(values, -exponent)
+    return float(np.sqrt(np.sum(scaled * scaled))), exponent

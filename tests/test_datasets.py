@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lmu_sk import _memory as memory_module
 from lmu_sk import datasets
+from lmu_sk._memory import MemoryBudgetError
 from lmu_sk.datasets import (
     ChecksumMismatchError,
     get_data_home,
@@ -210,6 +212,26 @@ def test_psmnist_split_sizes_for_60000_training_images(tmp_path):
     assert data.X_test.shape == (10000, 4)
     rng = np.random.RandomState(50)
     assert np.array_equal(data.sample_permutation, rng.permutation(60000))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"permutation_seed": np.nan}, TypeError, "permutation_seed"),
+        ({"permutation_seed": 2.5}, TypeError, "permutation_seed"),
+        ({"permutation_seed": -1}, ValueError, "permutation_seed"),
+        ({"permutation_seed": 2**32}, ValueError, "permutation_seed must be below 2"),
+        ({"n_validation": 2.5}, TypeError, "n_validation"),
+        ({"n_validation": np.nan}, TypeError, "n_validation"),
+        ({"n_validation": -1}, ValueError, "n_validation"),
+        ({"download": "no"}, TypeError, "download"),
+        ({"return_X_y": "yes"}, TypeError, "return_X_y"),
+    ],
+)
+def test_psmnist_validates_parameters_before_touching_files(tmp_path, kwargs, error, match):
+    # the folder is empty: a FileNotFoundError here would mean the check came too late
+    with pytest.raises(error, match=match):
+        load_psmnist(tmp_path, **kwargs)
 
 
 def test_psmnist_rejects_label_count_mismatch(fake_mnist):
@@ -420,6 +442,81 @@ def test_mackey_glass_validates_grid():
         mackey_glass(0)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"x0": np.inf}, ValueError, "x0 must be positive and finite"),
+        ({"x0": np.nan}, ValueError, "x0 must be positive and finite"),
+        ({"history_spread": np.nan, "seed": 0}, ValueError, "history_spread"),
+        # x0 - history_spread / 2 < 0 would give negative histories
+        ({"history_spread": 10.0, "seed": 0}, ValueError, r"history_spread must lie in \[0, "),
+        ({"tau": np.nan}, ValueError, "tau must be positive and finite"),
+        ({"tau": "17"}, TypeError, "tau must be a real number"),
+        ({"tau": 1e300}, ValueError, "tau=1e\\+300 is .* integration steps"),
+        # below one step: the delay would vanish (and the integration never advance)
+        ({"tau": 1e-320}, ValueError, "tau=.* must be at least 1 integration step"),
+        # below one step: every sample would be the same grid point
+        ({"sample_interval": 1e-320}, ValueError, "sample_interval=.* at least 1"),
+        ({"dt": 1e-320}, ValueError, "integration steps of dt"),
+        ({"gamma": 30.0}, ValueError, "unstable"),
+        ({"gamma": 1e300}, ValueError, "unstable"),
+        ({"beta": 1e300}, ValueError, "left the range of float64"),
+        ({"discard": np.nan}, ValueError, "discard"),
+    ],
+)
+def test_mackey_glass_validates_parameters(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        mackey_glass(50, **kwargs)
+
+
+def test_mackey_glass_validates_n_samples():
+    for bad in (50.0, "50", True):
+        with pytest.raises(TypeError, match="n_samples must be an integer"):
+            mackey_glass(bad)
+    with pytest.raises(ValueError, match="1e\\+16 integration steps"):
+        mackey_glass(10**15)
+    assert mackey_glass(np.int64(5)).shape == (5,)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "match"),
+    [
+        ((4, 50), {"test_fraction": np.nan}, ValueError, "test_fraction must be a number "),
+        ((4, 50), {"test_fraction": np.inf}, ValueError, "strictly between 0 and 1"),
+        ((4, 50), {"test_fraction": 1.0}, ValueError, "strictly between 0 and 1"),
+        ((4, 50), {"test_fraction": -0.5}, ValueError, "strictly between 0 and 1"),
+        ((4, 50), {"test_fraction": "half"}, TypeError, "test_fraction"),
+        ((4.5, 50), {}, TypeError, "n_sequences must be an integer"),
+        ((1, 50), {}, ValueError, "n_sequences must be an integer >= 2"),
+        ((4, 50.5), {}, TypeError, "sequence_length must be an integer"),
+        ((4, 0), {}, ValueError, "sequence_length must be an integer >= 1"),
+        ((4, 50), {"horizon": 1.5}, TypeError, "horizon must be an integer"),
+        ((4, 50), {"horizon": -1}, ValueError, "horizon must be an integer >= 0"),
+        ((4, 50), {"squash": "no"}, TypeError, "squash must be True or False"),
+        ((4, 50), {"center": None}, TypeError, "center must be True or False"),
+        ((4, 50), {"tau": np.nan}, ValueError, "tau must be positive and finite"),
+        ((4, 50), {"dt": 1e-300}, ValueError, "integration steps"),
+        ((4, 10**12), {}, ValueError, "integration steps"),
+    ],
+)
+def test_forecasting_validates_parameters(args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        mackey_glass_forecasting(*args, **kwargs)
+
+
+def test_forecasting_checks_memory_before_allocating(monkeypatch):
+    # 10**12 sequences: the histories alone would be 8 TB
+    with pytest.raises(MemoryBudgetError, match="1000000000000 Mackey-Glass series"):
+        mackey_glass_forecasting(10**12, 50)
+    # the estimate counts every copy the function holds at once: one copy of 64 sequences
+    # of 5015 float64 samples is 2.6 MB, so a 5 MB budget is too small and 50 MB enough
+    monkeypatch.setattr(memory_module, "available_memory", lambda: 5_000_000)
+    with pytest.raises(MemoryBudgetError, match="64 Mackey-Glass series of 5015 samples"):
+        mackey_glass_forecasting(64, 5000, dt=1.0, discard=0.0)
+    monkeypatch.setattr(memory_module, "available_memory", lambda: 50_000_000)
+    assert mackey_glass_forecasting(64, 5000, dt=1.0, discard=0.0).X_train.shape == (32, 5000)
+
+
 def test_forecasting_targets_are_the_series_shifted_by_horizon():
     data = mackey_glass_forecasting(
         n_sequences=4, sequence_length=300, squash=False, center=False, seed=1
@@ -457,6 +554,39 @@ def test_nrmse_hand_computation():
     assert nrmse([1.0, 2.0, 3.0], [1.0, 1.0, 5.0]) == pytest.approx(np.sqrt(5 / 14))
     assert nrmse([[1.0, -2.0], [3.0, 0.5]], np.zeros((2, 2))) == pytest.approx(1.0)
     assert nrmse([0.5, -0.5], [0.5, -0.5]) == 0.0
+
+
+def test_nrmse_neither_overflows_nor_underflows():
+    # each error equals its target, so the exact answer is 1; the old formula squared
+    # 1e200 to inf (giving NaN) and 1e-200 to 0 ("all zeros")
+    assert nrmse([1e200, 0.0], [0.0, 0.0]) == 1.0
+    assert nrmse([1e-200, 2e-200], [0.0, 0.0]) == 1.0
+    assert nrmse([5e-324, 0.0], [0.0, 0.0]) == 1.0  # the smallest subnormal
+    # the difference itself overflows: errors of 2e308 against targets of 1e308
+    assert nrmse([1e308, -1e308], [-1e308, 1e308]) == 2.0
+    # an error beyond the float64 range is infinite, not NaN
+    assert nrmse([1e-300], [1e300]) == np.inf
+
+
+@pytest.mark.parametrize("exponent", [-1000, -600, -100, 100, 600, 900])
+def test_nrmse_is_exactly_scale_free(exponent):
+    rng = np.random.default_rng(exponent + 1000)
+    y_true, y_pred = rng.normal(size=(2, 50))
+    reference = nrmse(y_true, y_pred)
+    # ordinary values: the hand formula, to a few float64 rounding errors
+    direct = np.sqrt(np.mean((y_true - y_pred) ** 2) / np.mean(y_true**2))
+    assert reference == pytest.approx(direct, rel=1e-14, abs=0)
+    # scaling both by a power of two is exact in float64 (no subnormals for these
+    # exponents and values), and so is the function's own rescaling: equal results
+    scale = 2.0**exponent
+    assert nrmse(y_true * scale, y_pred * scale) == reference
+
+
+def test_nrmse_rejects_non_real_values():
+    with pytest.raises(TypeError, match="y_true must hold real numbers"):
+        nrmse([1j, 2.0], [0.0, 0.0])
+    with pytest.raises(TypeError, match="y_pred must hold real numbers"):
+        nrmse([1.0, 2.0], ["a", "b"])
 
 
 @pytest.mark.parametrize(
