@@ -1,16 +1,16 @@
-"""Dask arrays: Delay Network features blockwise over row chunks, heads trained by streaming.
+"""Dask arrays: Delay Network features blockwise over row chunks, heads trained by blocks.
 
 Every sequence is independent of the others, so the features of a ``dask.array.Array`` are
 computed block by block with ``map_blocks``: one task per chunk of rows, each running the
-fitted (small, pickled) ``LMUFeatures`` on its block wherever the scheduler puts it. The
-time and channel axes must be whole in every block; :func:`blocks_of` merges them and sizes
-the row chunks so that one block stays within the memory budget.
+fitted (small, pickled) feature transformer on its block wherever the scheduler puts it.
+The time and channel axes must be whole in every block; :func:`blocks_of` merges them and
+sizes the row chunks so that one block stays within the memory budget.
 
-The estimators' heads train by mini-batches, so they can stream: :func:`fit_estimator`
-computes the feature scaling with dask reductions, then either gathers the features (when
-they fit the gather limit) and trains as in memory, or runs every epoch block by block,
-computing the next blocks' features on the workers while the head trains on the current
-one.
+The tools here serve the transformers and the composites, which call them; nothing here
+imports an estimator. A composite fits on dask features either by gathering them (when
+they fit :func:`gather_limit`; always for the closed-form ridge head) or, for the dense
+head, by :func:`train_by_blocks`, which computes the next blocks' features on the workers
+while the head trains on the current one. Prediction is :func:`map_rows`: lazy.
 
 Dask is imported lazily: nothing here needs it unless a dask array is passed.
 """
@@ -31,12 +31,18 @@ from ._memory import format_bytes, resolve_budget
 
 __all__ = [
     "GATHER_LIMIT_KEY",
+    "aligned_targets",
     "blocks_of",
-    "fit_estimator",
+    "column_moments",
+    "evenly_spaced_rows",
+    "feature_rows",
     "fit_features",
+    "gather_limit",
+    "gathered",
     "is_dask_array",
-    "partial_fit_estimator",
-    "predict_estimator",
+    "map_rows",
+    "one_epoch_by_blocks",
+    "train_by_blocks",
     "transform_features",
 ]
 
@@ -123,7 +129,7 @@ def blocks_of(X, out_values_per_row: int, dtype: np.dtype, budget: int):
 
 
 # ----------------------------------------------------------------------------------------------
-# LMUFeatures
+# Feature transformers
 # ----------------------------------------------------------------------------------------------
 
 
@@ -138,45 +144,72 @@ def fit_features(transformer, X):
     return transformer._fit(np.empty((0, *U.shape[1:])))
 
 
-def lmu_features(block, transformer, return_gpu_arrays):
-    """One block's features (the task's name in the graph: ``lmu_features-<hash>``)."""
-    return transformer._features(block, return_gpu_arrays)
+def evenly_spaced_rows(X, n_rows: int) -> np.ndarray:
+    """``n_rows`` rows of the dask array ``X``, evenly spaced over it, computed into NumPy.
+
+    For transformers that fit on a sample of the training sequences (the thresholds of the
+    pooled features): the rows are those the in-memory fit picks from a NumPy ``X``, so
+    both fits agree.
+    """
+    check_dask_input(X)
+    n_samples = X.shape[0]
+    take = np.unique(np.linspace(0, n_samples - 1, max(1, min(n_samples, n_rows))).round())
+    return np.asarray(X[take.astype(np.int64)].compute())
 
 
-def transform_features(transformer, X, return_gpu_arrays: bool):
-    """Lazy features of a dask array: ``transformer._features`` mapped over row blocks."""
+def transform_block(block, transformer, return_gpu_arrays, compute_dtype, channels_first):
+    """One block's features (the task's name in the graph: ``transform_block-<hash>``).
+
+    ``block`` holds whole sequences, channels last; it is handed to the transformer in the
+    layout the transformer reads.
+    """
+    if channels_first:
+        block = block.transpose(0, 2, 1)
+    return transformer._transform(block, return_gpu_arrays, compute_dtype)
+
+
+def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
+    """Lazy features of a dask array: the fitted ``transformer`` mapped over row blocks.
+
+    Works for any fitted transformer of this package (``LMUFeatures``,
+    ``LMUPooledFeatures``): the shape and dtype of a block's result come from the
+    transformer itself, run on one sequence of zeros. ``X`` is channels last.
+    """
     import dask.array as da
 
     U = check_dask_input(X)
     if U.shape[2] != transformer.n_channels_:
         raise ValueError(
-            f"X has {U.shape[2]} channel(s) but LMUFeatures was fitted with "
+            f"X has {U.shape[2]} channel(s) but {type(transformer).__name__} was fitted with "
             f"{transformer.n_channels_}; pass sequences with {transformer.n_channels_} "
             "channel(s) on the last axis, or fit again."
         )
-    dtype = _compute_dtype(U, check_dtype_param(transformer.dtype))
-    n_features = transformer.n_channels_ * int(transformer.order)
-    sequence = transformer.output == "sequence"
-    per_row = n_features * (U.shape[1] if sequence else 1)
-    U = blocks_of(U.astype(dtype), per_row, dtype, resolve_budget(transformer.max_memory))
-    xp = _meta_module(U, transformer, return_gpu_arrays)
-    if sequence:
-        chunks = (U.chunks[0], (U.shape[1],), (n_features,))
-        meta = xp.empty((0, 0, 0), dtype=dtype)
-        drop = None
-    else:
-        chunks = (U.chunks[0], (n_features,))
-        meta = xp.empty((0, 0), dtype=dtype)
-        drop = 2
-    return da.map_blocks(
-        lmu_features,
-        U,
+    in_dtype = _compute_dtype(U, check_dtype_param(transformer.dtype if dtype is None else dtype))
+    channels_first = bool(getattr(transformer, "channels_first", False))
+    options = dict(
         transformer=transformer,
         return_gpu_arrays=return_gpu_arrays,
+        compute_dtype=dtype,
+        channels_first=channels_first,
+    )
+    # one sequence of zeros, on the CPU, gives the shape and dtype of a block's result
+    on_cpu = copy.copy(transformer)
+    on_cpu.device = "cpu"
+    probe = transform_block(
+        np.zeros((1, *U.shape[1:]), in_dtype), **{**options, "transformer": on_cpu}
+    )
+    per_row = int(np.prod(probe.shape[1:]))
+    U = blocks_of(U.astype(in_dtype), per_row, in_dtype, resolve_budget(transformer.max_memory))
+    xp = _meta_module(U, transformer, return_gpu_arrays)
+    chunks = (U.chunks[0], *((size,) for size in probe.shape[1:]))
+    return da.map_blocks(
+        transform_block,
+        U,
+        **options,
         chunks=chunks,
-        drop_axis=drop,
-        dtype=dtype,
-        meta=meta,
+        drop_axis=None if probe.ndim == 3 else 2,
+        dtype=probe.dtype,
+        meta=xp.empty((0,) * probe.ndim, dtype=probe.dtype),
     )
 
 
@@ -191,17 +224,19 @@ def _meta_module(U, transformer, return_gpu_arrays: bool):
 
 
 # ----------------------------------------------------------------------------------------------
-# LMUClassifier / LMURegressor
+# Training and prediction on dask features
 # ----------------------------------------------------------------------------------------------
 
 
-def _gather_limit() -> int:
+def gather_limit() -> int:
+    """The most feature bytes training gathers on the client (dask config
+    ``'lmu_sk.gather_limit'``; unset: half of the client's available memory)."""
     import dask
 
     return resolve_budget(dask.config.get(GATHER_LIMIT_KEY, None))
 
 
-def _targets_aligned(y, n_rows: int):
+def aligned_targets(y, n_rows: int) -> np.ndarray:
     """``y`` as a NumPy array (targets are one value per row: small next to the features)."""
     y = np.asarray(y.compute() if is_dask_array(y) else y)
     if y.shape[0] != n_rows:
@@ -209,7 +244,7 @@ def _targets_aligned(y, n_rows: int):
     return y
 
 
-def _rows(estimator, F, y=None):
+def feature_rows(F, y=None):
     """Feature rows and their targets: per-step ones flattened for 'sequence' features."""
     if F.ndim == 3:
         n_samples, n_steps = F.shape[:2]
@@ -225,28 +260,27 @@ def _rows(estimator, F, y=None):
     return F, y
 
 
-def _fit_scaling(estimator, F) -> None:
-    """Feature mean and standard deviation: dask reductions (one pass over the blocks) for
-    a dask ``F``, plain NumPy for a gathered one."""
+def column_moments(F) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation of the feature columns, float64: dask reductions (one
+    pass over the blocks) for a dask ``F``, NumPy for a gathered one."""
     import dask
 
-    if not estimator.scale_features:
-        return
-    F = _rows(estimator, F)[0]
+    F = feature_rows(F)[0]
     mean, std = dask.compute(F.mean(axis=0, dtype=np.float64), F.std(axis=0, dtype=np.float64))
-    estimator.feature_mean_ = np.asarray(mean)
-    estimator.feature_scale_ = np.where(std > 0, std, 1.0)
+    return np.asarray(mean), np.asarray(std)
 
 
-def _lazy_features(estimator, X):
-    """Fit ``estimator.features_`` on the shapes of ``X``; return the lazy training features."""
-    from .features import LMUFeatures
-
-    params = estimator._transformer_params(X)
-    estimator.features_ = LMUFeatures(**params).fit(X)
-    estimator.order_ = int(params["order"])
-    estimator.n_features_in_ = estimator.features_.n_features_in_
-    return estimator.features_.transform(X)
+def gathered(F, what: str):
+    """``F`` computed into memory on the client, refused above :func:`gather_limit`."""
+    limit = gather_limit()
+    if F.nbytes > limit:
+        raise ValueError(
+            f"{what} needs all {format_bytes(F.nbytes)} of features in memory, more than the "
+            f"gather limit of {format_bytes(limit)} (dask config {GATHER_LIMIT_KEY!r}). "
+            "Raise the limit, use fewer sequences, or use head='dense', which trains block by "
+            "block."
+        )
+    return F.compute() if is_dask_array(F) else F
 
 
 def _row_slices(chunks: tuple[int, ...]) -> list[slice]:
@@ -270,12 +304,15 @@ def _blocks_in_order(F, order, ahead: int = PREFETCH_BLOCKS):
             yield slices[index], pending.popleft().result()
 
 
-def _one_streamed_epoch(estimator, head, F, y, order, classes) -> float:
-    """Train ``head`` for one pass over the blocks of ``F`` in ``order``; the mean loss."""
+def one_epoch_by_blocks(head, F, y, order, prepare, classes=None) -> float:
+    """Train ``head`` for one pass over the row blocks of ``F`` in ``order``; the mean loss.
+
+    ``prepare(block, y_block) -> (rows, targets)`` turns a block of features into the
+    head's (scaled) input rows.
+    """
     total, rows = 0.0, 0
     for rows_slice, block in _blocks_in_order(F, order):
-        Fb, yb = _rows(estimator, block, y[rows_slice])
-        Fb = estimator._scale(Fb)
+        Fb, yb = prepare(block, y[rows_slice])
         if classes is None:
             head.partial_fit(Fb, yb)
         else:
@@ -287,84 +324,70 @@ def _one_streamed_epoch(estimator, head, F, y, order, classes) -> float:
     return total / rows
 
 
-def _validation_blocks(estimator, F, y, rng):
+def validation_blocks(F, y, prepare, validation_fraction: float, rng):
     """Hold out ``validation_fraction`` of the row blocks of ``F`` for early stopping.
 
-    Returns the indices of the training blocks and the gathered, scaled validation
-    features and targets (which must fit the gather limit).
+    Returns the indices of the training blocks and the gathered, prepared validation rows
+    and targets (which must fit the gather limit).
     """
     n_blocks = len(F.chunks[0])
-    n_val = max(1, round(estimator.validation_fraction * n_blocks))
+    n_val = max(1, round(validation_fraction * n_blocks))
     if n_val >= n_blocks:
         raise ValueError(
             f"early_stopping on streamed features holds out whole blocks: "
-            f"validation_fraction={estimator.validation_fraction} of {n_blocks} block(s) "
+            f"validation_fraction={validation_fraction} of {n_blocks} block(s) "
             "leaves none to train on. Use smaller row chunks or pass X_val, y_val."
         )
     blocks = rng.permutation(n_blocks)
     slices = _row_slices(F.chunks[0])
     held_out = np.sort(blocks[:n_val])
     rows = np.concatenate([np.arange(slices[b].start, slices[b].stop) for b in held_out])
-    return np.sort(blocks[n_val:]), _gathered_validation(estimator, F[rows], y[rows])
+    F_val = gathered(F[rows], "Early stopping on held-out blocks")
+    return np.sort(blocks[n_val:]), prepare(F_val, y[rows])
 
 
-def _gathered_validation(estimator, F_val, y_val):
-    if F_val.nbytes > _gather_limit():
-        raise ValueError(
-            f"The validation features ({format_bytes(F_val.nbytes)}) exceed the gather limit "
-            f"(dask config {GATHER_LIMIT_KEY!r}); lower validation_fraction or pass a "
-            "smaller X_val."
-        )
-    F_val = F_val.compute() if is_dask_array(F_val) else F_val
-    F_val, y_val = _rows(estimator, F_val, y_val)
-    return estimator._scale(F_val), y_val
+def train_by_blocks(head, F, y, prepare, settings: dict, classes=None, validation=None):
+    """Train ``head`` for up to ``max_iter`` epochs streaming the row blocks of ``F``.
 
-
-def _train_streaming(estimator, F, y, validation=None) -> None:
-    """Train a fresh head for up to ``max_iter`` epochs streaming the blocks of ``F``.
-
-    Each epoch visits the blocks in a new random order (``shuffle``) and shuffles the rows
-    within each block; the stopping rule is the head's (``tol``, ``n_iter_no_change``),
-    applied to the epoch loss, or with ``early_stopping`` to the score on ``validation``
-    (scaled features and targets; by default ``validation_fraction`` of the blocks), the
-    weights of the best epoch restored at the end.
+    Each epoch visits the blocks in a new random order (``shuffle``); the stopping rule is
+    the head's (``tol``, ``n_iter_no_change``), applied to the epoch loss, or with
+    ``early_stopping`` to the score on ``validation`` (prepared rows and targets; by
+    default ``validation_fraction`` of the blocks), the weights of the best epoch restored
+    at the end. ``settings`` are the composite's parameters (``get_params()``).
     """
     from sklearn.utils import check_random_state
 
     from .neural.optimizers import make_schedule
 
-    head = getattr(estimator, "head_", None)
-    if head is None or not estimator.warm_start:
-        head = estimator._make_head()
-    classes = np.unique(y) if hasattr(estimator._head_class, "predict_proba") else None
-    rng = check_random_state(estimator.random_state)
-    schedule = make_schedule(estimator.learning_rate)
+    rng = check_random_state(settings["random_state"])
+    schedule = make_schedule(settings["learning_rate"])
     blocks = np.arange(len(F.chunks[0]))
-    if estimator.early_stopping and validation is None:
-        blocks, validation = _validation_blocks(estimator, F, y, rng)
-    early_stopping = estimator.early_stopping
+    early_stopping = settings["early_stopping"]
+    if early_stopping and validation is None:
+        blocks, validation = validation_blocks(F, y, prepare, settings["validation_fraction"], rng)
+    tol = settings["tol"]
     losses: list[float] = []
     scores: list[float] = []
     best, best_score, best_weights, stalled = math.inf, -math.inf, None, 0
-    for _ in range(estimator.max_iter):
-        order = rng.permutation(blocks) if estimator.shuffle else blocks
-        loss = _one_streamed_epoch(estimator, head, F, y, order, classes)
+    for _ in range(settings["max_iter"]):
+        order = rng.permutation(blocks) if settings["shuffle"] else blocks
+        loss = one_epoch_by_blocks(head, F, y, order, prepare, classes)
         losses.append(loss)
         line = f"Epoch {len(losses)}, loss = {loss:.8f}"
         if early_stopping:
             score = float(head.score(*validation))
             scores.append(score)
             line += f", validation score = {score:.6f}"
-            stalled = stalled + 1 if score < best_score + estimator.tol else 0
+            stalled = stalled + 1 if score < best_score + tol else 0
             if score > best_score:
                 best_score = score
                 best_weights = copy.deepcopy((head.coefs_, head.intercepts_))
         else:
-            stalled = stalled + 1 if loss > best - estimator.tol else 0
+            stalled = stalled + 1 if loss > best - tol else 0
         best = min(best, loss)
-        if estimator.verbose:
+        if settings["verbose"]:
             print(f"{line} (streamed over {len(blocks)} blocks)")
-        if stalled > estimator.n_iter_no_change:
+        if stalled > settings["n_iter_no_change"]:
             if schedule.on_plateau(head._optimizer):
                 break
             stalled = 0
@@ -376,125 +399,22 @@ def _train_streaming(estimator, F, y, validation=None) -> None:
     head.best_loss_ = None if early_stopping else best
     head.validation_scores_ = scores if early_stopping else None
     head.best_validation_score_ = best_score if early_stopping else None
-    estimator.head_ = head
-    estimator._copy_head_attributes()
+    return head
 
 
-def _dense_head_kind(estimator) -> str:
-    """The head on dask arrays: the dense head, which trains block by block.
+def map_rows(function, F, probe):
+    """Lazy ``function`` of every row block of the dask features ``F``.
 
-    ``head='auto'`` means the dense head here (data on a cluster is rarely small); the
-    closed-form ridge head and the pooled features it uses by default need every feature
-    at once.
+    ``probe`` is ``function`` of one row of zeros: it gives the result's trailing shape and
+    dtype. Used for ``predict`` / ``predict_proba`` / ``decision_function``.
     """
-    if estimator.head not in ("auto", "dense"):
-        raise ValueError(
-            f"head={estimator.head!r} is not supported on dask arrays: only the dense head "
-            "trains block by block. Use head='dense', or compute X into memory first "
-            "(X.compute())."
-        )
-    if estimator.feature_output == "pooled":
-        raise ValueError(
-            "feature_output='pooled' is not supported on dask arrays; use 'final', 'mean', "
-            "'max' (or 'sequence' for LMURegressor), or compute X into memory first."
-        )
-    return "dense"
-
-
-def fit_estimator(estimator, X, y, X_val=None, y_val=None):
-    """``LMUClassifier.fit`` / ``LMURegressor.fit`` for a dask array ``X``.
-
-    Features are computed on the workers. When they take at most the gather limit (dask
-    config ``'lmu_sk.gather_limit'``, default half of the client's available memory) they
-    are gathered and the head trains as in memory (every option supported); otherwise each
-    epoch streams them block by block.
-    """
-    if not estimator.warm_start or not hasattr(estimator, "head_"):
-        estimator.__dict__.pop("head_", None)
-    if (X_val is None) != (y_val is None):
-        raise ValueError("Pass both X_val and y_val, or neither.")
-    estimator.head_kind_ = _dense_head_kind(estimator)
-    F = _lazy_features(estimator, X)
-    y = _targets_aligned(y, F.shape[0])
-    gather = F.nbytes <= _gather_limit()
-    if gather:
-        F = F.compute()
-    _fit_scaling(estimator, F)
-    validation = None
-    if X_val is not None:
-        F_val = estimator.features_.transform(X_val)
-        y_val = _targets_aligned(y_val, F_val.shape[0])
-        validation = _gathered_validation(estimator, F_val, y_val)
-    if gather:
-        X_val, y_val = (None, None) if validation is None else validation
-        F, y_rows = _rows(estimator, F, y)
-        return estimator._fit_head(
-            estimator._scale(F), y_rows, partial=False, X_val=X_val, y_val=y_val
-        )
-    if validation is not None and not estimator.early_stopping:
-        raise ValueError(
-            "X_val and y_val are used for early stopping only; set early_stopping=True or "
-            "leave them out."
-        )
-    _train_streaming(estimator, F, y, validation)
-    return estimator
-
-
-def partial_fit_estimator(estimator, X, y, classes=None):
-    """``partial_fit`` of a dask array: one epoch over its row blocks, block by block.
-
-    The first call fits the features on the shapes of ``X`` and the scaling on all of its
-    features (dask reductions).
-    """
-    if not hasattr(estimator, "head_"):
-        estimator.head_kind_ = _dense_head_kind(estimator)
-        F = _lazy_features(estimator, X)
-        _fit_scaling(estimator, F)
-    else:
-        F = estimator.features_.transform(X)
-    y = _targets_aligned(y, F.shape[0])
-    head = getattr(estimator, "head_", None)
-    if head is None:
-        head = estimator._make_head()
-    else:
-        head.set_params(**{name: getattr(estimator, name) for name in _head_params()})
-    if classes is None and hasattr(estimator._head_class, "predict_proba"):
-        classes = getattr(head, "classes_", None)
-    _one_streamed_epoch(estimator, head, F, y, np.arange(len(F.chunks[0])), classes)
-    estimator.head_ = head
-    estimator._copy_head_attributes()
-    return estimator
-
-
-def _head_params() -> tuple[str, ...]:
-    from .estimators import _HEAD_PARAMS
-
-    return _HEAD_PARAMS
-
-
-def lmu_prediction(block, estimator, method):
-    """The head's ``method`` on one block of features, scaled as in training."""
-    rows = _rows(estimator, block)[0]
-    result = getattr(estimator.head_, method)(estimator._scale(rows))
-    return result.reshape(*block.shape[:-1], *result.shape[1:]) if block.ndim == 3 else result
-
-
-def predict_estimator(estimator, X, method: str):
-    """Lazy ``predict`` / ``predict_proba`` / ``predict_log_proba`` of a dask array."""
     import dask.array as da
-    from sklearn.utils.validation import check_is_fitted
 
-    check_is_fitted(estimator, "head_")
-    F = estimator.features_.transform(X)
-    # the shape and dtype of a block's result, from one sample of zeros
-    probe = lmu_prediction(np.zeros((1, *F.shape[1:]), F.dtype), estimator, method)
     dtype = probe.dtype
     chunks = (F.chunks[0], *((size,) for size in probe.shape[1:]))
     return da.map_blocks(
-        lmu_prediction,
+        function,
         F,
-        estimator=estimator,
-        method=method,
         chunks=chunks,
         drop_axis=list(range(len(chunks), F.ndim)) or None,
         dtype=dtype,

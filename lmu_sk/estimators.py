@@ -10,6 +10,7 @@ train on them.
 
 from __future__ import annotations
 
+import functools
 from typing import ClassVar
 
 import numpy as np
@@ -34,50 +35,14 @@ from .ridge import RidgeHeadClassifier, RidgeHeadRegressor
 
 __all__ = ["LMUClassifier", "LMURegressor"]
 
-_HEAD_PARAMS = (
-    "hidden_layer_sizes",
-    "activation",
-    "solver",
-    "alpha",
-    "batch_size",
-    "learning_rate",
-    "learning_rate_init",
-    "power_t",
-    "max_iter",
-    "shuffle",
-    "random_state",
-    "tol",
-    "verbose",
-    "warm_start",
-    "momentum",
-    "nesterovs_momentum",
-    "early_stopping",
-    "validation_fraction",
-    "n_iter_no_change",
-    "beta_1",
-    "beta_2",
-    "epsilon",
-    "dropout",
-    "input_dropout",
-    "dtype",
-)
-_HEAD_ATTRIBUTES = (
-    "classes_",
-    "coefs_",
-    "intercepts_",
-    "loss_",
-    "loss_curve_",
-    "validation_scores_",
-    "best_loss_",
-    "best_validation_score_",
-    "n_iter_",
-    "t_",
-    "n_outputs_",
-    "n_layers_",
-    "out_activation_",
-    "alpha_",
-)
+# The dense head's parameters, which the composites expose under the same names: every
+# parameter of the head class but ``device`` (the composite's own, shared with the features).
+# Derived from the class, so a new head parameter cannot be forgotten here; the composites'
+# ``__init__`` lists them explicitly, as scikit-learn requires (a test checks both agree).
+_HEAD_PARAMS = tuple(name for name in _BaseDenseHead._get_param_names() if name != "device")
 HEADS = ("auto", "dense", "ridge")
+# rows standardized at a time (float64 temporaries of float32 features)
+_SCALE_BLOCK_ROWS = 4096
 # head='auto' solves ridge in closed form up to this many training sequences
 _RIDGE_MAX_SAMPLES = 10_000
 # Pooled features: states per window and input, at most this many per window in all
@@ -123,13 +88,18 @@ def _features_of(transformer_params: dict, X, on_device: bool = False, verbose=F
     as CuPy arrays. ``verbose`` shows the transformer's progress (and is not part of the
     ``memory`` cache's key).
     """
+    transformer = _make_transformer(transformer_params, verbose).fit(X)
+    return transformer, transformer._transform(X, return_gpu_arrays=on_device)
+
+
+def _make_transformer(transformer_params: dict, verbose=False):
+    """The unfitted feature transformer of ``transformer_params``: ``output='pooled'``
+    makes an :class:`LMUPooledFeatures`, anything else an :class:`LMUFeatures`."""
     params = dict(transformer_params, verbose=verbose)
     if params["output"] == "pooled":
         params.pop("output")
-        transformer = LMUPooledFeatures(**params).fit(X)
-    else:
-        transformer = LMUFeatures(**params).fit(X)
-    return transformer, transformer._transform(X, return_gpu_arrays=on_device)
+        return LMUPooledFeatures(**params)
+    return LMUFeatures(**params)
 
 
 def _head_has(method: str):
@@ -178,6 +148,35 @@ def _trains_incrementally(estimator) -> bool:
     return estimator.head != "ridge" and getattr(estimator, "head_kind_", "dense") == "dense"
 
 
+class _FromHead:
+    """A fitted attribute of the composite read through its fitted head ``head_``.
+
+    The composites hold their head rather than copy its fitted values: ``clf.coefs_`` is
+    ``clf.head_.coefs_``. Before fitting, or when the head has no such attribute (the ridge
+    head has no ``loss_curve_``), reading it raises ``AttributeError``, so ``hasattr``
+    answers as for an attribute that was never set.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, estimator, owner: type | None = None):
+        if estimator is None:
+            return self
+        head = estimator.__dict__.get("head_")
+        if head is None:
+            raise AttributeError(
+                f"{type(estimator).__name__} has no attribute {self.name!r} before fit."
+            )
+        try:
+            return getattr(head, self.name)
+        except AttributeError:
+            raise AttributeError(
+                f"{type(estimator).__name__} has no attribute {self.name!r}: its "
+                f"{type(head).__name__} head has none."
+            ) from None
+
+
 class _LMUBase(BaseEstimator):
     """Shared logic of the LMU estimators; not meant to be used directly."""
 
@@ -196,6 +195,21 @@ class _LMUBase(BaseEstimator):
     _feature_outputs: tuple[str, ...] = ("auto", "final", "mean", "max", "pooled")
     # what head='auto' becomes for a small training set
     _small_data_head = "ridge"
+
+    # fitted values of the head, read through head_ (see _FromHead)
+    coefs_ = _FromHead()
+    intercepts_ = _FromHead()
+    loss_ = _FromHead()
+    loss_curve_ = _FromHead()
+    validation_scores_ = _FromHead()
+    best_loss_ = _FromHead()
+    best_validation_score_ = _FromHead()
+    n_iter_ = _FromHead()
+    t_ = _FromHead()
+    n_outputs_ = _FromHead()
+    n_layers_ = _FromHead()
+    out_activation_ = _FromHead()
+    alpha_ = _FromHead()
 
     def __init__(
         self,
@@ -351,16 +365,23 @@ class _LMUBase(BaseEstimator):
         self.order_ = int(params["order"])
         self.n_features_in_ = self.features_.n_features_in_
         F = self._as_rows(F)
-        if self.scale_features and sample_weight is None:
-            self.feature_mean_ = to_numpy(F.mean(axis=0, dtype=np.float64))
-            std = to_numpy(F.std(axis=0, dtype=np.float64))
-            self.feature_scale_ = np.where(std > 0, std, 1.0)
-        elif self.scale_features:
-            mean, var = _weighted_moments(F, sample_weight)
-            self.feature_mean_ = mean
-            std = np.sqrt(var)
-            self.feature_scale_ = np.where(std > 0, std, 1.0)
+        self._fit_scaling(F, sample_weight)
         return self._scale(F)
+
+    def _fit_scaling(self, F, sample_weight=None) -> None:
+        """The standardization of the feature rows ``F`` (NumPy, CuPy or dask), float64."""
+        if not self.scale_features:
+            return
+        if _dask.is_dask_array(F):
+            mean, std = _dask.column_moments(F)
+        elif sample_weight is None:
+            mean = to_numpy(F.mean(axis=0, dtype=np.float64))
+            std = to_numpy(F.std(axis=0, dtype=np.float64))
+        else:
+            mean, var = _weighted_moments(F, sample_weight)
+            std = np.sqrt(var)
+        self.feature_mean_ = mean
+        self.feature_scale_ = np.where(std > 0, std, 1.0)
 
     def _features(self, X):
         check_is_fitted(self, "head_")
@@ -378,11 +399,24 @@ class _LMUBase(BaseEstimator):
         return self._scale(self._as_rows(F))
 
     def _scale(self, F):
-        if self.scale_features:
-            xp = array_module_of(F)
-            mean = xp.asarray(self.feature_mean_, dtype=F.dtype)
-            F = (F - mean) / xp.asarray(self.feature_scale_, dtype=F.dtype)
-        return F
+        """Standardized features, computed in float64 and stored in the dtype of ``F``.
+
+        In float64 because a float32 scale can underflow: features of inputs around 1e-30
+        have standard deviations below float32's smallest number, which would divide by
+        zero. Rows go in blocks, so the float64 temporaries stay small.
+        """
+        if not self.scale_features:
+            return F
+        xp = array_module_of(F)
+        mean = xp.asarray(self.feature_mean_, dtype=np.float64)
+        scale = xp.asarray(self.feature_scale_, dtype=np.float64)
+        if F.dtype == np.float64:
+            return (F - mean) / scale
+        out = xp.empty(F.shape, dtype=F.dtype)
+        for start in range(0, F.shape[0], _SCALE_BLOCK_ROWS):
+            rows = slice(start, start + _SCALE_BLOCK_ROWS)
+            out[rows] = (F[rows].astype(np.float64) - mean) / scale
+        return out
 
     def _as_rows(self, F):
         return F
@@ -393,11 +427,6 @@ class _LMUBase(BaseEstimator):
             return self._ridge_class(alphas=self.alphas)
         params = {name: getattr(self, name) for name in _HEAD_PARAMS}
         return self._head_class(**params, device=self.device)
-
-    def _copy_head_attributes(self) -> None:
-        for name in _HEAD_ATTRIBUTES:
-            if hasattr(self.head_, name):
-                setattr(self, name, getattr(self.head_, name))
 
     def _fit_head(self, F, y, partial: bool, sample_weight=None, **kwargs):
         kwargs = {key: value for key, value in kwargs.items() if value is not None}
@@ -414,10 +443,12 @@ class _LMUBase(BaseEstimator):
                     "head='dense'."
                 )
             self.head_ = self._make_head().fit(F, y, sample_weight=sample_weight)
-            self._copy_head_attributes()
             return self
         head = getattr(self, "head_", None)
-        if head is None or not (partial or self.warm_start):
+        # warm start continues a dense head; after a ridge head (set_params(head='dense')
+        # on a fitted model) there is nothing to continue, so training starts afresh, as
+        # scikit-learn's estimators do where a warm start cannot apply
+        if not isinstance(head, self._head_class) or not (partial or self.warm_start):
             head = self._make_head()
         else:
             head.set_params(**{name: getattr(self, name) for name in _HEAD_PARAMS})
@@ -426,7 +457,6 @@ class _LMUBase(BaseEstimator):
         else:
             head.fit(F, y, sample_weight=sample_weight, **kwargs)
         self.head_ = head
-        self._copy_head_attributes()
         return self
 
     def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
@@ -458,7 +488,7 @@ class _LMUBase(BaseEstimator):
         _check_feature_names(self, X, reset=True)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
-            return _dask.fit_estimator(self, X, y, X_val, y_val)
+            return self._fit_dask(X, y, X_val, y_val)
         X = _without_names(X)
         sample_weight = check_sample_weight(sample_weight, _num_samples(X))
         if not self.warm_start or not hasattr(self, "head_"):
@@ -480,7 +510,7 @@ class _LMUBase(BaseEstimator):
         _check_feature_names(self, X, reset=first)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
-            return _dask.partial_fit_estimator(self, X, y, **kwargs)
+            return self._partial_fit_dask(X, y, **kwargs)
         X = _without_names(X)
         sample_weight = check_sample_weight(sample_weight, _num_samples(X))
         weights = self._weights(sample_weight, X)
@@ -492,6 +522,109 @@ class _LMUBase(BaseEstimator):
         return self._fit_head(
             F, self._targets(y, X), partial=True, sample_weight=weights, **kwargs
         )
+
+    # ------------------------------------------------------------------ dask arrays
+    def _fit_dask(self, X, y, X_val=None, y_val=None):
+        """``fit`` of a dask array ``X``: features computed on the workers.
+
+        The head is chosen as in memory (``head='auto'``: ridge on pooled features up to
+        10 000 sequences), so the model equals the in-memory fit on the same data. Features
+        that fit the gather limit (dask config ``'lmu_sk.gather_limit'``, default half of
+        the client's available memory) are gathered and the head trains as in memory
+        (every option supported; the ridge head always gathers); otherwise the dense head
+        trains block by block, each epoch streaming the features.
+        """
+        if not self.warm_start or not hasattr(self, "head_"):
+            self.__dict__.pop("head_", None)
+        if (X_val is None) != (y_val is None):
+            raise ValueError("Pass both X_val and y_val, or neither.")
+        self.head_kind_ = self._resolved_head(X.shape[0])
+        F = self._fit_transformer(X)
+        y = _dask.aligned_targets(y, F.shape[0])
+        if self.head_kind_ == "ridge" or F.nbytes <= _dask.gather_limit():
+            F = _dask.gathered(F, f"{type(self).__name__} with the {self.head_kind_} head")
+            F = self._as_rows(F)
+            self._fit_scaling(F)
+            if X_val is not None:
+                F_val = self._transform(X_val)
+                F_val = _dask.gathered(F_val, "X_val") if _dask.is_dask_array(F_val) else F_val
+                y_val = _dask.aligned_targets(y_val, X_val.shape[0])
+                X_val, y_val = F_val, self._targets(y_val, X_val)
+            return self._fit_head(
+                self._scale(F), self._targets(y, X), partial=False, X_val=X_val, y_val=y_val
+            )
+        self._fit_scaling(F)
+        validation = None
+        if X_val is not None:
+            if not self.early_stopping:
+                raise ValueError(
+                    "X_val and y_val are used for early stopping only; set "
+                    "early_stopping=True or leave them out."
+                )
+            F_val = _dask.gathered(self.features_.transform(X_val), "X_val")
+            validation = self._prepare_block(F_val, _dask.aligned_targets(y_val, len(F_val)))
+        head = self.__dict__.get("head_")
+        if not isinstance(head, self._head_class):
+            head = self._make_head()
+        self.head_ = _dask.train_by_blocks(
+            head, F, y, self._prepare_block, self.get_params(), self._head_classes(y), validation
+        )
+        return self
+
+    def _partial_fit_dask(self, X, y, classes=None):
+        """``partial_fit`` of a dask array: one epoch over its row blocks, block by block.
+
+        The first call fits the features on ``X`` and the scaling on all of its features
+        (dask reductions).
+        """
+        if not hasattr(self, "head_"):
+            self.head_kind_ = self._partial_head()
+            F = self._fit_transformer(X)
+            self._fit_scaling(F)
+            head = self._make_head()
+        else:
+            F = self.features_.transform(X)
+            head = self.head_
+            head.set_params(**{name: getattr(self, name) for name in _HEAD_PARAMS})
+        y = _dask.aligned_targets(y, F.shape[0])
+        if classes is None:
+            classes = getattr(head, "classes_", None)
+        _dask.one_epoch_by_blocks(
+            head, F, y, np.arange(len(F.chunks[0])), self._prepare_block, classes
+        )
+        self.head_ = head
+        return self
+
+    def _fit_transformer(self, X):
+        """Fit ``features_`` on the dask array ``X``; its lazy training features."""
+        params = self._transformer_params(X)
+        self.features_ = _make_transformer(params, self.verbose).fit(X)
+        self.order_ = int(params["order"])
+        self.n_features_in_ = self.features_.n_features_in_
+        return self.features_.transform(X)
+
+    def _head_classes(self, y):
+        """All classes, for a classifier's first ``partial_fit`` on a block."""
+        return None
+
+    def _prepare_block(self, F, y=None):
+        """A block of features as the head's scaled input rows (and their targets)."""
+        F, y = _dask.feature_rows(F, y)
+        return self._scale(F), y
+
+    def _predict_block(self, F, method: str):
+        """The head's ``method`` on one block of (float64) features, scaled as in training."""
+        result = getattr(self.head_, method)(self._prepare_block(F)[0])
+        return result.reshape(*F.shape[:-1], *result.shape[1:]) if F.ndim == 3 else result
+
+    def _predict_dask(self, X, method: str):
+        """Lazy ``predict`` / ``predict_proba`` / ``decision_function`` of a dask array:
+        the same float64 features and head as in memory, block by block."""
+        check_is_fitted(self, "head_")
+        _check_feature_names(self, X, reset=False)
+        F = self.features_._transform(X, False, dtype=np.float64)
+        probe = self._predict_block(np.zeros((1, *F.shape[1:]), F.dtype), method)
+        return _dask.map_rows(functools.partial(self._predict_block, method=method), F, probe)
 
     @staticmethod
     def _refuse_dask_weights(sample_weight) -> None:
@@ -608,6 +741,10 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
     _head_class = DenseHeadClassifier
     _ridge_class = RidgeHeadClassifier
+    classes_ = _FromHead()
+
+    def _head_classes(self, y):
+        return np.unique(y)
 
     @available_if(_trains_incrementally)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -631,7 +768,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     def predict(self, X):
         """Predicted class labels of the sequences ``X``."""
         if _dask.is_dask_array(X):
-            return _dask.predict_estimator(self, X, "predict")
+            return self._predict_dask(X, "predict")
         features = self._features(X)
         return self.head_.predict(features)
 
@@ -639,7 +776,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     def predict_proba(self, X):
         """Class probabilities of the sequences ``X``, shape (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
-            return _dask.predict_estimator(self, X, "predict_proba")
+            return self._predict_dask(X, "predict_proba")
         features = self._features(X)
         return self.head_.predict_proba(features)
 
@@ -647,7 +784,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     def decision_function(self, X):
         """Confidence scores of the ridge head, shape (n_samples,) or (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
-            return _dask.predict_estimator(self, X, "decision_function")
+            return self._predict_dask(X, "decision_function")
         features = self._features(X)
         return self.head_.decision_function(features)
 
@@ -655,7 +792,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
         if _dask.is_dask_array(X):
-            return _dask.predict_estimator(self, X, "predict_log_proba")
+            return self._predict_dask(X, "predict_log_proba")
         features = self._features(X)
         return self.head_.predict_log_proba(features)
 
@@ -758,7 +895,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     def predict(self, X):
         """Predicted targets of the sequences ``X`` (per step for 'sequence')."""
         if _dask.is_dask_array(X):
-            return _dask.predict_estimator(self, X, "predict")
+            return self._predict_dask(X, "predict")
         features = self._features(X)
         prediction = self.head_.predict(features)
         if self.feature_output == "sequence":

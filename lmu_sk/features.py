@@ -208,7 +208,9 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         self._checked_order_theta(self.n_steps_)  # parameters set after fit are checked too
         if _dask.is_dask_array(X):
-            return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays)
+            return _dask.transform_features(
+                self, self._channels_last(X), return_gpu_arrays, dtype
+            )
         U = self._validate_input(X, reset=False, check_finite=False, dtype=dtype)
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
         if n_channels != self.n_channels_:

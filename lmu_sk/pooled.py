@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
+from . import _dask
 from ._device import get_array_module, resolve_device, to_numpy
 from ._input import (
     as_sequences,
@@ -222,6 +223,10 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        if _dask.is_dask_array(X):
+            # the thresholds come from a few evenly spaced sequences: gather just those
+            _check_count(self.bias_samples, "bias_samples", 1)
+            X = _dask.evenly_spaced_rows(X, self.bias_samples)
         U = self._validate_input(X, reset=True)
         n_steps = max(len(u) for u in U) if isinstance(U, list) else U.shape[1]
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
@@ -320,6 +325,8 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         """:meth:`transform`; ``dtype`` is accepted for the estimators and not needed: the
         pools of every sequence are accumulated in float64 on their own."""
         check_is_fitted(self)
+        if _dask.is_dask_array(X):
+            return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
         verbose = check_verbose(self.verbose)
         U = self._validate_input(X, reset=False)
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]

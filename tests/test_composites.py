@@ -1,0 +1,96 @@
+"""The composites hold their parts: head parameters derived from the head, fitted values read
+through ``head_``, warm starts across head kinds, scaling that cannot underflow, and the
+default model on dask arrays."""
+
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from lmu_sk import DenseHeadClassifier, LMUClassifier, LMUPooledFeatures, LMURegressor
+from lmu_sk.estimators import _HEAD_PARAMS
+
+
+def labelled(n=60, n_steps=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n_steps))
+    y = (X[:, -5:].sum(axis=1) > 0).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("cls", [LMUClassifier, LMURegressor])
+def test_every_head_parameter_is_a_composite_parameter(cls):
+    # one list: the composites expose exactly the dense head's parameters (but device)
+    head = set(inspect.signature(DenseHeadClassifier).parameters) - {"device"}
+    assert set(_HEAD_PARAMS) == head
+    assert head <= set(inspect.signature(cls).parameters)
+
+
+def test_fitted_values_are_read_through_the_head():
+    X, y = labelled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = LMUClassifier(head="dense", max_iter=3, random_state=0).fit(X, y)
+    assert clf.coefs_ is clf.head_.coefs_
+    assert clf.n_iter_ == clf.head_.n_iter_ == 3
+    assert "coefs_" not in vars(clf)  # held, not copied
+    assert not hasattr(LMUClassifier(), "coefs_")
+    ridge = LMUClassifier().fit(X, y)
+    assert ridge.alpha_ == ridge.head_.alpha_
+    assert not hasattr(ridge, "loss_curve_")  # the ridge head has none
+    np.testing.assert_array_equal(ridge.classes_, [0, 1])
+
+
+def test_warm_start_after_a_ridge_head_trains_a_fresh_dense_head():
+    X, y = labelled()
+    clf = LMUClassifier(warm_start=True, random_state=0).fit(X, y)
+    assert clf.head_kind_ == "ridge"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.set_params(head="dense", max_iter=4).fit(X, y)
+    assert clf.head_kind_ == "dense" and clf.n_iter_ == 4
+    assert isinstance(clf.head_, DenseHeadClassifier)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tiny_inputs_are_scaled_in_float64(dtype):
+    # float32 standard deviations of features of 1e-30 inputs underflow to zero
+    X, y = labelled()
+    small = LMUClassifier(dtype=dtype).fit(X.astype(dtype) * 1e-30, y)
+    plain = LMUClassifier(dtype=dtype).fit(X.astype(dtype), y)
+    assert np.isfinite(small.decision_function(X * 1e-30)).all()
+    agree = np.mean(small.predict(X * 1e-30) == plain.predict(X))
+    assert agree >= 0.95
+
+
+da = pytest.importorskip("dask.array")
+
+
+@pytest.mark.parametrize("channels_first", [False, True])
+def test_pooled_features_of_a_dask_array_are_lazy_and_equal_numpy(channels_first):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((90, 2, 40) if channels_first else (90, 40, 2))
+    Xd = da.from_array(X, chunks=(30, -1, -1))
+    params = dict(order=4, thetas=[5, 40], channels_first=channels_first)
+    lazy = LMUPooledFeatures(**params).fit(Xd)
+    F = lazy.transform(Xd)
+    assert isinstance(F, da.Array)
+    expected = LMUPooledFeatures(**params).fit(X)
+    np.testing.assert_array_equal(lazy.biases_, expected.biases_)
+    # the same kernels on the same rows: equal up to the last bit
+    np.testing.assert_array_equal(F.compute(), expected.transform(X))
+
+
+def test_the_default_classifier_fits_and_predicts_on_dask_as_in_memory():
+    X, y = labelled(150, 40)
+    Xd = da.from_array(X, chunks=50)
+    lazy = LMUClassifier().fit(Xd, y)
+    eager = LMUClassifier().fit(X, y)
+    assert lazy.head_kind_ == eager.head_kind_ == "ridge"
+    for method in ("predict", "decision_function"):
+        got = getattr(lazy, method)(Xd)
+        assert isinstance(got, da.Array)  # lazy
+        # float64 features and one head: the same numbers up to the sum order of BLAS
+        np.testing.assert_allclose(got.compute(), getattr(eager, method)(X), atol=1e-12)
