@@ -25,8 +25,11 @@ __all__ = [
 DEVICES = ("cpu", "gpu", "auto")
 
 _GPU_HELP = (
-    "device='gpu' needs CuPy and a visible CUDA GPU; install the GPU extra with "
-    "`pip install lmu_sk[gpu]` or use device='cpu'."
+    "device='gpu' needs CuPy and a CUDA GPU that it can see. Without CuPy, install the extra "
+    "for the CUDA version of your NVIDIA driver (`nvidia-smi` prints it): "
+    '`pip install "lmu_sk[gpu-cuda12]"` for CUDA 12, `pip install "lmu_sk[gpu-cuda13]"` '
+    "for CUDA 13. With CuPy installed, installing more will not help: check the driver and "
+    "CUDA_VISIBLE_DEVICES. Or use device='cpu'"
 )
 
 
