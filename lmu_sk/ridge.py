@@ -24,10 +24,14 @@ zero error, and the mean runs over all ``n`` rows, as in scikit-learn.
 
 from __future__ import annotations
 
+import numbers
 from types import ModuleType
+from typing import NamedTuple
 
 import numpy as np
+import scipy.special
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     check_array,
@@ -39,6 +43,7 @@ from sklearn.utils.validation import (
 
 from ._device import array_module_of, to_numpy
 from ._input import check_device_matrix, is_device_array
+from ._logging import get_logger
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
 from .neural.training import check_sample_weight
@@ -46,6 +51,11 @@ from .neural.training import check_sample_weight
 __all__ = ["DEFAULT_ALPHAS", "RidgeHeadClassifier", "RidgeHeadRegressor", "ridge_loo"]
 
 DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-3, 5, 17))
+# When every class has one training sample: the penalty relative to the mean squared
+# singular value of the centered features.
+SINGLE_SAMPLE_RELATIVE_ALPHA = 0.1
+
+logger = get_logger(__name__)
 
 
 def _decompose(Xc, xp: ModuleType):
@@ -56,6 +66,75 @@ def _decompose(Xc, xp: ModuleType):
         return U, s * s
     s2, U = xp.linalg.eigh(Xc @ Xc.T)
     return U, xp.maximum(s2, 0.0)
+
+
+class _RidgePath(NamedTuple):
+    """What one decomposition gives: the fit at the chosen penalty and its leverages."""
+
+    coef: object  # (n_targets, n_features), the module of X
+    intercept: object  # (n_targets,)
+    best: int
+    errors: np.ndarray  # (n_alphas,) on the host
+    alphas: np.ndarray  # the penalties tried, on the host
+    leverage: object  # (n_samples,) diagonal of the hat matrix at the chosen penalty
+
+
+def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: float | None = None):
+    """:func:`ridge_loo`'s computation, keeping the leverages of the chosen penalty.
+
+    With ``relative`` the one penalty tried is ``relative`` times the mean nonzero squared
+    singular value of the centered (weighted) features, and ``alphas`` is ignored.
+    """
+    xp = array_module_of(X)
+    n_samples, n_features = X.shape
+    check_fits(
+        8.0 * (n_samples * min(n_samples, n_features) * 3 + n_samples * n_features),
+        f"The ridge decomposition of {n_samples} x {n_features} features",
+        "Use fewer samples or features, or the dense head (head='dense').",
+    )
+    X = X.astype(xp.float64)
+    Y = Y.astype(xp.float64)
+    w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
+    if fit_intercept:
+        if w is None:
+            x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
+        else:
+            x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
+        Xc, Yc = X - x_mean, Y - y_mean
+    else:
+        x_mean = xp.zeros(n_features)
+        y_mean = xp.zeros(Y.shape[1])
+        Xc, Yc = X, Y
+    if w is not None:
+        root = xp.sqrt(w)[:, None]
+        Xc, Yc = Xc * root, Yc * root
+    U, s2 = _decompose(Xc, xp)
+    if relative is not None:
+        s2_host = to_numpy(s2)
+        nonzero = s2_host > s2_host.max() * 1e-12
+        scale = float(s2_host[nonzero].mean()) if nonzero.any() else 1.0
+        alphas = np.asarray([relative * scale])
+    UtY = U.T @ Yc
+    U2 = U * U
+    if not fit_intercept:
+        base = 0.0
+    elif w is None:
+        base = 1.0 / n_samples
+    else:
+        base = w / w.sum()  # the leverage of the intercept's direction sqrt(w)
+    errors = []
+    for alpha in alphas:
+        f = s2 / (s2 + alpha)
+        residual = Yc - U @ (f[:, None] * UtY)
+        leverage = base + U2 @ f
+        errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
+    errors = np.asarray(errors)
+    best = int(np.argmin(errors))
+    leverage = base + U2 @ (s2 / (s2 + alphas[best]))
+    dual = U @ (UtY / (s2 + alphas[best])[:, None])  # (Xc Xc^T + alpha I)^-1 Yc
+    coef = (Xc.T @ dual).T
+    intercept = y_mean - coef @ x_mean
+    return _RidgePath(coef, intercept, best, errors, np.asarray(alphas, dtype=float), leverage)
 
 
 def ridge_loo(X, Y, alphas, fit_intercept: bool = True, sample_weight=None):
@@ -83,50 +162,8 @@ def ridge_loo(X, Y, alphas, fit_intercept: bool = True, sample_weight=None):
     errors : ndarray of shape (n_alphas,)
         Mean squared leave-one-out residual of every alpha, on the host.
     """
-    xp = array_module_of(X)
-    n_samples, n_features = X.shape
-    check_fits(
-        8.0 * (n_samples * min(n_samples, n_features) * 3 + n_samples * n_features),
-        f"The ridge decomposition of {n_samples} x {n_features} features",
-        "Use fewer samples or features, or the dense head (head='dense').",
-    )
-    X = X.astype(xp.float64)
-    Y = Y.astype(xp.float64)
-    w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
-    if fit_intercept:
-        if w is None:
-            x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
-        else:
-            x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
-        Xc, Yc = X - x_mean, Y - y_mean
-    else:
-        x_mean = xp.zeros(n_features)
-        y_mean = xp.zeros(Y.shape[1])
-        Xc, Yc = X, Y
-    if w is not None:
-        root = xp.sqrt(w)[:, None]
-        Xc, Yc = Xc * root, Yc * root
-    U, s2 = _decompose(Xc, xp)
-    UtY = U.T @ Yc
-    U2 = U * U
-    if not fit_intercept:
-        base = 0.0
-    elif w is None:
-        base = 1.0 / n_samples
-    else:
-        base = w / w.sum()  # the leverage of the intercept's direction sqrt(w)
-    errors = []
-    for alpha in alphas:
-        f = s2 / (s2 + alpha)
-        residual = Yc - U @ (f[:, None] * UtY)
-        leverage = base + U2 @ f
-        errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
-    errors = np.asarray(errors)
-    best = int(np.argmin(errors))
-    dual = U @ (UtY / (s2 + alphas[best])[:, None])  # (Xc Xc^T + alpha I)^-1 Yc
-    coef = (Xc.T @ dual).T
-    intercept = y_mean - coef @ x_mean
-    return coef, intercept, best, errors
+    path = _ridge_path(X, Y, alphas, fit_intercept, sample_weight)
+    return path.coef, path.intercept, path.best, path.errors
 
 
 def _check_alphas(alphas) -> np.ndarray:
@@ -137,6 +174,102 @@ def _check_alphas(alphas) -> np.ndarray:
             f"alphas must be a non-empty sequence of positive, finite penalties; got {alphas!r}."
         )
     return values
+
+
+def _with_class_weight(class_weight, y: np.ndarray, sample_weight):
+    """``sample_weight`` (or ones) times the weights ``class_weight`` gives the labels."""
+    if class_weight is None:
+        return sample_weight
+    if not (isinstance(class_weight, dict) or class_weight == "balanced"):
+        raise ValueError(
+            "class_weight must be None, 'balanced' or a dict {label: weight}; got "
+            f"{class_weight!r}."
+        )
+    if isinstance(class_weight, dict):
+        bad = {k: v for k, v in class_weight.items() if not _is_weight(v)}
+        if bad:
+            raise ValueError(
+                f"class_weight must map labels to finite, non-negative numbers; got {bad!r}."
+            )
+    weights = compute_sample_weight(class_weight, y)
+    if sample_weight is not None:
+        weights = weights * sample_weight
+    if not weights.any():
+        raise ValueError(
+            "class_weight and sample_weight leave every sample a zero weight; give some "
+            "class a positive weight."
+        )
+    return weights
+
+
+def _is_weight(value) -> bool:
+    return (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and bool(np.isfinite(value))
+        and value >= 0
+    )
+
+
+def _logits(decision: np.ndarray) -> np.ndarray:
+    """Per-class logits at temperature 1: the scores, or ``[0, d]`` for a binary ``d``."""
+    if decision.ndim == 1:
+        return np.stack([np.zeros_like(decision), decision], axis=1)
+    return decision
+
+
+def _log_loss(logits: np.ndarray, indices: np.ndarray, sample_weight) -> float:
+    """(Sample-weighted) mean of minus the log softmax probability of the true class."""
+    log_p = scipy.special.log_softmax(logits, axis=1)[np.arange(len(indices)), indices]
+    return -float(np.average(log_p, weights=sample_weight))
+
+
+def _fit_inverse_temperature(
+    logits: np.ndarray, indices: np.ndarray, sample_weight
+) -> tuple[float, float]:
+    """The scale ``a > 0`` of least log loss of ``softmax(a * logits)``, and that loss.
+
+    The fit uses Platt's smoothed targets (``(n_c + 1) / (n_c + 2)`` on the true class of
+    a sample of class ``c``, the rest spread evenly over the other classes), so the scale is
+    finite even when the logits separate the classes. The loss is convex in ``a``: its
+    derivative, the expected minus the target logit, increases with ``a``, and bisection
+    finds its root. ``a`` is at least ``1e-3 / std(logits)``, so that the most probable
+    class stays the one of the largest logit.
+    """
+    n_samples, n_classes = logits.shape
+    weights = np.ones(n_samples) if sample_weight is None else np.asarray(sample_weight)
+    weights = weights / weights.sum()
+    counts = np.bincount(indices, weights=(weights > 0).astype(float), minlength=n_classes)
+    on_true = (counts[indices] + 1.0) / (counts[indices] + 2.0)
+    targets = np.repeat(((1.0 - on_true) / (n_classes - 1))[:, None], n_classes, axis=1)
+    targets[np.arange(n_samples), indices] = on_true
+    target_logit = (targets * logits).sum(axis=1)
+    spread = float(np.std(logits - logits.mean(axis=1, keepdims=True)))
+    if not np.isfinite(spread) or spread == 0.0:
+        # the decision values do not tell the classes apart: uniform probabilities
+        return 1.0, _log_loss(logits, indices, sample_weight)
+    lowest = 1e-3 / spread
+
+    def slope(scale: float) -> float:
+        p = scipy.special.softmax(scale * logits, axis=1)
+        return float(weights @ ((p * logits).sum(axis=1) - target_logit))
+
+    if slope(lowest) >= 0.0:
+        scale = lowest
+    else:
+        low, high = lowest, 1.0 / spread
+        while slope(high) < 0.0 and high < 1e12 / spread:
+            low, high = high, high * 4.0
+        for _ in range(200):
+            if high - low <= 1e-10 * high:
+                break
+            mid = 0.5 * (low + high)
+            if slope(mid) < 0.0:
+                low = mid
+            else:
+                high = mid
+        scale = 0.5 * (low + high)
+    return scale, _log_loss(scale * logits, indices, sample_weight)
 
 
 class _RidgeHead(BaseEstimator):
@@ -163,18 +296,23 @@ class _RidgeHead(BaseEstimator):
             return check_device_matrix(X, estimator=self, reset=False)
         return validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
 
-    def _solve(self, X, Y, sample_weight=None):
+    def _solve(self, X, Y, sample_weight=None, relative=None) -> _RidgePath:
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
         alphas = _check_alphas(self.alphas)
         xp = array_module_of(X)
-        coef, intercept, best, errors = ridge_loo(
-            X, xp.asarray(Y, dtype=xp.float64), alphas, bool(self.fit_intercept), sample_weight
+        path = _ridge_path(
+            X,
+            xp.asarray(Y, dtype=xp.float64),
+            alphas,
+            bool(self.fit_intercept),
+            sample_weight,
+            relative,
         )
-        self.alpha_ = float(alphas[best])
-        self.best_score_ = -float(errors[best])
-        self.cv_errors_ = errors
-        return coef, intercept
+        self.alpha_ = float(path.alphas[path.best])
+        self.best_score_ = -float(path.errors[path.best])
+        self.cv_errors_ = path.errors
+        return path
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")
@@ -190,16 +328,31 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
 
     One-vs-rest regression on ``+-1`` targets (one target for two classes), solved in
     closed form: one SVD or Gram eigendecomposition serves every penalty. Gives the results
-    of :class:`sklearn.linear_model.RidgeClassifierCV` with the same ``alphas``; runs on
-    CuPy arrays on a GPU as well.
+    of :class:`sklearn.linear_model.RidgeClassifierCV` with the same ``alphas`` and
+    ``class_weight``; runs on CuPy arrays on a GPU as well.
+
+    Probabilities come from the exact leave-one-out decision values that choosing the
+    penalty computes anyway: a softmax (a logistic function for two classes) of the
+    decision values divided by a temperature, the one that minimises the log loss of the
+    leave-one-out decision values (see :attr:`temperature_`). No data are held out, the
+    most probable class is always the predicted one, and the cost is negligible.
 
     Parameters
     ----------
     alphas : sequence of float, default=None
         Penalties to choose from; ``None`` uses 17 values from 1e-3 to 1e5 (half decades).
-        Standardized features are assumed (as ``LMUClassifier`` provides).
+        Standardized features are assumed (as ``LMUClassifier`` provides). When every class
+        has a single training sample, leave-one-out cannot choose (leaving a sample out
+        removes its class); the penalty is then ``0.1`` times the mean squared singular
+        value of the centered features, whatever ``alphas`` holds, and the choice is logged
+        at INFO level on the ``lmu_sk`` logger.
     fit_intercept : bool, default=True
         Fit an unpenalized intercept.
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, multiplying ``sample_weight``, as in
+        :class:`sklearn.linear_model.RidgeClassifierCV`: a dict ``{label: weight}``
+        (classes not in it weigh 1), or 'balanced' for ``n_samples / (n_classes *
+        count(label))``.
 
     Attributes
     ----------
@@ -211,7 +364,18 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     best_score_ : float
         Minus its mean squared leave-one-out residual.
     cv_errors_ : ndarray of shape (n_alphas,)
-        Mean squared leave-one-out residual of every penalty.
+        Mean squared leave-one-out residual of every penalty (of the one penalty used when
+        every class has a single sample: shape ``(1,)``).
+    loo_decision_ : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        The decision function of every training sample by the model fitted at ``alpha_``
+        without it (exact, not refitted: see :mod:`lmu_sk.ridge`).
+    temperature_ : float
+        The divisor of the decision values in :meth:`predict_proba`: the one of least
+        (sample-weighted) log loss of ``loo_decision_``, with Platt's smoothed targets so
+        that it stays finite when the leave-one-out decisions separate the classes.
+        Positive, so the most probable class is the predicted one.
+    loo_log_loss_ : float
+        The log loss of the leave-one-out probabilities at ``temperature_``.
     n_features_in_ : int
 
     Examples
@@ -219,12 +383,19 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     >>> from sklearn.datasets import load_iris
     >>> from lmu_sk.ridge import RidgeHeadClassifier
     >>> X, y = load_iris(return_X_y=True)
-    >>> round(RidgeHeadClassifier().fit(X, y).score(X, y), 2)
+    >>> clf = RidgeHeadClassifier().fit(X, y)
+    >>> round(clf.score(X, y), 2)
     0.85
+    >>> clf.predict_proba(X[:1]).round(2)
+    array([[0.98, 0.01, 0.  ]])
     """
 
+    def __init__(self, alphas=None, fit_intercept=True, class_weight=None):
+        super().__init__(alphas=alphas, fit_intercept=fit_intercept)
+        self.class_weight = class_weight
+
     def fit(self, X, y, sample_weight=None):
-        """Fit the one-vs-rest ridge models and choose the penalty.
+        """Fit the one-vs-rest ridge models, choose the penalty and calibrate.
 
         Parameters
         ----------
@@ -233,7 +404,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative sample weights, not all zero; as in
             :class:`sklearn.linear_model.RidgeClassifierCV` (rows scaled by ``sqrt(w)``,
-            see :mod:`lmu_sk.ridge`).
+            see :mod:`lmu_sk.ridge`), multiplied by the weights of ``class_weight``.
 
         Returns
         -------
@@ -249,19 +420,47 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
                 f"The training set has only one class ({self.classes_[0]!r}); a classifier "
                 "needs samples of at least two classes."
             )
-        if counts.max() < 2:
-            raise ValueError(
-                "Every class has a single training sample: leave-one-out cross-validation "
-                "cannot choose the penalty. Provide at least two samples of some class, or fit "
-                "a fixed-penalty model such as sklearn.linear_model.RidgeClassifier."
-            )
+        sample_weight = _with_class_weight(self.class_weight, y, sample_weight)
         n_targets = 1 if len(self.classes_) == 2 else len(self.classes_)
         Y = -np.ones((len(y), len(self.classes_)))
         Y[np.arange(len(y)), indices] = 1.0
-        coef, intercept = self._solve(X, Y[:, -n_targets:], sample_weight)
-        self.coef_ = to_numpy(coef)
-        self.intercept_ = to_numpy(intercept)
+        Y = Y[:, -n_targets:]
+        relative = None
+        if counts.max() < 2:
+            relative = SINGLE_SAMPLE_RELATIVE_ALPHA
+        path = self._solve(X, Y, sample_weight, relative)
+        if relative is not None:
+            logger.info(
+                "%s: every class has a single training sample, so leave-one-out cannot "
+                "choose the penalty; alpha=%.4g, %g times the mean squared singular value "
+                "of the centered features (alphas is not used).",
+                type(self).__name__,
+                self.alpha_,
+                relative,
+            )
+        self.coef_ = to_numpy(path.coef)
+        self.intercept_ = to_numpy(path.intercept)
+        self._calibrate(X, Y, path, indices, sample_weight)
         return self
+
+    def _calibrate(self, X, Y, path: _RidgePath, indices, sample_weight) -> None:
+        """Leave-one-out decision values at ``alpha_`` and the temperature fitted on them."""
+        xp = array_module_of(X)
+        fitted = X.astype(xp.float64) @ path.coef.T + path.intercept
+        Y = xp.asarray(Y)
+        # the exact leave-one-out residual is the residual over (1 - leverage)
+        loo = to_numpy(Y - (Y - fitted) / (1.0 - path.leverage)[:, None])
+        self.loo_decision_ = loo[:, 0] if loo.shape[1] == 1 else loo
+        logits = _logits(self.loo_decision_)
+        scale, self.loo_log_loss_ = _fit_inverse_temperature(logits, indices, sample_weight)
+        self.temperature_ = 1.0 / scale
+        logger.debug(
+            "%s: temperature %.4g, leave-one-out log loss %.4g (%.4g at temperature 1)",
+            type(self).__name__,
+            self.temperature_,
+            self.loo_log_loss_,
+            _log_loss(logits, indices, sample_weight),
+        )
 
     def decision_function(self, X):
         """Scores, shape (n_samples,) for two classes, else (n_samples, n_classes)."""
@@ -274,6 +473,42 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[scores.argmax(axis=1)]
+
+    def predict_log_proba(self, X):
+        """Logarithms of :meth:`predict_proba`, computed without underflow.
+
+        Parameters
+        ----------
+        X : array-like or CuPy array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self, "temperature_")
+        return scipy.special.log_softmax(
+            _logits(self.decision_function(X)) / self.temperature_, axis=1
+        )
+
+    def predict_proba(self, X):
+        """Class probabilities: the softmax of the decision values over ``temperature_``.
+
+        For two classes the probability of ``classes_[1]`` is
+        ``1 / (1 + exp(-decision / temperature_))``.
+
+        Parameters
+        ----------
+        X : array-like or CuPy array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Rows sum to one; the largest entry of a row is the predicted class.
+        """
+        check_is_fitted(self, "temperature_")
+        return scipy.special.softmax(
+            _logits(self.decision_function(X)) / self.temperature_, axis=1
+        )
 
 
 class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
@@ -321,8 +556,8 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
                 "Leave-one-out cross-validation needs at least two training samples; got one "
                 "sample."
             )
-        coef, intercept = self._solve(X, y.reshape(len(y), -1), sample_weight)
-        coef, intercept = to_numpy(coef), to_numpy(intercept)
+        path = self._solve(X, y.reshape(len(y), -1), sample_weight)
+        coef, intercept = to_numpy(path.coef), to_numpy(path.intercept)
         if y.ndim == 1:
             self.coef_, self.intercept_ = coef[0], float(intercept[0])
         else:

@@ -1,19 +1,31 @@
-"""Ridge heads against scikit-learn's RidgeClassifierCV / RidgeCV; compliance; bad input.
+"""Ridge heads against scikit-learn's RidgeClassifierCV / RidgeCV; probabilities calibrated
+on the leave-one-out decision values; class weights; one sample per class; compliance; bad
+input.
 
 Both solve the same least-squares problems in float64 through different factorizations, so
 coefficients, intercepts, chosen penalties and leave-one-out scores agree to 1e-6 (far
 above the ~1e-12 rounding of well-conditioned problems, far below any change of alpha).
 """
 
+import logging
+
 import numpy as np
 import pytest
+import scipy.special
 from fake_cupy import clear_caches, install
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import RidgeClassifierCV, RidgeCV
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from lmu_sk.ridge import RidgeHeadClassifier, RidgeHeadRegressor
+from lmu_sk.ridge import (
+    SINGLE_SAMPLE_RELATIVE_ALPHA,
+    RidgeHeadClassifier,
+    RidgeHeadRegressor,
+    _fit_inverse_temperature,
+    _logits,
+)
 
 ALPHAS = np.logspace(-2, 3, 11)
 
@@ -168,19 +180,272 @@ def test_bad_sample_weight(weights, match):
         RidgeHeadRegressor().fit(np.eye(4), np.arange(4.0), sample_weight=weights)
 
 
-@pytest.mark.parametrize(
-    ("y", "match"),
-    [
-        ([0, 0, 0, 0], "only one class"),
-        ([0, 1, 2, 3], "single training sample"),
-    ],
-)
-def test_classifier_bad_targets(y, match):
-    with pytest.raises(ValueError, match=match):
-        RidgeHeadClassifier().fit(np.eye(4), y)
+def test_classifier_needs_two_classes():
+    with pytest.raises(ValueError, match="only one class"):
+        RidgeHeadClassifier().fit(np.eye(4), [0, 0, 0, 0])
 
 
 @pytest.mark.parametrize("alphas", [[], [1.0, 0.0], [-1.0], [np.inf]])
 def test_bad_alphas(alphas):
     with pytest.raises(ValueError, match="alphas"):
         RidgeHeadRegressor(alphas=alphas).fit(np.eye(4), np.arange(4.0))
+
+
+# ---------------------------------------------------------------- probabilities
+
+
+def separated(n_per_class=15, n_classes=3, n_features=20, noise=1.0, seed=0):
+    """Gaussian classes around random centres: separable at low noise, mixed at high."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((n_classes, n_features)) * 2.0
+    y = np.repeat(np.arange(n_classes), n_per_class)
+    X = centres[y] + noise * rng.standard_normal((len(y), n_features))
+    return X, y
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(), st.sampled_from([None, "balanced"]))
+def test_probabilities_sum_to_one_and_agree_with_predict(problem, class_weight):
+    """Rows of non-negative probabilities summing to one (float64 softmax: 1e-12), the
+    most probable class is the predicted one, and the log probabilities are their logs."""
+    X, y, fit_intercept = problem
+    clf = RidgeHeadClassifier(alphas=ALPHAS, fit_intercept=fit_intercept)
+    clf.set_params(class_weight=class_weight).fit(X, y)
+    rng = np.random.default_rng(len(X))
+    X_new = np.vstack([X, rng.standard_normal((7, X.shape[1])) * 3.0])
+    proba = clf.predict_proba(X_new)
+    assert proba.shape == (len(X_new), len(clf.classes_))
+    assert (proba >= 0).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X_new))
+    log_proba = clf.predict_log_proba(X_new)
+    np.testing.assert_allclose(np.exp(log_proba), proba, rtol=1e-10, atol=1e-300)
+    assert np.isfinite(log_proba).all()
+    assert clf.temperature_ > 0 and np.isfinite(clf.temperature_)
+
+
+def test_binary_probability_is_the_logistic_of_the_decision():
+    X, y = separated(n_classes=2, noise=2.5)
+    clf = RidgeHeadClassifier().fit(X, y)
+    decision = clf.decision_function(X)
+    expected = 1.0 / (1.0 + np.exp(-decision / clf.temperature_))
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], expected, rtol=1e-12)
+    assert clf.loo_decision_.shape == (len(X),)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_loo_decision_values_are_exact(n_classes, weighted):
+    """Refitting without each sample at the chosen penalty gives the stored leave-one-out
+    decision values (both solve the same float64 normal equations: 1e-8)."""
+    X, y = separated(n_per_class=6, n_classes=n_classes, n_features=9, noise=2.0)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, len(y)) if weighted else None
+    clf = RidgeHeadClassifier(alphas=[0.3, 3.0, 30.0]).fit(X, y, sample_weight=w)
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        refit = RidgeHeadClassifier(alphas=[clf.alpha_])
+        refit.fit(X[keep], y[keep], sample_weight=None if w is None else w[keep])
+        np.testing.assert_allclose(
+            refit.decision_function(X[i : i + 1])[0], clf.loo_decision_[i], atol=1e-8
+        )
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 6])
+@pytest.mark.parametrize("noise", [0.7, 2.0, 4.0])
+def test_the_temperature_minimises_the_smoothed_loo_log_loss(n_classes, noise):
+    """The fitted scale is the minimum of the convex smoothed-target loss: no better at
+    temperature 1 or 1 % either side; and the hard-label leave-one-out log loss improves
+    over temperature 1."""
+    X, y = separated(n_classes=n_classes, noise=noise, seed=n_classes)
+    clf = RidgeHeadClassifier().fit(X, y)
+    logits = _logits(clf.loo_decision_)
+    counts = np.bincount(y)
+    on_true = (counts[y] + 1.0) / (counts[y] + 2.0)
+    targets = np.repeat(((1 - on_true) / (n_classes - 1))[:, None], n_classes, axis=1)
+    targets[np.arange(len(y)), y] = on_true
+
+    def smoothed(scale):
+        return -np.mean((targets * scipy.special.log_softmax(scale * logits, axis=1)).sum(1))
+
+    def hard(scale):
+        return -np.mean(scipy.special.log_softmax(scale * logits, axis=1)[np.arange(len(y)), y])
+
+    scale = 1.0 / clf.temperature_
+    for other in (1.0, scale * 1.01, scale * 0.99):
+        assert smoothed(scale) <= smoothed(other) + 1e-12
+    np.testing.assert_allclose(clf.loo_log_loss_, hard(scale), rtol=1e-10)
+    assert clf.loo_log_loss_ < hard(1.0)
+
+
+def test_separable_loo_decisions_keep_a_finite_temperature():
+    """Platt's smoothed targets: perfectly separated classes still get probabilities
+    below one, so one mistake later costs a finite log loss."""
+    X, y = separated(noise=0.05)
+    clf = RidgeHeadClassifier().fit(X, y)
+    assert np.isfinite(clf.temperature_) and clf.temperature_ > 0
+    proba = clf.predict_proba(X)
+    assert proba.max() < 1.0 - 1e-6
+    assert proba.min() > 0.0
+
+
+def test_uninformative_decisions_give_near_uniform_probabilities():
+    """Pure-noise features: the leave-one-out decisions carry nothing, the temperature is
+    large and the probabilities stay near 1 / n_classes, while still ranked as predict."""
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((60, 40)), np.arange(60) % 3
+    clf = RidgeHeadClassifier().fit(X, y)
+    proba = clf.predict_proba(rng.standard_normal((20, 40)))
+    assert np.abs(proba - 1 / 3).max() < 0.15
+    assert clf.loo_log_loss_ <= np.log(3) + 0.05
+
+
+def test_calibration_lowers_the_held_out_log_loss():
+    """On held-out data from the same noisy classes the leave-one-out temperature gives a
+    lower log loss than the raw one-vs-rest scores at temperature 1."""
+    X, y = separated(n_per_class=20, n_classes=4, n_features=60, noise=3.0, seed=5)
+    X_test, y_test = separated(n_per_class=200, n_classes=4, n_features=60, noise=3.0, seed=5)
+    clf = RidgeHeadClassifier().fit(X, y)
+
+    def log_loss(proba):
+        return -np.mean(np.log(proba[np.arange(len(y_test)), y_test]))
+
+    ours = log_loss(clf.predict_proba(X_test))
+    at_one = log_loss(scipy.special.softmax(clf.decision_function(X_test), axis=1))
+    assert ours < at_one - 0.05
+
+
+def test_inverse_temperature_of_tied_logits():
+    """Logits equal across classes carry no information: scale 1, uniform probabilities."""
+    scale, loss = _fit_inverse_temperature(np.zeros((5, 3)), np.arange(5) % 3, None)
+    assert scale == 1.0
+    np.testing.assert_allclose(loss, np.log(3))
+
+
+def test_probabilities_on_the_stand_in(monkeypatch):
+    fake = install(monkeypatch, as_gpu=True)
+    try:
+        X, y = separated(noise=2.0)
+        on_device = RidgeHeadClassifier(alphas=ALPHAS).fit(fake.asarray(X), y)
+        on_host = RidgeHeadClassifier(alphas=ALPHAS).fit(X, y)
+        np.testing.assert_allclose(on_device.loo_decision_, on_host.loo_decision_, atol=1e-10)
+        np.testing.assert_allclose(on_device.temperature_, on_host.temperature_, rtol=1e-8)
+        np.testing.assert_allclose(
+            on_device.predict_proba(fake.asarray(X)), on_host.predict_proba(X), atol=1e-10
+        )
+    finally:
+        clear_caches()
+
+
+# ---------------------------------------------------------------- class weights
+
+
+@settings(max_examples=30, deadline=None)
+@given(problems(), st.integers(0, 2**16), st.booleans())
+def test_class_weight_matches_ridge_classifier_cv(problem, seed, with_sample_weight):
+    """'balanced' and dicts (with a class left out: weight 1) as RidgeClassifierCV takes
+    them, alone and times sample weights; float64 on both sides: 1e-6 as above."""
+    X, y, fit_intercept = problem
+    rng = np.random.default_rng(seed)
+    labels = np.unique(y)
+    as_dict = {label: float(rng.uniform(0.2, 3.0)) for label in labels[:-1]}
+    w = rng.uniform(0.2, 3.0, len(y)) if with_sample_weight else None
+    for class_weight in ("balanced", as_dict):
+        ours = RidgeHeadClassifier(
+            alphas=ALPHAS, fit_intercept=fit_intercept, class_weight=class_weight
+        ).fit(X, y, sample_weight=w)
+        theirs = RidgeClassifierCV(
+            alphas=ALPHAS, fit_intercept=fit_intercept, class_weight=class_weight
+        ).fit(X, y, sample_weight=w)
+        assert ours.alpha_ == theirs.alpha_
+        np.testing.assert_allclose(
+            ours.coef_, np.reshape(theirs.coef_, ours.coef_.shape), atol=1e-6
+        )
+        np.testing.assert_allclose(
+            ours.decision_function(X), theirs.decision_function(X), atol=1e-6
+        )
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {0: 3.0, 2: 0.5}])
+def test_class_weight_equals_its_sample_weights(class_weight):
+    """The same fit, penalty, leave-one-out decisions and temperature as the sample weights
+    class_weight stands for (the same computation: 1e-12)."""
+    X, y = separated(n_per_class=10, noise=2.0)
+    X, y = X[:-6], y[:-6]  # unbalanced
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    by_class = RidgeHeadClassifier(class_weight=class_weight).fit(X, y, sample_weight=w)
+    equivalent = compute_sample_weight(class_weight, y) * w
+    by_sample = RidgeHeadClassifier().fit(X, y, sample_weight=equivalent)
+    assert by_class.alpha_ == by_sample.alpha_
+    np.testing.assert_allclose(by_class.coef_, by_sample.coef_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(by_class.loo_decision_, by_sample.loo_decision_, atol=1e-12)
+    np.testing.assert_allclose(by_class.temperature_, by_sample.temperature_, rtol=1e-12)
+    assert by_class.class_weight == class_weight  # stored as given
+
+
+def test_balanced_weights_raise_the_recall_of_a_rare_class():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (90, 5)), rng.normal(0.8, 1, (10, 5))])
+    y = np.r_[np.zeros(90, int), np.ones(10, int)]
+    X_test = np.vstack([rng.normal(0, 1, (900, 5)), rng.normal(0.8, 1, (100, 5))])
+    y_test = np.r_[np.zeros(900, int), np.ones(100, int)]
+    plain = RidgeHeadClassifier().fit(X, y).predict(X_test)
+    balanced = RidgeHeadClassifier(class_weight="balanced").fit(X, y).predict(X_test)
+    assert (balanced[y_test == 1] == 1).mean() > (plain[y_test == 1] == 1).mean() + 0.2
+
+
+@pytest.mark.parametrize(
+    ("class_weight", "match"),
+    [
+        ("bal", "class_weight must be None, 'balanced' or a dict"),
+        (3.0, "class_weight must be None, 'balanced' or a dict"),
+        ({0: -1.0}, "finite, non-negative"),
+        ({0: np.nan}, "finite, non-negative"),
+        ({0: "heavy"}, "finite, non-negative"),
+        ({0: 0.0, 1: 0.0}, "zero weight"),
+    ],
+)
+def test_bad_class_weight(class_weight, match):
+    with pytest.raises(ValueError, match=match):
+        RidgeHeadClassifier(class_weight=class_weight).fit(np.eye(4), [0, 0, 1, 1])
+
+
+# ---------------------------------------------------------------- one sample per class
+
+
+def test_one_sample_per_class_fits_and_logs_the_penalty(caplog):
+    """Leave-one-out cannot choose when every class has one sample: the penalty is the
+    documented fraction of the mean squared singular value of the centered features,
+    logged at INFO; the model recognises its own training samples and noisy copies."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 40))
+    y = np.array(["a", "b", "c", "d", "e", "f"])
+    with caplog.at_level(logging.INFO, logger="lmu_sk"):
+        clf = RidgeHeadClassifier(alphas=[1e-3]).fit(X, y)
+    messages = [r.getMessage() for r in caplog.records if r.name == "lmu_sk.ridge"]
+    assert any("single training sample" in m for m in messages)
+    Xc = X - X.mean(axis=0)
+    s2 = np.linalg.eigvalsh(Xc @ Xc.T)
+    s2 = s2[s2 > s2.max() * 1e-12]
+    np.testing.assert_allclose(clf.alpha_, SINGLE_SAMPLE_RELATIVE_ALPHA * s2.mean(), rtol=1e-10)
+    assert clf.cv_errors_.shape == (1,)
+    np.testing.assert_array_equal(clf.predict(X), y)
+    noisy = X + 0.3 * rng.standard_normal(X.shape)
+    np.testing.assert_array_equal(clf.predict(noisy), y)
+    proba = clf.predict_proba(noisy)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(noisy))
+
+
+def test_two_classes_of_one_sample_each():
+    clf = RidgeHeadClassifier().fit([[0.0, 1.0], [1.0, 0.0]], [0, 1])
+    np.testing.assert_array_equal(clf.predict([[0.1, 0.9], [0.9, 0.2]]), [0, 1])
+    assert clf.predict_proba([[0.1, 0.9]]).shape == (1, 2)
+
+
+def test_a_class_of_one_sample_beside_larger_ones_keeps_leave_one_out():
+    X, y = separated(n_per_class=5, noise=1.0)
+    X, y = X[:11], y[:11]  # class 2 has one sample
+    clf = RidgeHeadClassifier(alphas=ALPHAS).fit(X, y)
+    theirs = RidgeClassifierCV(alphas=ALPHAS).fit(X, y)
+    assert clf.alpha_ == theirs.alpha_
+    assert clf.cv_errors_.shape == (len(ALPHAS),)
