@@ -413,6 +413,14 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         seconds = updates * (order * _POOLS_SECONDS_PER_STATE + 2 * order**2 / _FLOPS_PER_SECOND)
         return min(chunk, max(_MIN_CHUNK_SAMPLES, int(_CHUNK_SECONDS / seconds)))
 
+    def stream(self, n_streams: int = 1):
+        """A :class:`~lmu_sk.streaming.PooledStream` of ``n_streams`` sequences, advanced one
+        step or one chunk at a time; after ``t`` steps its ``transform()`` equals
+        :meth:`transform` of the first ``t`` steps."""
+        from .streaming import PooledStream
+
+        return PooledStream(self, n_streams)
+
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Names ``'w{w}_{input}_m{i}_{pool}'``: window, input (``c{k}`` a channel,
         ``d{k}`` its difference), state and pool (``p{k}`` a proportion, mean, max, min)."""

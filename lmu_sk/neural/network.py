@@ -44,7 +44,7 @@ from .activations import ACTIVATIONS, DERIVATIVES, HIDDEN_ACTIVATIONS
 from .initializers import initialize_layer
 from .losses import LOSSES, OUTPUT_ACTIVATION_OF_LOSS
 
-__all__ = ["DenseNetwork", "forward_pass", "make_device_rng"]
+__all__ = ["DenseNetwork", "forward_pass", "forward_rows", "make_device_rng"]
 
 Array = Any
 
@@ -110,8 +110,6 @@ def forward_pass(
         In the weights' dtype.
     """
     dtype = coefs[0].dtype
-    hidden_act = ACTIVATIONS[activation]
-    out_act = ACTIVATIONS[out_activation]
     n = X.shape[0]
     m = int(chunk_size)
     out = xp.empty((n, coefs[-1].shape[1]), dtype)
@@ -120,18 +118,53 @@ def forward_pass(
     for start in range(0, n, m):
         k = min(m, n - start)
         block[:k] = X[start : start + k]
-        inp = block
-        for i, (coef, intercept) in enumerate(zip(coefs, intercepts, strict=True)):
-            z = acts[i]
-            xp.matmul(inp, coef, out=z)
-            z += intercept
-            if i < len(coefs) - 1:
-                hidden_act(z, xp)
-            inp = z
-        if not raw:
-            out_act(inp, xp)
-        out[start : start + k] = inp[:k]
+        result = forward_rows(block, coefs, intercepts, activation, out_activation, acts, xp, raw)
+        out[start : start + k] = result[:k]
     return out
+
+
+def forward_rows(
+    X: Array,
+    coefs: Sequence[Array],
+    intercepts: Sequence[Array],
+    activation: str,
+    out_activation: str,
+    acts: Sequence[Array],
+    xp: ModuleType = np,
+    raw: bool = False,
+) -> Array:
+    """Output of a network for the rows ``X`` (no dropout), written into ``acts``.
+
+    The forward computation of :func:`forward_pass`, on one block of rows and preallocated
+    buffers: nothing is allocated, so a caller that predicts often on the same number of
+    rows (a stream) keeps its buffers.
+
+    Parameters
+    ----------
+    X : array of shape (n, n_features)
+        Input in the weights' dtype, on ``xp``.
+    coefs, intercepts, activation, out_activation, xp, raw
+        As for :func:`forward_pass`.
+    acts : sequence of arrays
+        One C-contiguous ``(n, fan_out)`` array per layer, in the weights' dtype.
+
+    Returns
+    -------
+    array of shape (n, n_outputs)
+        ``acts[-1]``, holding the output (pre-)activation.
+    """
+    hidden_act = ACTIVATIONS[activation]
+    inp = X
+    last = len(coefs) - 1
+    for i, (coef, intercept, z) in enumerate(zip(coefs, intercepts, acts, strict=True)):
+        xp.matmul(inp, coef, out=z)
+        z += intercept
+        if i < last:
+            hidden_act(z, xp)
+        inp = z
+    if not raw:
+        ACTIVATIONS[out_activation](inp, xp)
+    return inp
 
 
 class _Workspace:
