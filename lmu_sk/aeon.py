@@ -1,0 +1,499 @@
+"""aeon estimators: LMU classification, regression and features as aeon collection estimators.
+
+:class:`LMUAeonClassifier`, :class:`LMUAeonRegressor` and :class:`LMUAeonTransformer` are
+:class:`aeon.classification.BaseClassifier`, :class:`aeon.regression.BaseRegressor` and
+:class:`aeon.transformations.collection.BaseCollectionTransformer` subclasses. They take aeon
+collections as they come (``(n_cases, n_channels, n_timepoints)`` arrays and lists of
+``(n_channels, n_timepoints_i)`` arrays), keep every channel and every series' own length,
+and hold the fitted lmu_sk estimator they wrap as ``estimator_``, so they work in aeon's
+pipelines, benchmarking and estimator checks.
+
+This module needs aeon (``pip install "lmu_sk[aeon]"``); ``import lmu_sk`` does not import
+it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+from collections.abc import Iterator
+from typing import ClassVar
+
+import numpy as np
+
+try:
+    from aeon.classification import BaseClassifier
+    from aeon.regression import BaseRegressor
+    from aeon.transformations.collection import BaseCollectionTransformer
+except ImportError as error:  # pragma: no cover - exercised without aeon installed
+    raise ImportError(
+        'lmu_sk.aeon needs aeon; install it with: pip install "lmu_sk[aeon]" '
+        f"(importing aeon failed: {error})"
+    ) from error
+
+from .estimators import LMUClassifier, LMURegressor
+from .features import LMUFeatures
+from .pooled import LMUPooledFeatures
+
+__all__ = ["LMUAeonClassifier", "LMUAeonRegressor", "LMUAeonTransformer"]
+
+# What the three classes tell aeon: multivariate and unequal-length collections reach lmu_sk
+# as they are (equal lengths as one 3-D array, unequal ones as a list of 2-D arrays).
+_COMMON_TAGS = {
+    "capability:multivariate": True,
+    "capability:unequal_length": True,
+    "capability:multithreading": True,
+    "X_inner_type": ["np-list", "numpy3D"],
+    # the Delay Network is a causal convolution with the Legendre impulse responses
+    "algorithm_type": "convolution",
+    "python_dependencies": "aeon",
+}
+
+_FEATURE_OUTPUTS = ("pooled", "final", "mean", "max")
+
+
+def _n_threads(n_jobs) -> int:
+    """Threads for ``n_jobs`` as scikit-learn reads it: None or 0 is 1, -1 all cores."""
+    if n_jobs is None or n_jobs == 0:
+        return 1
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool):
+        raise TypeError(f"n_jobs must be None or an integer; got {n_jobs!r}.")
+    import os
+
+    n_cpus = os.cpu_count() or 1
+    return max(1, n_cpus + 1 + int(n_jobs)) if n_jobs < 0 else int(n_jobs)
+
+
+@contextlib.contextmanager
+def _thread_limit(n_threads: int) -> Iterator[None]:
+    """Run the block with at most ``n_threads`` Numba and BLAS threads."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        with threadpool_limits(limits=n_threads):
+            yield
+    finally:
+        numba.set_num_threads(before)
+
+
+def _merged_params(owner, own: dict, lmu_class: type) -> dict:
+    """``own`` and ``owner.lmu_params`` as the parameters of ``lmu_class``, checked."""
+    extra = owner.lmu_params
+    if extra is None:
+        extra = {}
+    if not isinstance(extra, dict):
+        raise TypeError(
+            f"lmu_params must be None or a dict of {lmu_class.__name__} parameters; got "
+            f"{type(extra).__name__}."
+        )
+    name = type(owner).__name__
+    valid = set(lmu_class().get_params(deep=False))
+    for key in extra:
+        if key == "channels_first":
+            raise ValueError(
+                f"lmu_params cannot set channels_first: {name} always passes aeon's "
+                "(n_cases, n_channels, n_timepoints) layout, channels_first=True."
+            )
+        if key in own:
+            raise ValueError(
+                f"lmu_params sets {key!r}, which is a parameter of {name} itself; pass "
+                f"{name}({key}=...) instead."
+            )
+        if key not in valid:
+            raise ValueError(
+                f"lmu_params has {key!r}, which is not a parameter of "
+                f"{lmu_class.__name__}; valid ones are {sorted(valid - set(own))}."
+            )
+    return {**own, **extra, "channels_first": True}
+
+
+class _LMUAeonPredictor:
+    """The fitting and prediction shared by the classifier and the regressor."""
+
+    _lmu_class: type
+
+    def _own_params(self) -> dict:
+        return {
+            "order": self.order,
+            "theta": self.theta,
+            "feature_output": self.feature_output,
+            "head": self.head,
+            "alphas": self.alphas,
+            "hidden_layer_sizes": self.hidden_layer_sizes,
+            "max_iter": self.max_iter,
+            "dtype": self.dtype,
+            "device": self.device,
+            "random_state": self.random_state,
+        }
+
+    def _fit(self, X, y):
+        self._n_jobs = _n_threads(self.n_jobs)
+        params = _merged_params(self, self._own_params(), self._lmu_class)
+        estimator = self._lmu_class(**params)
+        with _thread_limit(self._n_jobs):
+            estimator.fit(X, y)
+        self.estimator_ = estimator
+        return self
+
+    def _predict(self, X) -> np.ndarray:
+        with _thread_limit(self._n_jobs):
+            return np.asarray(self.estimator_.predict(X))
+
+
+class LMUAeonClassifier(_LMUAeonPredictor, BaseClassifier):
+    """Legendre Memory Unit classifier for aeon collections.
+
+    An :class:`aeon.classification.BaseClassifier` around :class:`lmu_sk.LMUClassifier`:
+    Delay Network features of every channel, at each series' own length, and a closed-form
+    ridge or dense head. Multivariate and unequal-length collections are taken as aeon
+    holds them.
+
+    Parameters
+    ----------
+    order : int, default=None
+        Delay Network states per channel (per window and input for pooled features);
+        ``None`` chooses from the training data, as :class:`lmu_sk.LMUClassifier` does.
+    theta : float or sequence of float, default=None
+        Delay Network window(s) in time points; ``None`` uses the training length.
+    feature_output : {'auto', 'final', 'mean', 'max', 'pooled'}, default='auto'
+        The features the head sees; 'auto' is 'pooled' for the ridge head and 'final'
+        for the dense head.
+    head : {'auto', 'dense', 'ridge'}, default='auto'
+        A ridge classifier solved in closed form or a dense network; 'auto' is ridge up to
+        10 000 training series.
+    alphas : sequence of float, default=None
+        Penalties the ridge head chooses from by leave-one-out cross-validation.
+    hidden_layer_sizes : tuple of int, default=(100,)
+        Hidden layers of the dense head.
+    max_iter : int, default=200
+        Epochs of the dense head.
+    dtype : {'float32', 'float64'}, default='float32'
+        Floating type of the features and the dense head.
+    device : {'auto', 'cpu', 'gpu'}, default='auto'
+        Where features and head are computed; 'auto' uses a GPU when CuPy finds one.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the dense head's initialisation, shuffling and dropout.
+    n_jobs : int, default=1
+        CPU threads for the features and the linear algebra; ``-1`` uses all cores.
+    lmu_params : dict, default=None
+        Further :class:`lmu_sk.LMUClassifier` parameters, e.g. ``{"dropout": 0.1}``.
+
+    Attributes
+    ----------
+    estimator_ : lmu_sk.LMUClassifier
+        The fitted classifier (with ``channels_first=True``).
+    classes_ : ndarray
+        The class labels.
+    n_classes_ : int
+        The number of classes.
+
+    See Also
+    --------
+    lmu_sk.LMUClassifier : the scikit-learn classifier this class wraps.
+    LMUAeonTransformer : the features alone, for aeon pipelines.
+
+    Examples
+    --------
+    >>> from aeon.datasets import load_basic_motions
+    >>> from lmu_sk.aeon import LMUAeonClassifier
+    >>> X_train, y_train = load_basic_motions(split="train")
+    >>> X_test, y_test = load_basic_motions(split="test")
+    >>> clf = LMUAeonClassifier().fit(X_train, y_train)
+    >>> clf.score(X_test, y_test) > 0.8
+    True
+    """
+
+    _tags: ClassVar[dict] = {**_COMMON_TAGS}
+    _lmu_class = LMUClassifier
+
+    def __init__(
+        self,
+        order: int | None = None,
+        theta=None,
+        feature_output: str = "auto",
+        head: str = "auto",
+        alphas=None,
+        hidden_layer_sizes: tuple = (100,),
+        max_iter: int = 200,
+        dtype: str = "float32",
+        device: str = "auto",
+        random_state=None,
+        n_jobs: int = 1,
+        lmu_params: dict | None = None,
+    ) -> None:
+        self.order = order
+        self.theta = theta
+        self.feature_output = feature_output
+        self.head = head
+        self.alphas = alphas
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.max_iter = max_iter
+        self.dtype = dtype
+        self.device = device
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.lmu_params = lmu_params
+        super().__init__()
+
+    def _predict_proba(self, X) -> np.ndarray:
+        if not hasattr(self.estimator_, "predict_proba"):
+            return super()._predict_proba(X)  # aeon's one-hot rows of the predicted class
+        with _thread_limit(self._n_jobs):
+            proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
+        # the columns follow the wrapped classifier's classes_: put them in aeon's order
+        out = np.zeros((proba.shape[0], self.n_classes_))
+        out[:, np.searchsorted(self.classes_, self.estimator_.classes_)] = proba
+        return out
+
+    @classmethod
+    def _get_test_params(cls, parameter_set: str = "default") -> dict | list[dict]:
+        """Small settings for aeon's estimator checks: the ridge and the dense head.
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Name of the parameter set; only "default" is defined.
+
+        Returns
+        -------
+        list of dict
+        """
+        return [
+            {"order": 4, "theta": [4.0, 12.0], "head": "ridge", "device": "cpu"},
+            {
+                "order": 4,
+                "head": "dense",
+                "hidden_layer_sizes": (8,),
+                "device": "cpu",
+                "random_state": 0,
+                # stops after two epochs, as converged, without a ConvergenceWarning
+                "lmu_params": {"tol": 1e9, "n_iter_no_change": 1},
+            },
+        ]
+
+
+class LMUAeonRegressor(_LMUAeonPredictor, BaseRegressor):
+    """Legendre Memory Unit regressor for aeon collections.
+
+    An :class:`aeon.regression.BaseRegressor` around :class:`lmu_sk.LMURegressor`, one
+    target per series. Multivariate and unequal-length collections are taken as aeon holds
+    them.
+
+    Parameters
+    ----------
+    order, theta, alphas, hidden_layer_sizes, max_iter, dtype, device, random_state, \
+n_jobs
+        As in :class:`LMUAeonClassifier`.
+    feature_output : {'auto', 'final', 'mean', 'max', 'pooled'}, default='auto'
+        The features the head sees; 'auto' is 'pooled' for the ridge head and 'final'
+        for the dense head.
+    head : {'auto', 'dense', 'ridge'}, default='auto'
+        A dense network with a linear output, or ridge regression solved in closed form;
+        'auto' is the dense head, as in :class:`lmu_sk.LMURegressor`.
+    lmu_params : dict, default=None
+        Further :class:`lmu_sk.LMURegressor` parameters, e.g. ``{"learning_rate_init":
+        1e-2}``.
+
+    Attributes
+    ----------
+    estimator_ : lmu_sk.LMURegressor
+        The fitted regressor (with ``channels_first=True``).
+
+    See Also
+    --------
+    lmu_sk.LMURegressor : the scikit-learn regressor this class wraps.
+
+    Examples
+    --------
+    >>> from aeon.datasets import load_covid_3month
+    >>> from lmu_sk.aeon import LMUAeonRegressor
+    >>> X_train, y_train = load_covid_3month(split="train")
+    >>> reg = LMUAeonRegressor(head="ridge").fit(X_train, y_train)
+    >>> reg.predict(X_train[:3]).shape
+    (3,)
+    """
+
+    _tags: ClassVar[dict] = {**_COMMON_TAGS}
+    _lmu_class = LMURegressor
+
+    def __init__(
+        self,
+        order: int | None = None,
+        theta=None,
+        feature_output: str = "auto",
+        head: str = "auto",
+        alphas=None,
+        hidden_layer_sizes: tuple = (100,),
+        max_iter: int = 200,
+        dtype: str = "float32",
+        device: str = "auto",
+        random_state=None,
+        n_jobs: int = 1,
+        lmu_params: dict | None = None,
+    ) -> None:
+        self.order = order
+        self.theta = theta
+        self.feature_output = feature_output
+        self.head = head
+        self.alphas = alphas
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.max_iter = max_iter
+        self.dtype = dtype
+        self.device = device
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.lmu_params = lmu_params
+        super().__init__()
+
+    def _predict(self, X) -> np.ndarray:
+        return super()._predict(X).reshape(-1)
+
+    @classmethod
+    def _get_test_params(cls, parameter_set: str = "default") -> dict | list[dict]:
+        """Small settings for aeon's estimator checks: the ridge and the dense head.
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Name of the parameter set; only "default" is defined.
+
+        Returns
+        -------
+        list of dict
+        """
+        return [
+            {"order": 4, "theta": [4.0, 12.0], "head": "ridge", "device": "cpu"},
+            {
+                "order": 4,
+                "head": "dense",
+                "hidden_layer_sizes": (8,),
+                "device": "cpu",
+                "random_state": 0,
+                # stops after two epochs, as converged, without a ConvergenceWarning
+                "lmu_params": {"tol": 1e9, "n_iter_no_change": 1},
+            },
+        ]
+
+
+class LMUAeonTransformer(BaseCollectionTransformer):
+    """Legendre Memory Unit features of aeon collections, one row per series.
+
+    An :class:`aeon.transformations.collection.BaseCollectionTransformer` around
+    :class:`lmu_sk.LMUPooledFeatures` (``output='pooled'``) or :class:`lmu_sk.LMUFeatures`
+    (the Delay Network state at each series' end, or averaged or maximised over time).
+    Every channel keeps its own Delay Network and every series its own length; the output
+    is a table of shape ``(n_cases, n_features)`` for any scikit-learn estimator.
+
+    Parameters
+    ----------
+    output : {'pooled', 'final', 'mean', 'max'}, default='pooled'
+        Multi-scale pooled features (:class:`lmu_sk.LMUPooledFeatures`) or the states of
+        one Delay Network per channel (:class:`lmu_sk.LMUFeatures`).
+    order : int, default=None
+        Delay Network states per channel (per window and input when pooled); ``None``
+        keeps the wrapped transformer's default.
+    theta : float or sequence of float, default=None
+        The window (``LMUFeatures.theta``) or windows (``LMUPooledFeatures.thetas``) in time
+        points; ``None`` uses the training length.
+    dtype : {None, 'float32', 'float64'}, default=None
+        Floating type of the features; ``None`` keeps the input's.
+    device : {'auto', 'cpu', 'gpu'}, default='auto'
+        Where the features are computed; they are returned as NumPy arrays.
+    n_jobs : int, default=1
+        CPU threads; ``-1`` uses all cores.
+    lmu_params : dict, default=None
+        Further parameters of the wrapped transformer, e.g. ``{"n_biases": 8}``.
+
+    Attributes
+    ----------
+    estimator_ : lmu_sk.LMUPooledFeatures or lmu_sk.LMUFeatures
+        The fitted transformer (with ``channels_first=True``).
+
+    See Also
+    --------
+    LMUAeonClassifier : these features with a ridge or dense head.
+
+    Examples
+    --------
+    >>> from aeon.datasets import load_basic_motions
+    >>> from lmu_sk.aeon import LMUAeonTransformer
+    >>> X, y = load_basic_motions(split="train")
+    >>> LMUAeonTransformer(order=8).fit_transform(X).shape[0]
+    40
+    """
+
+    _tags: ClassVar[dict] = {
+        **_COMMON_TAGS,
+        "output_data_type": "Tabular",
+        "fit_is_empty": False,
+    }
+
+    def __init__(
+        self,
+        output: str = "pooled",
+        order: int | None = None,
+        theta=None,
+        dtype: str | None = None,
+        device: str = "auto",
+        n_jobs: int = 1,
+        lmu_params: dict | None = None,
+    ) -> None:
+        self.output = output
+        self.order = order
+        self.theta = theta
+        self.dtype = dtype
+        self.device = device
+        self.n_jobs = n_jobs
+        self.lmu_params = lmu_params
+        super().__init__()
+
+    def _wrapped(self):
+        if self.output not in _FEATURE_OUTPUTS:
+            raise ValueError(f"Unknown output {self.output!r}; use one of {_FEATURE_OUTPUTS}.")
+        pooled = self.output == "pooled"
+        lmu_class = LMUPooledFeatures if pooled else LMUFeatures
+        own = {"dtype": self.dtype, "device": self.device}
+        if not pooled:
+            own["output"] = self.output
+        own["thetas" if pooled else "theta"] = self.theta
+        if self.order is not None:
+            own["order"] = self.order
+        params = _merged_params(self, own, lmu_class)
+        return lmu_class(**params)
+
+    def _fit(self, X, y=None):
+        self._fit_transform(X, y, transform=False)
+        return self
+
+    def _transform(self, X, y=None) -> np.ndarray:
+        with _thread_limit(self._n_jobs):
+            return np.asarray(self.estimator_.transform(X))
+
+    def _fit_transform(self, X, y=None, transform: bool = True) -> np.ndarray | None:
+        self._n_jobs = _n_threads(self.n_jobs)
+        estimator = self._wrapped()
+        with _thread_limit(self._n_jobs):
+            Xt = estimator.fit_transform(X) if transform else estimator.fit(X)
+        self.estimator_ = estimator
+        return np.asarray(Xt) if transform else None
+
+    @classmethod
+    def _get_test_params(cls, parameter_set: str = "default") -> dict | list[dict]:
+        """Small settings for aeon's estimator checks: pooled and final-state features.
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Name of the parameter set; only "default" is defined.
+
+        Returns
+        -------
+        list of dict
+        """
+        return [
+            {"order": 4, "theta": [4.0, 12.0], "device": "cpu"},
+            {"output": "final", "order": 4, "device": "cpu"},
+        ]

@@ -1,0 +1,203 @@
+"""aeon estimators: aeon's own estimator checks, channels and unequal lengths kept, errors."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
+
+try:
+    from aeon.testing.estimator_checking import parametrize_with_checks
+except ImportError:
+    parametrize_with_checks = None
+
+needs_aeon = pytest.mark.skipif(parametrize_with_checks is None, reason="aeon is not installed")
+
+
+def test_import_lmu_sk_does_not_import_aeon():
+    code = "import sys, lmu_sk; print('aeon' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "False"
+
+
+def test_missing_aeon_names_the_extra(monkeypatch):
+    # None in sys.modules makes ``import aeon...`` raise ImportError, as when it is absent
+    for name in [name for name in sys.modules if name.split(".")[0] == "aeon"] + ["aeon"]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, "lmu_sk.aeon", raising=False)
+    with pytest.raises(ImportError, match=r'pip install "lmu_sk\[aeon\]"'):
+        import lmu_sk.aeon  # noqa: F401
+
+
+if parametrize_with_checks is not None:
+    from lmu_sk.aeon import LMUAeonClassifier, LMUAeonRegressor, LMUAeonTransformer
+
+    aeon_checks = parametrize_with_checks(
+        [LMUAeonClassifier, LMUAeonRegressor, LMUAeonTransformer]
+    )
+else:  # the checks are collected from aeon: one skipped test stands for them
+    aeon_checks = pytest.mark.parametrize(
+        "check", [pytest.param(None, marks=pytest.mark.skip(reason="aeon is not installed"))]
+    )
+
+
+@aeon_checks
+def test_aeon_estimator_checks(check):
+    check()
+
+
+def _unequal_collection(n_cases=24, n_channels=3, seed=0):
+    """Series of 15 to 40 points, channel ``c`` a noisy sine whose frequency sets the class."""
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for i in range(n_cases):
+        label = i % 2
+        n = int(rng.integers(15, 41))
+        t = np.arange(n)
+        rows = [
+            np.sin((0.2 + 0.3 * label) * t * (c + 1)) + 0.1 * rng.standard_normal(n)
+            for c in range(n_channels)
+        ]
+        X.append(np.stack(rows))
+        y.append(label)
+    return X, np.array(y)
+
+
+@needs_aeon
+def test_unequal_multivariate_predictions_are_lmu_sk_s():
+    """The aeon classifier gives what LMUClassifier gives on the same list of series."""
+    X, y = _unequal_collection()
+    params = {"order": 4, "theta": [5.0, 20.0], "head": "ridge", "device": "cpu"}
+    clf = LMUAeonClassifier(**params).fit(X, y)
+    reference = LMUClassifier(**params, channels_first=True).fit(X, y)
+    assert isinstance(clf.estimator_, LMUClassifier)
+    assert clf.estimator_.channels_first is True
+    np.testing.assert_array_equal(clf.predict(X), reference.predict(X))
+    proba = clf.predict_proba(X)
+    np.testing.assert_array_equal(proba, reference.predict_proba(X))
+    # float64 probabilities: rows sum to 1 within a few units of rounding
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X))
+    assert clf.get_tag("capability:multivariate") and clf.get_tag("capability:unequal_length")
+
+
+@needs_aeon
+def test_dense_head_probabilities_are_lmu_sk_s():
+    X, y = _unequal_collection()
+    y = np.array(["b", "a"])[y]  # string labels, columns in sorted order
+    params = {"order": 4, "head": "dense", "hidden_layer_sizes": (8,), "random_state": 0}
+    lmu = {"tol": 1e9, "n_iter_no_change": 1}  # two epochs, no ConvergenceWarning
+    clf = LMUAeonClassifier(**params, device="cpu", lmu_params=lmu).fit(X, y)
+    reference = LMUClassifier(**params, **lmu, device="cpu", channels_first=True).fit(X, y)
+    # same code and seed: the same float32 numbers
+    np.testing.assert_array_equal(clf.predict_proba(X), reference.predict_proba(X))
+    assert list(clf.classes_) == ["a", "b"]
+
+
+@needs_aeon
+def test_transformer_keeps_channels_and_lengths():
+    """Features of each channel and of each series at its own length, as lmu_sk computes them."""
+    X, _ = _unequal_collection(n_channels=3)
+    Xt = LMUAeonTransformer(output="final", order=4, theta=10.0, device="cpu").fit_transform(X)
+    reference = LMUFeatures(order=4, theta=10.0, device="cpu", channels_first=True)
+    np.testing.assert_array_equal(Xt, reference.fit_transform(X))
+    assert Xt.shape == (len(X), 3 * 4)
+    # the first two channels alone give the first two channels' features: none is mixed in
+    Xt2 = LMUAeonTransformer(output="final", order=4, theta=10.0, device="cpu").fit_transform(
+        [x[:2] for x in X]
+    )
+    assert Xt2.shape == (len(X), 2 * 4)
+    np.testing.assert_array_equal(Xt2, Xt[:, : 2 * 4])
+
+    pooled = LMUAeonTransformer(order=4, theta=[5.0, 20.0], device="cpu").fit(X)
+    assert isinstance(pooled.estimator_, LMUPooledFeatures)
+    reference = LMUPooledFeatures(order=4, thetas=[5.0, 20.0], device="cpu", channels_first=True)
+    np.testing.assert_array_equal(pooled.transform(X), reference.fit(X).transform(X))
+
+
+@needs_aeon
+def test_regressor_matches_lmu_sk():
+    X, y = _unequal_collection()
+    target = np.array([x.mean() for x in X]) + y
+    params = {"order": 4, "theta": [5.0, 20.0], "head": "ridge", "device": "cpu"}
+    reg = LMUAeonRegressor(**params).fit(X, target)
+    reference = LMURegressor(**params, channels_first=True).fit(X, target)
+    prediction = reg.predict(X)
+    assert prediction.shape == (len(X),)
+    np.testing.assert_array_equal(prediction, reference.predict(X))
+
+
+@needs_aeon
+@pytest.mark.parametrize(
+    ("aeon_class", "lmu_class"),
+    [("LMUAeonClassifier", LMUClassifier), ("LMUAeonRegressor", LMURegressor)],
+)
+def test_defaults_mirror_lmu_sk(aeon_class, lmu_class):
+    """Each mirrored parameter defaults to the wrapped estimator's default."""
+    import lmu_sk.aeon
+
+    own = getattr(lmu_sk.aeon, aeon_class)().get_params()
+    wrapped = lmu_class().get_params()
+    mirrored = set(own) - {"n_jobs", "lmu_params"}
+    assert mirrored <= set(wrapped)
+    assert {name: own[name] for name in mirrored} == {name: wrapped[name] for name in mirrored}
+
+
+@needs_aeon
+@pytest.mark.parametrize(
+    ("lmu_params", "error", "match"),
+    [
+        ({"channels_first": False}, ValueError, "cannot set channels_first"),
+        ({"order": 3}, ValueError, r"LMUAeonClassifier\(order=\.\.\.\)"),
+        ({"no_such": 1}, ValueError, "not a parameter of LMUClassifier"),
+        ([("dropout", 0.1)], TypeError, "must be None or a dict"),
+    ],
+)
+def test_bad_lmu_params(lmu_params, error, match):
+    X, y = _unequal_collection(n_cases=8)
+    with pytest.raises(error, match=match):
+        LMUAeonClassifier(lmu_params=lmu_params).fit(X, y)
+
+
+@needs_aeon
+def test_bad_output_and_n_jobs():
+    X, _ = _unequal_collection(n_cases=8)
+    with pytest.raises(ValueError, match="Unknown output 'sequence'"):
+        LMUAeonTransformer(output="sequence").fit(X)
+    with pytest.raises(TypeError, match="n_jobs must be None or an integer"):
+        LMUAeonTransformer(n_jobs=1.5).fit(X)
+
+
+@needs_aeon
+def test_n_jobs_limits_threads_and_keeps_results():
+    import numba
+
+    X, _ = _unequal_collection()
+    before = numba.get_num_threads()
+    params = {"order": 4, "theta": [5.0, 20.0], "device": "cpu"}
+    one = LMUAeonTransformer(**params, n_jobs=1).fit(X)
+    many = LMUAeonTransformer(**params, n_jobs=-1).fit(X)
+    assert one._n_jobs == 1 and many._n_jobs >= 1
+    # each series is computed alone, whatever the threads: the same numbers
+    np.testing.assert_array_equal(one.transform(X), many.transform(X))
+    assert numba.get_num_threads() == before
+
+
+@needs_aeon
+def test_benchmark_example_runs_offline(monkeypatch, capsys):
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "aeon_benchmark.py"
+    monkeypatch.setattr(sys, "argv", [str(script)])
+    main = runpy.run_path(str(script), run_name="example")["main"]
+    results = main(["--resamples", "1", "--datasets", "UnitTest", "JapaneseVowels"])
+    # published splits: LMU 0.909 and 0.986 here; well above chance (1/2 and 1/9)
+    assert results[("UnitTest", "LMUAeonClassifier")][0][0] > 0.8
+    assert results[("JapaneseVowels", "LMUAeonClassifier")][0][0] > 0.95
+    assert results[("JapaneseVowels", "MiniRocketClassifier")][0][0] > 0.9
+    assert "JapaneseVowels" in capsys.readouterr().out
