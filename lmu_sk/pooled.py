@@ -317,7 +317,7 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_out_)
+        ndarray of shape (n_samples, ``n_features_out_``)
         """
         return self._transform(X, self.return_gpu_arrays)
 

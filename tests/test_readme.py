@@ -16,7 +16,7 @@ def python_blocks(text: str) -> list[str]:
 
 
 def test_readme_has_python_blocks():
-    assert len(python_blocks(README.read_text())) >= 5
+    assert len(python_blocks(README.read_text())) >= 1  # the tour; the rest is in docs/
 
 
 def test_readme_blocks_run_in_order(tmp_path):
