@@ -283,7 +283,7 @@ def accuracy(args, results: dict) -> None:
         f"stream == batch after {n_steps:,} single-step updates (2 series), "
         f"max |stream - batch| / max |batch|:"
     )
-    header = f"  {'output':9s} {'head':24s} {'dtype':8s} {'features':>10s} {'head output':>12s}"
+    header = f"  {'output':9s} {'head':38s} {'dtype':8s} {'features':>10s} {'head output':>12s}"
     print(header)
     worst = {"float32": 0.0, "float64": 0.0}
     for dtype in ("float32", "float64"):
