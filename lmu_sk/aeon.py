@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import os
 from collections.abc import Iterator
 from typing import ClassVar
 
@@ -58,8 +59,6 @@ def _n_threads(n_jobs) -> int:
         return 1
     if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool):
         raise TypeError(f"n_jobs must be None or an integer; got {n_jobs!r}.")
-    import os
-
     n_cpus = os.cpu_count() or 1
     return max(1, n_cpus + 1 + int(n_jobs)) if n_jobs < 0 else int(n_jobs)
 
@@ -90,14 +89,16 @@ def _merged_params(owner, own: dict, lmu_class: type) -> dict:
             f"{type(extra).__name__}."
         )
     name = type(owner).__name__
-    valid = set(lmu_class().get_params(deep=False))
+    # set through the owner's own parameters, even those left at None and not passed on
+    reserved = set(own) | set(owner.get_params(deep=False)) - {"n_jobs", "lmu_params"}
+    valid = set(lmu_class().get_params(deep=False)) - reserved - {"channels_first"}
     for key in extra:
         if key == "channels_first":
             raise ValueError(
                 f"lmu_params cannot set channels_first: {name} always passes aeon's "
                 "(n_cases, n_channels, n_timepoints) layout, channels_first=True."
             )
-        if key in own:
+        if key in reserved:
             raise ValueError(
                 f"lmu_params sets {key!r}, which is a parameter of {name} itself; pass "
                 f"{name}({key}=...) instead."
@@ -105,7 +106,7 @@ def _merged_params(owner, own: dict, lmu_class: type) -> dict:
         if key not in valid:
             raise ValueError(
                 f"lmu_params has {key!r}, which is not a parameter of "
-                f"{lmu_class.__name__}; valid ones are {sorted(valid - set(own))}."
+                f"{lmu_class.__name__}; valid ones are {sorted(valid)}."
             )
     return {**own, **extra, "channels_first": True}
 

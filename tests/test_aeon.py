@@ -201,3 +201,14 @@ def test_benchmark_example_runs_offline(monkeypatch, capsys):
     assert results[("JapaneseVowels", "LMUAeonClassifier")][0][0] > 0.95
     assert results[("JapaneseVowels", "MiniRocketClassifier")][0][0] > 0.9
     assert "JapaneseVowels" in capsys.readouterr().out
+
+
+@needs_aeon
+def test_transformer_lmu_params_cannot_shadow_its_own():
+    X, _ = _unequal_collection(n_cases=8)
+    # order=None is not passed on, but remains the transformer's own parameter
+    with pytest.raises(ValueError, match=r"LMUAeonTransformer\(order=\.\.\.\)"):
+        LMUAeonTransformer(lmu_params={"order": 4}).fit(X)
+    Xt = LMUAeonTransformer(order=4, theta=[5.0], lmu_params={"n_biases": 2}).fit_transform(X)
+    reference = LMUPooledFeatures(order=4, thetas=[5.0], n_biases=2, channels_first=True)
+    np.testing.assert_array_equal(Xt, reference.fit_transform(X))
