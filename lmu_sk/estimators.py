@@ -16,6 +16,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -494,7 +495,7 @@ class _LMUBase(BaseEstimator):
         if not self.warm_start or not hasattr(self, "head_"):
             self.__dict__.pop("head_", None)
         self.head_kind_ = self._resolved_head(_num_samples(X))
-        weights = self._weights(sample_weight, X)
+        weights = self._weights(sample_weight, X, y)
         F = self._fit_features(X, weights)
         if X_val is not None:
             X_val = _without_names(X_val)
@@ -513,7 +514,7 @@ class _LMUBase(BaseEstimator):
             return self._partial_fit_dask(X, y, **kwargs)
         X = _without_names(X)
         sample_weight = check_sample_weight(sample_weight, _num_samples(X))
-        weights = self._weights(sample_weight, X)
+        weights = self._weights(sample_weight, X, y)
         if first:
             self.head_kind_ = self._partial_head()
             F = self._fit_features(X, weights)
@@ -626,8 +627,12 @@ class _LMUBase(BaseEstimator):
         probe = self._predict_block(np.zeros((1, *F.shape[1:]), F.dtype), method)
         return _dask.map_rows(functools.partial(self._predict_block, method=method), F, probe)
 
-    @staticmethod
-    def _refuse_dask_weights(sample_weight) -> None:
+    def _refuse_dask_weights(self, sample_weight) -> None:
+        if getattr(self, "class_weight", None) is not None:
+            raise ValueError(
+                "class_weight is not supported for dask arrays. Compute X into memory "
+                "(X.compute()) to train with class weights."
+            )
         if sample_weight is not None:
             raise ValueError(
                 "sample_weight is not supported for dask arrays. Compute X into memory "
@@ -635,7 +640,7 @@ class _LMUBase(BaseEstimator):
                 "of X by their weights instead."
             )
 
-    def _weights(self, sample_weight, X):
+    def _weights(self, sample_weight, X, y=None):
         """The head's sample weights for per-sequence ``sample_weight``."""
         return sample_weight
 
@@ -713,6 +718,11 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         lists of ``(n_channels, n_steps_i)`` arrays; ``None`` reads ``(n_samples, n_steps,
         n_channels)`` and warns when a 3-D ``X`` has fewer steps than channels; ``False``
         reads the same without the warning. See :class:`~lmu_sk.features.LMUFeatures`.
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, as in :class:`sklearn.linear_model.RidgeClassifierCV`:
+        every sequence's weight is multiplied by its class's (``'balanced'``:
+        ``n_samples / (n_classes * count of the class)``), for either head. ``partial_fit``
+        takes a dict only. Not supported for dask arrays.
 
     Attributes
     ----------
@@ -739,9 +749,100 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         As in :class:`sklearn.neural_network.MLPClassifier`, from the head.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        **_LMUBase._parameter_constraints,
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
     _head_class = DenseHeadClassifier
     _ridge_class = RidgeHeadClassifier
     classes_ = _FromHead()
+
+    def __init__(
+        self,
+        order=None,
+        theta=None,
+        discretizer="zoh",
+        feature_output="auto",
+        scale_features=True,
+        memory=None,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        *,
+        head="auto",
+        alphas=None,
+        solver="adam",
+        alpha=1e-4,
+        batch_size="auto",
+        learning_rate="constant",
+        learning_rate_init=1e-3,
+        power_t=0.5,
+        max_iter=200,
+        shuffle=True,
+        random_state=None,
+        tol=1e-4,
+        verbose=False,
+        warm_start=False,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-8,
+        dropout=0.0,
+        input_dropout=0.0,
+        dtype="float32",
+        device="auto",
+        channels_first=None,
+        class_weight=None,
+    ):
+        super().__init__(
+            order=order,
+            theta=theta,
+            discretizer=discretizer,
+            feature_output=feature_output,
+            scale_features=scale_features,
+            memory=memory,
+            hidden_layer_sizes=hidden_layer_sizes,
+            activation=activation,
+            head=head,
+            alphas=alphas,
+            solver=solver,
+            alpha=alpha,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            learning_rate_init=learning_rate_init,
+            power_t=power_t,
+            max_iter=max_iter,
+            shuffle=shuffle,
+            random_state=random_state,
+            tol=tol,
+            verbose=verbose,
+            warm_start=warm_start,
+            momentum=momentum,
+            nesterovs_momentum=nesterovs_momentum,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            beta_1=beta_1,
+            beta_2=beta_2,
+            epsilon=epsilon,
+            dropout=dropout,
+            input_dropout=input_dropout,
+            dtype=dtype,
+            device=device,
+            channels_first=channels_first,
+        )
+        self.class_weight = class_weight
+
+    def _weights(self, sample_weight, X, y=None):
+        """Per-sequence weights times the class weights, as ``RidgeClassifierCV`` and
+        ``LogisticRegression`` apply ``class_weight``."""
+        if self.class_weight is None or y is None:
+            return sample_weight
+        class_weights = compute_sample_weight(self.class_weight, y)
+        return class_weights if sample_weight is None else sample_weight * class_weights
 
     def _head_classes(self, y):
         return np.unique(y)
@@ -763,6 +864,12 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         -------
         self
         """
+        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
+            raise ValueError(
+                "class_weight='balanced' is not supported by partial_fit: the class "
+                "frequencies of one batch are not those of the data. Pass a dict of class "
+                "weights, or use fit."
+            )
         return self._partial_fit(X, y, sample_weight, classes=classes)
 
     def predict(self, X):
@@ -854,7 +961,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return shape[0], shape[2]
         return shape[0], shape[1]
 
-    def _weights(self, sample_weight, X):
+    def _weights(self, sample_weight, X, y=None):
         """Per-sequence weights, repeated for every step with 'sequence' features."""
         if sample_weight is None or self.feature_output != "sequence":
             return sample_weight

@@ -94,3 +94,43 @@ def test_the_default_classifier_fits_and_predicts_on_dask_as_in_memory():
         assert isinstance(got, da.Array)  # lazy
         # float64 features and one head: the same numbers up to the sum order of BLAS
         np.testing.assert_allclose(got.compute(), getattr(eager, method)(X), atol=1e-12)
+
+
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_class_weight_equals_the_same_sample_weights(head):
+    X, y = labelled(80)
+    y[:10] = 2  # a rare class
+    params = dict(head=head, max_iter=5, random_state=0, order=4)
+    weights = {0: 1.0, 1: 2.0, 2: 5.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        by_class = LMUClassifier(class_weight=weights, **params).fit(X, y)
+        by_sample = LMUClassifier(**params).fit(X, y, sample_weight=np.vectorize(weights.get)(y))
+        plain = LMUClassifier(**params).fit(X, y)
+    np.testing.assert_allclose(
+        by_class.decision_function(X) if head == "ridge" else by_class.predict_proba(X),
+        by_sample.decision_function(X) if head == "ridge" else by_sample.predict_proba(X),
+        rtol=1e-6,
+        atol=1e-8,
+    )
+    assert not np.allclose(by_class.predict_proba(X), plain.predict_proba(X))
+
+
+def test_balanced_class_weight_is_refused_by_partial_fit():
+    X, y = labelled()
+    with pytest.raises(ValueError, match="class_weight='balanced' is not supported by partial"):
+        LMUClassifier(class_weight="balanced").partial_fit(X, y, classes=[0, 1])
+    with pytest.raises(ValueError, match="class_weight"):
+        LMUClassifier(class_weight="bogus").fit(X, y)
+
+
+def test_one_training_sequence_per_class_fits():
+    # as in Fungi: every class has a single training series; the ridge head picks its
+    # penalty without leave-one-out (see RidgeHeadClassifier)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((12, 40))
+    y = np.arange(12)
+    clf = LMUClassifier().fit(X, y)
+    np.testing.assert_array_equal(clf.predict(X), y)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
