@@ -169,9 +169,22 @@ def test_same_version_lacking_a_parameter_is_not_second_guessed():
     assert loaded.order == 4
 
 
+def _holds_generator(obj, depth: int = 0) -> bool:
+    """Whether a NumPy random Generator is among ``obj``'s attributes, at any depth."""
+    if isinstance(obj, np.random.Generator):
+        return True
+    if depth > 4 or not hasattr(obj, "__dict__"):
+        return False
+    return any(_holds_generator(value, depth + 1) for value in vars(obj).values())
+
+
 @pytest.mark.parametrize(("estimator", "X_in", "method"), FITTED, ids=IDS)
 def test_skops_round_trip(estimator, X_in, method):
     sio = pytest.importorskip("skops.io")
+    if _holds_generator(estimator) and np.lib.NumpyVersion(np.__version__) < "1.25.0":
+        # skops saves a Generator through BitGenerator.seed_seq, new in NumPy 1.25 (the
+        # skops releases that install beside NumPy 1.24 fail on it)
+        pytest.skip("skops cannot save NumPy < 1.25 random generators")
     data = sio.dumps(estimator)
     untrusted = sio.get_untrusted_types(data=data)
     # skops asks to trust lmu_sk's own classes only: nothing else needs trusting
