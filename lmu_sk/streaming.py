@@ -135,37 +135,29 @@ def _filled(xp: ModuleType, shape: tuple, value: float, dtype) -> Array:
     return a
 
 
-def _iter_blocks(xp: ModuleType, state: Array, inputs: Array, weights: Array) -> Iterator[Array]:
-    """The states after every step of ``inputs``, one time block at a time.
+def _iter_blocks(
+    U: Array, W: Array, order: int, xp: ModuleType, *, state: Array
+) -> Iterator[tuple[int, Array]]:
+    """Yield ``(t0, G)``: the states ``(n_rows, T', order)`` after steps ``t0 .. t0 + T' -
+    1`` of the rows ``U`` ``(n_rows, n_steps)``, one block of ``T`` steps at a time, from
+    the state ``state`` ``(n_rows, order)`` before the first step (not modified).
 
-    Parameters
-    ----------
-    state : array of shape (..., n_rows, order)
-        The state before the first step (not modified).
-    inputs : array of shape (n_rows, n_steps)
-        The inputs of every row, the same for every leading index of ``state``.
-    weights : array of shape (..., order + T, T * order)
-        Block weights of ``T`` steps (:func:`lmu_sk.kernels.cpu_gemm.block_weights`),
-        one per leading index of ``state``, in the dtype of ``state``.
-
-    Yields
-    ------
-    array of shape (..., n_rows, T', order)
-        The states of the next ``T' <= T`` steps; the last of them is carried into the
-        next block. Only valid until the next block is asked for.
+    Each block is one product ``[m, u_t0 .. u_{t0+T'-1}] @ W`` with the block weights
+    ``W`` ``(order + T, T * order)`` (:func:`lmu_sk.kernels.cpu_gemm.block_weights`) in the
+    dtype of the state; ``G`` is only valid until the next block is asked for.
     """
-    d = state.shape[-1]
-    T = weights.shape[-1] // d
-    n_steps = inputs.shape[-1]
-    carry = xp.empty((*state.shape[:-1], d + T), state.dtype)
-    carry[..., :d] = state
+    d = order
+    T = W.shape[0] - d
+    n_rows, n_steps = U.shape
+    carry = xp.empty((n_rows, d + T), W.dtype)  # [state, the block's inputs]
+    carry[:, :d] = state
     for t0 in range(0, n_steps, T):
         steps = min(T, n_steps - t0)
-        carry[..., d : d + steps] = inputs[:, t0 : t0 + steps]
-        states = xp.matmul(carry[..., : d + steps], weights[..., : d + steps, : steps * d])
-        states = states.reshape(*states.shape[:-1], steps, d)
-        carry[..., :d] = states[..., -1, :]
-        yield states
+        carry[:, d : d + steps] = U[:, t0 : t0 + steps]
+        G = xp.matmul(carry[:, : d + steps], W[: d + steps, : steps * d])
+        G = G.reshape(n_rows, steps, d)
+        carry[:, :d] = G[:, -1]
+        yield t0, G
 
 
 def _check_n_streams(n_streams) -> int:
@@ -697,10 +689,10 @@ class DNStream(_FeatureStream):
         group = max(1, _BLOCK_BYTES // (block * d * self._work.itemsize))
         for r0 in range(0, n_rows, group):
             r1 = min(n_rows, r0 + group)
-            states = None
-            for states in _iter_blocks(xp, state[r0:r1], rows[r0:r1], self._blocks):
-                xp.maximum(new_max[r0:r1], states.max(axis=-2), out=new_max[r0:r1])
-            new_state[r0:r1] = states[:, -1]
+            G = None
+            for _, G in _iter_blocks(rows[r0:r1], self._blocks, d, xp, state=state[r0:r1]):
+                xp.maximum(new_max[r0:r1], G.max(axis=1), out=new_max[r0:r1])
+            new_state[r0:r1] = G[:, -1]
         return new_state, new_max
 
     # ------------------------------------------------------------------ features
@@ -759,8 +751,8 @@ class PooledStream(_FeatureStream):
     Parameters
     ----------
     features : LMUPooledFeatures
-        A fitted transformer; its fitted windows, systems, thresholds, ``stride`` and
-        ``difference`` are used.
+        A fitted transformer; its fitted windows, systems, thresholds, ``stride_`` and
+        ``difference_`` are used.
     n_streams : int, default=1
     return_device_arrays : bool, default=None
         As for :class:`DNStream`.
@@ -781,6 +773,13 @@ class PooledStream(_FeatureStream):
         ``'block_sum'`` ``(n_streams, n_channels)``, the sum of the inputs of the block
         under way; with ``difference`` ``'previous'`` ``(n_streams, n_channels)``, the
         input (block mean) of the last whole block.
+
+    Notes
+    -----
+    A proportion pool counts the steps on which a state exceeds a threshold: where a state
+    equals a threshold exactly (inputs that repeat exact values, such as integers, can
+    give the very state a threshold was fitted on), stream and batch compute it with
+    different rounding and may count that step differently.
     """
 
     _device_attributes = (
@@ -789,7 +788,11 @@ class PooledStream(_FeatureStream):
         "_biases",
         "_buffer",
         "_next",
-        "_pools",
+        "_cmp",
+        "_above",
+        "_total",
+        "_high",
+        "_low",
         "_block_sum",
         "_previous",
     )
@@ -824,9 +827,9 @@ class PooledStream(_FeatureStream):
         if return_device_arrays is None:
             return_device_arrays = bool(features.return_gpu_arrays)
         self.return_device_arrays = return_device_arrays
-        pools = self.n_windows * self.n_streams * self.n_inputs * self.order
+        states = self.n_windows * self.n_streams * self.n_inputs * self.order
         check_fits(
-            8 * pools * (2 * (self.n_biases + 3) + 2),
+            states * (17 * self.n_biases + 8 * 6),
             f"A pooled stream of {self.n_streams} sequences with {self.n_features} features",
             "Use fewer streams per object (several streams can run side by side).",
         )
@@ -837,26 +840,45 @@ class PooledStream(_FeatureStream):
     def _setup(self, xp: ModuleType) -> None:
         self._xp = xp
         self._step = xp.asarray(_step_matrix(self._Abars, self._Bbars))  # (W, d + 1, d)
-        # thresholds broadcast against states of shape (W, n_streams, n_inputs, order)
-        self._biases = xp.asarray(self._biases_host[:, None])
-        self._blocks = None
+        # thresholds first, against states (W, n_streams, n_inputs, order): the comparisons
+        # then run along the states, not along the few thresholds
+        self._biases = xp.asarray(np.moveaxis(self._biases_host, -1, 0)[:, :, None])
+        self._blocks = None  # block weights of every window, for chunks
 
     def _allocate(self) -> None:
         xp = self._xp
         W, n, k, d, b = self.n_windows, self.n_streams, self.n_inputs, self.order, self.n_biases
         f64 = np.float64
-        self._buffer = _filled(xp, (W, n * k, d + 1), 0.0, f64)
+        self._buffer = _filled(xp, (W, n * k, d + 1), 0.0, f64)  # state, then input slot
         self._next = xp.empty((W, n * k, d), f64)
-        # per state: counts above each threshold, sum, maximum, minimum
-        self._pools = _filled(xp, (W, n, k, d, b + 3), 0.0, f64)
-        self._pools[..., b + 1] = -np.inf
-        self._pools[..., b + 2] = np.inf
+        self._cmp = xp.empty((b, W, n, k, d), bool)
+        # the pools: counts above each threshold, sum, maximum and minimum of every state
+        self._above = _filled(xp, (b, W, n, k, d), 0, np.int64)
+        self._total = _filled(xp, (W, n, k, d), 0.0, f64)
+        self._high = _filled(xp, (W, n, k, d), -np.inf, f64)
+        self._low = _filled(xp, (W, n, k, d), np.inf, f64)
         c = self.n_channels
         self._block_sum = _filled(xp, (n, c), 0.0, f64) if self.stride > 1 else None
         self._previous = _filled(xp, (n, c), 0.0, f64) if self.difference else None
 
     def _state_dtype(self, name: str) -> np.dtype:
         return np.dtype(np.float64)
+
+    def _pools(self, above: Array, total: Array, high: Array, low: Array) -> Array:
+        """The pools in the features' layout ``(n_streams, W, n_inputs, order, n_biases +
+        3)``: counts, sum, maximum and minimum (float64, a new array)."""
+        b = self.n_biases
+        out = self._xp.empty((self.n_streams, *total.shape[:1], *total.shape[2:], b + 3))
+        out[..., :b] = above.transpose(2, 1, 3, 4, 0)
+        for column, pool in enumerate((total, high, low), start=b):
+            out[..., column] = pool.transpose(1, 0, 2, 3)
+        return out
+
+    def _put_pools(self, a: Array) -> None:
+        b = self.n_biases
+        self._above[...] = a[..., :b].transpose(4, 1, 0, 2, 3)
+        for column, pool in enumerate((self._total, self._high, self._low), start=b):
+            pool[...] = a[..., column].transpose(1, 0, 2, 3)
 
     def _state_spec(self) -> dict:
         W, n, k, d, b = self.n_windows, self.n_streams, self.n_inputs, self.order, self.n_biases
@@ -888,8 +910,8 @@ class PooledStream(_FeatureStream):
             ),
             "pools": (
                 (n, W, k, d, b + 3),
-                lambda: self._pools.transpose(1, 0, 2, 3, 4),
-                lambda a: put("_pools")(a.transpose(1, 0, 2, 3, 4)),
+                lambda: self._pools(self._above, self._total, self._high, self._low),
+                self._put_pools,
                 pools_allowed,
             ),
         }
@@ -917,7 +939,7 @@ class PooledStream(_FeatureStream):
             self._advance_blocks(X, original)
 
     def _advance_blocks(self, X: Array, original: Array) -> None:
-        xp = self._xp
+        xp, d = self._xp, self.order
         means, block_sum = self._block_inputs(X)
         if means.shape[1] == 0:  # still within the block under way
             self._block_sum[...] = block_sum
@@ -927,16 +949,18 @@ class PooledStream(_FeatureStream):
         n, m, k = inputs.shape
         rows = inputs.transpose(0, 2, 1).reshape(n * k, m)
         if m == 1:
-            state, pools = self._step_state(rows[:, 0], self._buffer, self._pools, commit=True)
+            state = self._one_step(rows[:, 0], self._buffer, out=self._next)
+            total = self._total + state.reshape(self._total.shape)
+            if not (bool(xp.isfinite(state).all()) and bool(xp.isfinite(total).all())):
+                raise self._non_finite_error(original)
+            self._add_step(state, self._above, self._total, self._high, self._low)
         else:
             state, pools = self._chunk_states(rows)
-        if not (bool(xp.isfinite(state).all()) and bool(xp.isfinite(pools[..., -3]).all())):
-            raise self._non_finite_error(original)
-        # everything computed: commit
-        d = self.order
+            if not (bool(xp.isfinite(state).all()) and bool(xp.isfinite(pools[1]).all())):
+                raise self._non_finite_error(original)
+            self._above, self._total, self._high, self._low = pools
+        # everything computed and checked: commit
         self._buffer[..., :d] = state
-        if pools is not self._pools:
-            self._pools = pools
         if block_sum is not None:
             self._block_sum[...] = block_sum
         if previous is not None:
@@ -979,85 +1003,76 @@ class PooledStream(_FeatureStream):
         diffs[:, 1:] = means[:, 1:] - means[:, :-1]
         return xp.concatenate([means, diffs], axis=2), means[:, -1]
 
-    def _add_to_pools(self, pools: Array, states: Array) -> None:
-        """Add ``states`` ``(W, n, n_inputs, [T,] order)`` (``T`` steps when 5-D) to ``pools``."""
-        xp, b = self._xp, self.n_biases
-        if states.ndim == 4:
-            above = states[..., None] > self._biases
-            pools[..., :b] += above
-            pools[..., b] += states
-            xp.maximum(pools[..., b + 1], states, out=pools[..., b + 1])
-            xp.minimum(pools[..., b + 2], states, out=pools[..., b + 2])
-            return
-        above = states[..., None] > self._biases[:, :, :, None]
-        pools[..., :b] += above.sum(axis=3)
-        pools[..., b] += states.sum(axis=3)
-        xp.maximum(pools[..., b + 1], states.max(axis=3), out=pools[..., b + 1])
-        xp.minimum(pools[..., b + 2], states.min(axis=3), out=pools[..., b + 2])
+    def _one_step(self, x: Array, buffer: Array, out: Array = None) -> Array:
+        """The states ``(W, n * n_inputs, order)`` after the block input ``x`` ``(n *
+        n_inputs,)`` from the states in ``buffer`` (whose input slot takes ``x``)."""
+        buffer[..., self.order] = x
+        return self._xp.matmul(buffer, self._step, out=out)
 
-    def _step_state(self, x: Array, buffer: Array, pools: Array, commit: bool):
-        """The state after one block input ``x`` ``(n * n_inputs,)`` and the pools with it;
-        in place on ``pools`` when ``commit`` (checked for finiteness first), on a copy
-        otherwise."""
-        xp, d = self._xp, self.order
-        W, n, k = self.n_windows, self.n_streams, self.n_inputs
-        buffer[..., d] = x
-        state = xp.matmul(buffer, self._step, out=self._next if commit else None)
-        if commit and not bool(xp.isfinite(state).all()):
-            return state, pools  # the caller raises
-        if not commit:
-            pools = pools.copy()
-        self._add_to_pools(pools, state.reshape(W, n, k, d))
-        return state, pools
+    def _add_step(self, states: Array, above, total, high, low) -> None:
+        """Add the states ``(W, n * n_inputs, order)`` of one step to the pools, in place."""
+        xp = self._xp
+        states = states.reshape(total.shape)
+        xp.greater(states[None], self._biases, out=self._cmp)
+        xp.add(above, self._cmp, out=above)
+        total += states
+        xp.maximum(high, states, out=high)
+        xp.minimum(low, states, out=low)
 
     def _chunk_states(self, rows: Array):
-        """The state after the block inputs ``rows`` ``(n * n_inputs, m)`` and the pools with
-        them (new arrays), every state computed in time blocks."""
+        """The states after the block inputs ``rows`` ``(n * n_inputs, m)`` and the pools
+        with them (new arrays), every state computed in time blocks."""
         xp, d = self._xp, self.order
-        W, n, k = self.n_windows, self.n_streams, self.n_inputs
+        W, n, k, b = self.n_windows, self.n_streams, self.n_inputs, self.n_biases
         block = _compute.block_length(d)
         if self._blocks is None:
-            self._blocks = xp.asarray(
-                np.stack(
-                    [
-                        block_weights(A, impulse_response(A, B, block), block)
-                        for A, B in zip(self._Abars, self._Bbars, strict=True)
-                    ]
-                )
-            )
-        pools = self._pools.copy()
+            self._blocks = [
+                xp.asarray(block_weights(A, impulse_response(A, B, block), block))
+                for A, B in zip(self._Abars, self._Bbars, strict=True)
+            ]
+        above, total, high, low = (
+            a.copy() for a in (self._above, self._total, self._high, self._low)
+        )
         state = xp.empty((W, n * k, d))
         # streams per group: a block of states and its comparisons within _BLOCK_BYTES
-        per_stream = 8 * W * k * block * d * (self.n_biases + 2)
-        group = max(1, _BLOCK_BYTES // per_stream)
-        for s0 in range(0, n, group):
-            s1 = min(n, s0 + group)
-            r0, r1 = s0 * k, s1 * k
-            states = None
-            for states in _iter_blocks(xp, self._buffer[:, r0:r1, :d], rows[r0:r1], self._blocks):
-                steps = states.shape[-2]
-                self._add_to_pools(pools[:, s0:s1], states.reshape(W, s1 - s0, k, steps, d))
-            state[:, r0:r1] = states[..., -1, :]
-        return state, pools
+        group = max(1, _BLOCK_BYTES // (k * block * d * (b + 16)))
+        for w in range(W):
+            thresholds = self._biases[:, w, :, :, None, :]  # (b, 1, k, 1, d)
+            for s0 in range(0, n, group):
+                s1 = min(n, s0 + group)
+                r0, r1 = s0 * k, s1 * k
+                G = None
+                blocks = _iter_blocks(
+                    rows[r0:r1], self._blocks[w], d, xp, state=self._buffer[w, r0:r1, :d]
+                )
+                for _, G in blocks:
+                    states = G.reshape(s1 - s0, k, G.shape[1], d)
+                    above[:, w, s0:s1] += (states[None] > thresholds).sum(axis=3)
+                    total[w, s0:s1] += states.sum(axis=2)
+                    xp.maximum(high[w, s0:s1], states.max(axis=2), out=high[w, s0:s1])
+                    xp.minimum(low[w, s0:s1], states.min(axis=2), out=low[w, s0:s1])
+                state[w, r0:r1] = G[:, -1]
+        return state, (above, total, high, low)
 
     # ------------------------------------------------------------------ features
     def _feature_rows(self) -> Array:
         self._check_seen()
         xp, b = self._xp, self.n_biases
         blocks = self._steps_seen // self.stride
-        pools = self._pools
+        out = self._pools(self._above, self._total, self._high, self._low)
         if self._steps_seen % self.stride:
             # the block under way, averaged over its own steps, evaluated but not committed
             partial = self._steps_seen % self.stride
-            means = (self._block_sum / partial)[:, None]
-            inputs, _ = self._with_difference(means, blocks)
-            x = inputs[:, 0].reshape(-1)
-            _, pools = self._step_state(x, self._buffer.copy(), pools, commit=False)
+            inputs, _ = self._with_difference((self._block_sum / partial)[:, None], blocks)
+            states = self._one_step(inputs[:, 0].reshape(-1), self._buffer.copy())
+            states = states.reshape(self._total.shape)
+            out[..., :b] += (states[None] > self._biases).transpose(2, 1, 3, 4, 0)
+            by_stream = states.transpose(1, 0, 2, 3)
+            out[..., b] += by_stream
+            xp.maximum(out[..., b + 1], by_stream, out=out[..., b + 1])
+            xp.minimum(out[..., b + 2], by_stream, out=out[..., b + 2])
             blocks += 1
-        source = pools.transpose(1, 0, 2, 3, 4)  # (n_streams, W, n_inputs, order, pools)
-        out = xp.empty(source.shape)
-        out[..., : b + 1] = source[..., : b + 1] / blocks
-        out[..., b + 1 :] = source[..., b + 1 :]
+        out[..., : b + 1] /= blocks
         F = out.reshape(self.n_streams, -1)
         if self.dtype == np.float64:
             return F
