@@ -1,23 +1,38 @@
-"""Choice of the array module (NumPy or CuPy) that a computation runs on.
+"""Device policy: the one place that decides where a computation runs and what an array is.
 
-CuPy is never imported when this module is imported: it is looked up lazily, only when a
-caller asks for a GPU, so that the package imports and runs on machines without one.
+* :func:`resolve_device` turns ``'auto'|'cpu'|'gpu'`` into ``'cpu'`` or ``'gpu'``, and
+  :func:`get_array_module` into the array module (``numpy`` or ``cupy``) of that device.
+* CuPy is probed once per process (:func:`_import_cupy_with_gpu`), lazily, only when a
+  caller asks about a GPU: the package imports and runs on machines without one.
+* :func:`is_device_array` and :func:`is_dask_array` tell CuPy and Dask arrays from NumPy
+  ones by their type's module, without importing CuPy or Dask.
+* :func:`to_numpy` moves an array to the host.
+
+Kernels and the engine receive an array module ``xp`` and arrays; they never probe.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from ._input import is_device_array
-
 __all__ = [
     "DEVICES",
     "array_module_of",
+    "device_key",
+    "for_module",
+    "free_device_memory",
     "get_array_module",
+    "gpu_available",
+    "is_cuda_array",
+    "is_dask_array",
+    "is_device_array",
     "is_numpy",
+    "out_of_memory_errors",
+    "release_device_memory",
     "resolve_device",
     "to_numpy",
 ]
@@ -33,8 +48,34 @@ _GPU_HELP = (
 )
 
 
+def _module_root(a: Any) -> str:
+    return type(a).__module__.split(".")[0]
+
+
+def is_device_array(a: Any) -> bool:
+    """True for a CuPy array (checked by its type's module, without importing CuPy)."""
+    return _module_root(a) == "cupy"
+
+
+def is_cuda_array(a: Any) -> bool:
+    """True for an array in CUDA device memory: CuPy, Numba device arrays, or anything
+    else with ``__cuda_array_interface__``."""
+    return not isinstance(a, np.ndarray) and (
+        hasattr(a, "__cuda_array_interface__") or hasattr(a, "copy_to_host")
+    )
+
+
+def is_dask_array(a: Any) -> bool:
+    """True for a Dask array (checked by its type's module, without importing Dask)."""
+    return _module_root(a) == "dask"
+
+
+@cache
 def _import_cupy_with_gpu() -> tuple[ModuleType | None, str]:
-    """Return ``(cupy, '')`` when CuPy imports and sees a GPU, else ``(None, reason)``."""
+    """Return ``(cupy, '')`` when CuPy imports and sees a GPU, else ``(None, reason)``.
+
+    Probed once per process: the answer is cached.
+    """
     try:
         import cupy
     except Exception as exc:  # ImportError, or a broken CUDA installation
@@ -46,6 +87,11 @@ def _import_cupy_with_gpu() -> tuple[ModuleType | None, str]:
     if n_devices <= 0:
         return None, "CuPy found no CUDA device"
     return cupy, ""
+
+
+def gpu_available() -> bool:
+    """Whether CuPy imports and sees at least one CUDA device; never raises."""
+    return _import_cupy_with_gpu()[0] is not None
 
 
 def get_array_module(device: str) -> ModuleType:
@@ -69,9 +115,9 @@ def get_array_module(device: str) -> ModuleType:
         If ``device`` is not one of the accepted strings, or if ``device='gpu'`` and no
         CuPy/GPU is available.
     """
-    if device == "cpu":
+    if isinstance(device, str) and device == "cpu":
         return np
-    if device not in DEVICES:
+    if not isinstance(device, str) or device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {device!r}.")
     cupy, reason = _import_cupy_with_gpu()
     if cupy is not None:
@@ -79,6 +125,14 @@ def get_array_module(device: str) -> ModuleType:
     if device == "gpu":
         raise ValueError(f"{_GPU_HELP} ({reason}).")
     return np
+
+
+def resolve_device(device: str) -> str:
+    """Return ``'gpu'`` or ``'cpu'``: where a computation asked for with ``device`` runs.
+
+    Raises the same errors as :func:`get_array_module`.
+    """
+    return "cpu" if is_numpy(get_array_module(device)) else "gpu"
 
 
 def array_module_of(a: Any) -> ModuleType:
@@ -103,9 +157,45 @@ def to_numpy(a: Any) -> np.ndarray:
     return np.asarray(a)
 
 
-def resolve_device(device: str) -> str:
-    """Return ``'gpu'`` or ``'cpu'``: where a computation asked for with ``device`` runs.
+def for_module(a: Any, xp: ModuleType) -> Any:
+    """``a`` ready for a computation on ``xp``: CuPy arrays come to the host for NumPy;
+    anything else is left as it is (host data reach a GPU chunk by chunk)."""
+    if xp is np and is_device_array(a):
+        return a.get()
+    return a
 
-    Raises the same errors as :func:`get_array_module`.
-    """
-    return "cpu" if is_numpy(get_array_module(device)) else "gpu"
+
+def device_key(xp: ModuleType) -> tuple[str, int]:
+    """A hashable name of the device ``xp`` computes on now: ``('cpu', 0)`` or
+    ``('gpu', device id)``; keys caches of device constants."""
+    if xp is np:
+        return ("cpu", 0)
+    return ("gpu", int(xp.cuda.runtime.getDevice()))
+
+
+def free_device_memory(xp: ModuleType) -> int | None:
+    """Bytes free on the current device of ``xp`` (``None`` for the host), counting what
+    CuPy's memory pool holds unused."""
+    if xp is np:
+        return None
+    free, _ = xp.cuda.runtime.memGetInfo()
+    return int(free) + int(xp.get_default_memory_pool().free_bytes())
+
+
+def out_of_memory_errors(xp: ModuleType) -> tuple[type[BaseException], ...]:
+    """Exceptions that mean the device of ``xp`` ran out of memory (none on the host:
+    the host's budget is checked before allocating)."""
+    if xp is np:
+        return ()
+    return (xp.cuda.memory.OutOfMemoryError,)
+
+
+def release_device_memory(xp: ModuleType) -> None:
+    """Give the unused blocks of CuPy's memory pool and its FFT plans back to the device."""
+    if xp is np:
+        return
+    xp.get_default_memory_pool().free_all_blocks()
+    try:
+        xp.fft.config.get_plan_cache().clear()
+    except Exception:
+        pass

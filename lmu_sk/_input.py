@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_array
 
+from ._device import is_device_array
+
 __all__ = [
     "as_sequences",
     "channels_last",
@@ -32,11 +34,6 @@ def check_dtype_param(dtype) -> np.dtype | None:
     if resolved not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"dtype must be None, 'float32' or 'float64'; got {dtype!r}.")
     return resolved
-
-
-def is_device_array(X) -> bool:
-    """True for a CuPy array (checked without importing CuPy)."""
-    return type(X).__module__.split(".")[0] == "cupy"
 
 
 def _device_all_finite(X) -> bool:

@@ -6,15 +6,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
-from . import _compute, _dask
-from ._device import resolve_device, to_numpy
-from ._input import (
-    as_sequences,
-    channels_last,
-    check_dtype_param,
-    check_finite_result,
-    is_device_array,
-)
+from . import _dask, engine
+from ._device import device_key, for_module, get_array_module
+from ._input import as_sequences, channels_last, check_dtype_param, check_finite_result
 from ._logging import get_logger
 from ._memory import resolve_budget
 from ._persistence import VersionedPickleMixin
@@ -143,12 +137,10 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"Unknown discretizer {self.discretizer!r}; use one of {DISCRETIZERS}."
             )
-        if self.output not in _compute.OUTPUTS:
-            raise ValueError(f"Unknown output {self.output!r}; use one of {_compute.OUTPUTS}.")
-        if self.method not in _compute.SEQUENCE_METHODS:
-            raise ValueError(
-                f"Unknown method {self.method!r}; use one of {_compute.SEQUENCE_METHODS}."
-            )
+        if self.output not in engine.OUTPUTS:
+            raise ValueError(f"Unknown output {self.output!r}; use one of {engine.OUTPUTS}.")
+        if self.method not in engine.METHODS:
+            raise ValueError(f"Unknown method {self.method!r}; use one of {engine.METHODS}.")
         check_dtype_param(self.dtype)
         resolve_budget(self.max_memory)
         check_verbose(self.verbose)
@@ -208,9 +200,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         self._checked_order_theta(self.n_steps_)  # parameters set after fit are checked too
         if _dask.is_dask_array(X):
-            return _dask.transform_features(
-                self, self._channels_last(X), return_gpu_arrays, dtype
-            )
+            return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
         U = self._validate_input(X, reset=False, check_finite=False, dtype=dtype)
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
         if n_channels != self.n_channels_:
@@ -236,12 +226,12 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         else:
             n_steps, n_channels = U.shape[1], U.shape[2]
         order, self.theta_ = self._checked_order_theta(n_steps)
-        resolve_device(self.device)
+        get_array_module(self.device)
         warn_if_euler_unstable(order, self.theta_, self.discretizer)
         self.n_features_in_ = n_steps
         self.n_steps_ = n_steps
         self.n_channels_ = n_channels
-        Abar, Bbar = _compute._system(order, self.theta_, self.discretizer)
+        Abar, Bbar = engine.constants.system(order, self.theta_, self.discretizer)
         if not (np.isfinite(Abar).all() and np.isfinite(Bbar).all()):
             raise ValueError(
                 f"theta={self.theta_!r} is too small for order {order}: the discretized "
@@ -261,41 +251,27 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
             return_gpu_arrays = self.return_gpu_arrays
         order = int(self.order)
         budget = resolve_budget(self.max_memory)
-        device = resolve_device(self.device)
-        logger.debug("%s: device=%r runs on the %s", type(self).__name__, self.device, device)
+        xp = get_array_module(self.device)
+        logger.debug(
+            "%s: device=%r runs on the %s", type(self).__name__, self.device, device_key(xp)[0]
+        )
+        U = for_module(U, xp)
         bar = ProgressBar(
             len(U), enabled=progress, unit="sequences", label=f"{type(self).__name__}: "
         )
         with bar:
-            if device == "gpu":
-                from .kernels.gpu_cupy import transform_gpu_features
-
-                F = transform_gpu_features(
-                    U,
-                    order,
-                    self.theta_,
-                    self.discretizer,
-                    self.output,
-                    budget,
-                    return_cupy=return_gpu_arrays,
-                    method=self.method,
-                )
-                bar.update(len(U))  # the GPU path reports no chunks
-            else:
-                if is_device_array(U):
-                    U = to_numpy(U)
-                ragged = isinstance(U, list)
-                compute = _compute.dn_features_ragged if ragged else _compute.dn_features
-                F = compute(
-                    U,
-                    order,
-                    self.theta_,
-                    self.discretizer,
-                    self.output,
-                    self.method,
-                    budget,
-                    bar.advance,
-                )
+            F = engine.features(
+                U,
+                order=order,
+                theta=self.theta_,
+                discretizer=self.discretizer,
+                output=self.output,
+                method=self.method,
+                xp=xp,
+                budget=budget,
+                progress=bar.advance,
+                return_device=return_gpu_arrays,
+            )
         check_finite_result(F, U)
         return F
 

@@ -4,7 +4,7 @@ A time-series classifier needs to know *what happened* in a series, not only whe
 ended. These features run Delay Networks of several windows over each series (and its first
 difference) and summarise every state over time: the proportion of steps on which it
 exceeds each of a few thresholds fitted on the training states, and its mean, maximum and
-minimum. The recurrence is run per sample and the pools are accumulated as it goes, so
+minimum. The pools are accumulated as the states are computed (:mod:`lmu_sk.engine`), so
 memory is ``O(n_samples * n_features)``; the states of a dataset are never all held.
 """
 
@@ -16,41 +16,29 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
-from . import _dask
-from ._device import get_array_module, resolve_device, to_numpy
-from ._input import (
-    as_sequences,
-    channels_last,
-    check_dtype_param,
-    check_finite_result,
-    is_device_array,
-)
+from . import _dask, engine
+from ._device import for_module, get_array_module, to_numpy
+from ._input import as_sequences, channels_last, check_dtype_param, check_finite_result
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
-from .dn import DISCRETIZERS, discrete_system, validate_order_theta, warn_if_euler_unstable
-from .kernels.cpu_numba import states_recurrence
-from .kernels.cpu_pooled import N_MOMENTS, pooled_recurrence
+from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 
 __all__ = ["LMUPooledFeatures", "default_thetas"]
 
 logger = get_logger(__name__)
 
 _POOL_NAMES = ("mean", "max", "min")
+N_MOMENTS = len(_POOL_NAMES)
 # Training states used to fit the biases: at most this many samples, and at most this many
 # bytes of states per window.
 _BIAS_STATE_BYTES = 32 * 1024**2
 # ... and at most this many of their steps, evenly spaced, per state
 _BIAS_MAX_STEPS = 8192
-# Besides fitting max_memory, chunks hold about this many seconds of work (at least
-# _MIN_CHUNK_SAMPLES samples) so that verbose progress has steps to show. One step of one
-# window and input costs the compiled kernel about order * 15 ns (the pools of every state)
-# plus 2 * order**2 flops at 30 GFLOP/s (measured on 2 cores).
-_CHUNK_SECONDS = 0.5
-_MIN_CHUNK_SAMPLES = 32
-_POOLS_SECONDS_PER_STATE = 15e-9
-_FLOPS_PER_SECOND = 30e9
+# fitting holds about this many arrays of the thresholds' size at once (np.quantile's
+# results and their ascending copy; measured with tracemalloc: 2.1)
+_THRESHOLD_COPIES = 2.5
 
 
 def default_thetas(n_steps: int, n_windows: int = 6, finest: float = 1 / 32) -> np.ndarray:
@@ -71,35 +59,6 @@ def _check_count(value, name: str, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value}.")
     return int(value)
-
-
-def _with_difference(U: np.ndarray) -> np.ndarray:
-    """``U`` with its first difference (zero at the first step) as extra channels."""
-    diff = np.zeros_like(U)
-    diff[:, 1:] = U[:, 1:] - U[:, :-1]
-    return np.concatenate([U, diff], axis=2)
-
-
-def _block_means(X: np.ndarray, lengths: np.ndarray, stride: int):
-    """Means of consecutive blocks of ``stride`` steps (the last one may be shorter)."""
-    n_samples, n_steps, n_channels = X.shape
-    n_blocks = -(-n_steps // stride)
-    padded = np.zeros((n_samples, n_blocks * stride, n_channels))
-    padded[:, :n_steps] = X
-    sums = padded.reshape(n_samples, n_blocks, stride, n_channels).sum(axis=2)
-    counts = np.clip(lengths[:, None] - stride * np.arange(n_blocks)[None, :], 1, stride)
-    return sums / counts[..., None], -(-lengths // stride)
-
-
-def _padded(U) -> tuple[np.ndarray, np.ndarray]:
-    """Left-aligned, zero-padded ``(n, max_len, c)`` array and the lengths of ``U``."""
-    if not isinstance(U, list):
-        return U, np.full(U.shape[0], U.shape[1], dtype=np.int64)
-    lengths = np.asarray([len(u) for u in U], dtype=np.int64)
-    out = np.zeros((len(U), lengths.max(), U[0].shape[1]), dtype=U[0].dtype)
-    for row, u in zip(out, U, strict=True):
-        row[: len(u)] = u
-    return out, lengths
 
 
 class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
@@ -138,7 +97,10 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         The states are accumulated in float64 on the CPU and in the input's dtype on a GPU.
     max_memory : int, float or str, default=None
         Working memory allowed besides the result (bytes or a string like ``'2GB'``);
-        samples are processed in chunks that fit. ``None`` allows half of what is free.
+        samples are processed in chunks that fit, in ``fit`` too, where the states the
+        thresholds are fitted on are computed in windows of steps that fit (what is kept
+        of them, at most 8192 per state and window, counts as the result). ``None``
+        allows half of what is free.
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one.
     return_gpu_arrays : bool, default=False
@@ -240,21 +202,26 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
             )
         if not isinstance(self.difference, (bool, np.bool_)):
             raise TypeError(f"difference must be True or False; got {self.difference!r}.")
-        resolve_budget(self.max_memory)
-        resolve_device(self.device)
+        budget = resolve_budget(self.max_memory)
+        get_array_module(self.device)
         check_verbose(self.verbose)
         thetas = self.thetas
-        self.thetas_ = default_thetas(n_steps) if thetas is None else _check_thetas(thetas)
+        thetas = default_thetas(n_steps) if thetas is None else _check_thetas(thetas)
+        self._check_memory(len(thetas), n_channels, order, budget)
+        self.thetas_ = thetas
+        self.stride_ = stride
+        self.difference_ = bool(self.difference)
         for theta in self.thetas_:
             warn_if_euler_unstable(order, theta / stride, self.discretizer)
         systems = [
-            discrete_system(order, theta / stride, self.discretizer) for theta in self.thetas_
+            engine.constants.system(order, theta / stride, self.discretizer)
+            for theta in self.thetas_
         ]
         self.state_matrices_ = np.stack([A for A, _ in systems])
         self.input_matrices_ = np.stack([B for _, B in systems])
         self.n_features_in_ = n_steps
         self.n_channels_ = n_channels
-        self.biases_ = self._fit_biases(U)
+        self.biases_ = self._fit_biases(U, budget)
         self.n_features_out_ = int(np.prod(self.biases_.shape[:3])) * (
             self.biases_.shape[3] + N_MOMENTS
         )
@@ -266,43 +233,58 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
     def _validate_input(self, X, reset: bool):
         _check_feature_names(self, X, reset=reset)
         X = self._channels_last(X)
-        U = as_sequences(X, check_dtype_param(self.dtype), type(self).__name__, True)
-        return to_numpy(U) if is_device_array(U) else U
+        return as_sequences(X, check_dtype_param(self.dtype), type(self).__name__, True)
 
-    def _inputs(self, U) -> tuple[np.ndarray, np.ndarray]:
-        """Padded float64 inputs (with difference channels) and lengths of validated ``U``."""
-        X, lengths = _padded(U)
-        X = np.asarray(X, dtype=np.float64)
-        if self.stride > 1:
-            X, lengths = _block_means(X, lengths, int(self.stride))
-        if self.difference:
-            X = _with_difference(X)
-            # the difference of a padded step is not a step of the sequence: zero it
-            if isinstance(U, list):
-                X[np.arange(X.shape[1])[None, :] >= lengths[:, None]] = 0.0
-        return X, lengths
+    def _check_memory(self, n_windows: int, n_channels: int, order: int, budget: int) -> None:
+        """Refuse, before allocating, thresholds and features that exceed ``max_memory``."""
+        n_biases = int(self.n_biases)
+        n_inputs = n_channels * (2 if self.difference else 1)
+        thresholds = n_windows * n_inputs * order * n_biases * 8
+        features = n_windows * n_inputs * order * (n_biases + N_MOMENTS) * 8
+        # the thresholds while they are fitted, and one sample's float64 pools and features
+        need = thresholds * _THRESHOLD_COPIES + 2 * features
+        check_fits(
+            need,
+            f"{type(self).__name__} with n_biases={n_biases} ({n_windows} window(s) x "
+            f"{n_inputs} input(s) x order {order} x {n_biases} thresholds, and "
+            f"{format_bytes(features)} of features per sequence)",
+            "Use fewer thresholds (n_biases of 4 to 16 is usual), fewer windows or a "
+            "smaller order, or raise max_memory.",
+            budget,
+        )
 
-    def _fit_biases(self, U) -> np.ndarray:
-        """Quantiles over time of the states of a few evenly spaced training sequences."""
+    def _spec(self) -> engine.PooledSpec:
+        """The fitted maps of the engine: windows in steps of the block means."""
+        return engine.PooledSpec(
+            order=int(self.state_matrices_.shape[1]),
+            thetas=tuple(float(theta) / self.stride_ for theta in self.thetas_),
+            discretizer=self.discretizer,
+            stride=int(self.stride_),
+            difference=bool(self.difference_),
+        )
+
+    def _fit_biases(self, U, budget: int) -> np.ndarray:
+        """Quantiles over time of the states of a few evenly spaced training sequences.
+
+        The states come window of steps by window of steps from the engine, which keeps
+        only the evenly spaced ones the quantiles use: the working memory stays within
+        ``max_memory`` however long the sequences.
+        """
+        U = to_numpy(U) if not isinstance(U, list) else U
         n_samples = len(U)
         order = int(self.order)
-        n_inputs = self.n_channels_ * (2 if self.difference else 1)
-        per_sample = 8 * (self.n_features_in_ // int(self.stride) + 1) * n_inputs * order
+        n_windows = len(self.thetas_)
+        n_inputs = self.n_channels_ * (2 if self.difference_ else 1)
+        per_sample = 8 * (self.n_features_in_ // self.stride_ + 1) * n_inputs * order
         n_take = max(1, min(n_samples, int(self.bias_samples), _BIAS_STATE_BYTES // per_sample))
         take = np.unique(np.linspace(0, n_samples - 1, n_take).round().astype(int))
-        X, lengths = self._inputs([U[i] for i in take] if isinstance(U, list) else U[take])
-        valid = np.arange(X.shape[1])[None, :] < lengths[:, None]  # (n_take, n_steps)
-        rows = X.transpose(0, 2, 1).reshape(-1, X.shape[1])  # sample-major, then input
+        # views of the taken sequences, not a copy
+        taken = [U[i] for i in take]
+        states = engine.sampled_states(taken, self._spec(), _BIAS_MAX_STEPS, budget=budget)
         levels = np.arange(1, self.n_biases + 1) / (self.n_biases + 1)
-        biases = np.empty((len(self.thetas_), n_inputs, order, int(self.n_biases)))
-        systems = zip(self.state_matrices_, self.input_matrices_, strict=True)
-        for w, (Abar, Bbar) in enumerate(systems):
-            states = states_recurrence(rows, Abar, Bbar, "sequence")
-            states = states.reshape(len(take), n_inputs, X.shape[1], order)
-            steps = states.transpose(0, 2, 1, 3)[valid]  # (n_valid_steps, n_inputs, order)
-            steps = steps[:: -(-len(steps) // _BIAS_MAX_STEPS)]  # evenly spaced, at most cap
-            by_state = np.ascontiguousarray(steps.reshape(len(steps), -1).T)
-            quantiles = np.quantile(by_state, levels, axis=1).T.reshape(n_inputs, order, -1)
+        biases = np.empty((n_windows, n_inputs, order, int(self.n_biases)))
+        for w, steps in enumerate(states):  # steps: (n_kept, n_inputs * order)
+            quantiles = np.quantile(steps, levels, axis=0).T.reshape(n_inputs, order, -1)
             biases[w] = np.maximum.accumulate(quantiles, axis=-1)  # ascending, as the kernel needs
         return biases
 
@@ -337,81 +319,24 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
                 "the last axis, or fit again."
             )
         dtype = check_dtype_param(self.dtype) or (U[0].dtype if isinstance(U, list) else U.dtype)
-        n_samples = len(U)
-        gpu = resolve_device(self.device) == "gpu"
-        chunk = self._chunk_size(U, gpu)
-        logger.debug(
-            "%s: %d sample(s) on the %s (device=%r), %d chunk(s) of up to %d sample(s)",
-            type(self).__name__,
-            n_samples,
-            "gpu" if gpu else "cpu",
-            self.device,
-            -(-n_samples // chunk),
-            chunk,
-        )
-        xp = get_array_module("gpu") if gpu else np
-        out = xp.empty((n_samples, self.n_features_out_), dtype=dtype)
+        xp = get_array_module(self.device)
+        U = for_module(U, xp)
         bar = ProgressBar(
-            n_samples, enabled=verbose, unit="sequences", label=f"{type(self).__name__}: "
+            len(U), enabled=verbose, unit="sequences", label=f"{type(self).__name__}: "
         )
         with bar:
-            self._pool_chunks(U, chunk, gpu, xp, dtype, out, bar)
+            out = engine.pooled_features(
+                U,
+                self._spec(),
+                self.biases_,
+                dtype=dtype,
+                xp=xp,
+                budget=resolve_budget(self.max_memory),
+                progress=bar.advance,
+                return_device=return_gpu_arrays,
+            )
         check_finite_result(out, U)
-        if gpu and not return_gpu_arrays:
-            return to_numpy(out)
         return out
-
-    def _pool_chunks(self, U, chunk: int, gpu: bool, xp, dtype, out, bar: ProgressBar) -> None:
-        """Write the pools of ``U`` into ``out``, ``chunk`` samples at a time."""
-        n_samples = len(U)
-        for start in range(0, n_samples, chunk):
-            part = U[start : start + chunk]
-            X_part, lengths = self._inputs(part)
-            if gpu:
-                from .kernels.xp_pooled import pooled_blocked
-
-                pools = pooled_blocked(
-                    xp.asarray(X_part, dtype=dtype),
-                    lengths,
-                    self.state_matrices_,
-                    self.input_matrices_,
-                    self.biases_,
-                    xp,
-                    block=_GPU_BLOCK,
-                )
-            else:
-                pools = pooled_recurrence(
-                    X_part, lengths, self.state_matrices_, self.input_matrices_, self.biases_
-                )
-            # float64 pools beyond float32 become inf: check_finite_result reports them
-            with np.errstate(over="ignore"):
-                out[start : start + len(part)] = pools.reshape(len(part), -1)
-            bar.advance(len(part))
-
-    def _chunk_size(self, U, gpu: bool) -> int:
-        """Samples per chunk: the working arrays fit ``max_memory`` and, on the CPU, a
-        chunk is about ``_CHUNK_SECONDS`` of work (for progress)."""
-        budget = resolve_budget(self.max_memory)
-        n_inputs = self.biases_.shape[1]
-        n_steps = max(len(u) for u in U) if isinstance(U, list) else U.shape[1]
-        # padded float64 inputs and their differences, and the float64 pools
-        per_sample = 8 * (n_steps * n_inputs * 2 + self.n_features_out_)
-        if gpu:
-            # one block of states, its masked copies and comparisons
-            per_sample += 8 * 4 * n_inputs * min(_GPU_BLOCK, n_steps) * int(self.order)
-        check_fits(
-            per_sample,
-            f"{type(self).__name__} on one sequence",
-            f"Raise max_memory (now {format_bytes(budget)}) or use shorter sequences.",
-            budget,
-        )
-        chunk = max(1, min(len(U), budget // per_sample))
-        if gpu:
-            return chunk
-        order = int(self.order)
-        updates = len(self.thetas_) * n_inputs * (n_steps // int(self.stride) + 1)
-        seconds = updates * (order * _POOLS_SECONDS_PER_STATE + 2 * order**2 / _FLOPS_PER_SECOND)
-        return min(chunk, max(_MIN_CHUNK_SAMPLES, int(_CHUNK_SECONDS / seconds)))
 
     def stream(self, n_streams: int = 1):
         """A :class:`~lmu_sk.streaming.PooledStream` of ``n_streams`` sequences, advanced one
@@ -427,7 +352,7 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         n_windows, _, order, n_biases = self.biases_.shape
         inputs = [f"c{k}" for k in range(self.n_channels_)]
-        if self.difference:
+        if self.difference_:
             inputs += [f"d{k}" for k in range(self.n_channels_)]
         pools = [f"p{k}" for k in range(n_biases)] + list(_POOL_NAMES)
         return np.asarray(
@@ -446,7 +371,3 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.three_d_array = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
-
-
-# Steps per block matrix product on a GPU.
-_GPU_BLOCK = 64

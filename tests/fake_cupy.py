@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from lmu_sk import _device
-from lmu_sk.kernels import gpu_cupy
+from lmu_sk.engine import constants, run
 
 
 class FakeOutOfMemory(Exception):
@@ -77,7 +77,7 @@ class FakeStream:
 
 
 class FakeCupy:
-    """The part of CuPy the driver uses, on NumPy; everything else falls through to NumPy."""
+    """The part of CuPy lmu_sk uses, on NumPy; everything else falls through to NumPy."""
 
     ndarray = FakeDeviceArray
     fft = np.fft
@@ -116,25 +116,24 @@ FakeDeviceArray.__module__ = "cupy._fake"
 
 
 def install(monkeypatch, free_bytes: int = 2 * 1024**3, as_gpu: bool = False) -> FakeCupy:
-    """Put a :class:`FakeCupy` behind lmu_sk's CuPy calls for the rest of the test.
+    """Make a :class:`FakeCupy` usable as lmu_sk's ``xp`` for the rest of the test.
 
-    With ``as_gpu`` the device lookup of ``device='auto'`` and ``'gpu'`` finds it too, so
-    whole estimators run their GPU paths on it.
+    The engine takes it as its array module when a test passes it; with ``as_gpu`` the
+    device policy's probe finds it too (``device='auto'`` and ``'gpu'``), so whole
+    estimators run their GPU paths on it.
     """
     fake = FakeCupy(free_bytes=free_bytes)
-    monkeypatch.setattr(gpu_cupy, "_cupy", lambda: fake)
     pinned = SimpleNamespace(empty_pinned=lambda shape, dtype: np.empty(shape, dtype=dtype))
     monkeypatch.setitem(sys.modules, "cupyx", pinned)
     if as_gpu:
         monkeypatch.setitem(sys.modules, "cupy", fake)
         monkeypatch.setattr(_device, "_import_cupy_with_gpu", lambda: (fake, ""))
-    gpu_cupy.clear_device_cache()
-    gpu_cupy._streams.cache_clear()
+    clear_caches()
     FakeDeviceArray.transfers.clear()
     return fake
 
 
 def clear_caches() -> None:
     """Drop the device constants and streams cached while the stand-in was installed."""
-    gpu_cupy.clear_device_cache()
-    gpu_cupy._streams.cache_clear()
+    constants.clear()
+    run._streams.cache_clear()

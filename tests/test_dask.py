@@ -185,17 +185,17 @@ def test_blocks_on_the_gpu_under_the_stand_in(sync, monkeypatch):
 @pytest.mark.parametrize("gather_limit", [None, 1000])
 def test_estimator_blocks_on_the_gpu_under_the_stand_in(sync, monkeypatch, gather_limit):
     fake_cupy = pytest.importorskip("fake_cupy")
-    from lmu_sk.kernels import gpu_cupy
+    from lmu_sk import engine
 
     fake_cupy.install(monkeypatch, as_gpu=True)
     calls = []
-    real = gpu_cupy.transform_gpu_features
+    real = engine.features
 
     def spy(U, *args, **kwargs):
         calls.append(U.shape[0])
         return real(U, *args, **kwargs)
 
-    monkeypatch.setattr(gpu_cupy, "transform_gpu_features", spy)
+    monkeypatch.setattr(engine, "features", spy)
     try:
         X, y = labelled(120)
         Xd = da.from_array(X, chunks=40)

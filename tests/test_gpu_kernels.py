@@ -1,13 +1,14 @@
-"""Tests of the GPU kernels against the reference recurrence.
+"""Tests of the engine's maps and of its GPU machinery against the reference recurrence.
 
-* ``xp_kernels`` run here with ``xp=numpy``: the same code runs with CuPy on a GPU.
+* The maps of ``lmu_sk.engine.algebra`` run here with ``xp=numpy``: the same code runs with
+  CuPy on a GPU (and on the CPU in production).
 * The Numba-CUDA kernels run in Numba's CUDA simulator, which must be switched on before
   ``numba.cuda`` is first imported: ``test_numba_kernels_in_simulator_subprocess`` runs the
   ``test_cudasim_*`` tests of this file in a fresh interpreter with
   ``NUMBA_ENABLE_CUDASIM=1``. Run alone without the simulator they skip, unless a real CUDA
   GPU is present, where they run on it.
-* The CuPy driver's chunking, streaming and out-of-memory retry run with a NumPy stand-in
-  for CuPy; against real CuPy they run only on a machine with a GPU.
+* The GPU feeding of the chunk loop (pinned buffers, streams, out-of-memory retry) runs with
+  a NumPy stand-in for CuPy; against real CuPy it runs only on a machine with a GPU.
 
 Tolerances are relative to the largest state magnitude of the oracle. Inputs are rounded
 to the compute dtype before the oracle sees them, so only the kernels' own error counts:
@@ -36,9 +37,11 @@ from fake_cupy import FakeDeviceArray, FakeOutOfMemory, clear_caches, install
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lmu_sk._device import gpu_available
 from lmu_sk.dn import discrete_system, impulse_response
-from lmu_sk.kernels import gpu_cupy
-from lmu_sk.kernels import xp_kernels as K
+from lmu_sk.engine import algebra as K
+from lmu_sk.engine import constants, plan, run
+from lmu_sk.engine import features as engine_features
 from lmu_sk.reference import recurrence
 
 TOLERANCE = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 1e-4}
@@ -73,7 +76,9 @@ def problems(draw, max_order=64, max_steps=300, max_channels=4, max_samples=4):
         X[s, length:] = 0
     Abar, Bbar = discrete_system(order, theta, "zoh")
     H = impulse_response(Abar, Bbar, n_steps)
-    return SimpleNamespace(X=X, lengths=lengths, Abar=Abar, Bbar=Bbar, H=H, dtype=dtype)
+    return SimpleNamespace(
+        X=X, lengths=lengths, Abar=Abar, Bbar=Bbar, H=H, dtype=dtype, order=order, theta=theta
+    )
 
 
 def own_states(p):
@@ -84,127 +89,154 @@ def own_states(p):
     ]
 
 
-# --------------------------------------------------------------------- xp kernels on NumPy
+def row_states(p):
+    """The oracle's states of every row ``(n_samples * n_channels, n_steps, order)``."""
+    states = recurrence(p.X, p.Abar, p.Bbar, "sequence")  # (N, n, c * d)
+    N, n, _ = states.shape
+    return states.reshape(N, n, -1, p.order).transpose(0, 2, 1, 3).reshape(-1, n, p.order)
+
+
+def block_matrix(p, block):
+    T = min(block, p.X.shape[1])
+    return constants.block_matrix(p.Abar, impulse_response(p.Abar, p.Bbar, T), T).astype(p.dtype)
+
+
+# --------------------------------------------------------------------- the maps on NumPy
 
 
 @given(problems())
 def test_final_states_match_recurrence(p):
-    got = K.final_states(p.X, p.H[::-1].astype(p.dtype), np)
+    got = K.final_states(K.rows(p.X, np), p.H[::-1].astype(p.dtype), np)
+    got = got.reshape(p.X.shape[0], -1)
     terms = float(np.abs(p.X).sum(axis=1).max() * np.abs(p.H).max())
     assert_states_close(got, recurrence(p.X, p.Abar, p.Bbar, "final"), p.dtype, terms)
 
 
-def test_final_states_one_channel_reads_inputs_in_place():
+def test_rows_of_one_channel_read_inputs_in_place():
     X = np.ones((3, 5, 1))
     assert np.shares_memory(K.rows(X, np), X)
 
 
-@given(problems())
-def test_all_states_fft_match_recurrence(p):
-    got = K.all_states_fft(p.X, p.H, np)
-    assert_states_close(got, recurrence(p.X, p.Abar, p.Bbar, "sequence"), p.dtype)
-
-
 @given(problems(max_steps=60), st.integers(0, 40))
-def test_all_states_fft_with_precomputed_longer_spectrum(p, extra):
-    n_fft = K.fft_length(p.X.shape[1]) + 2 * extra
-    H_hat = K.impulse_spectrum(p.H, n_fft, p.dtype, np)
-    got = K.all_states_fft(p.X, None, np, H_hat=H_hat, n_fft=n_fft)
-    assert_states_close(got, recurrence(p.X, p.Abar, p.Bbar, "sequence"), p.dtype)
+def test_fft_states_match_recurrence_for_any_long_enough_transform(p, extra):
+    n_fft = plan.fft_length(p.X.shape[1]) + 2 * extra
+    H_hat = np.fft.rfft(p.H, n=n_fft, axis=0).astype(np.result_type(p.dtype, np.complex64))
+    got = K.fft_states(K.rows(p.X, np), H_hat, n_fft, np)
+    assert got.dtype == p.dtype
+    assert_states_close(got, row_states(p), p.dtype)
 
 
-@given(problems(), st.integers(1, 80))
-def test_all_states_blocked_match_recurrence(p, block):
-    got = K.all_states_blocked(p.X, p.Abar, p.H, block, np)
-    assert_states_close(got, recurrence(p.X, p.Abar, p.Bbar, "sequence"), p.dtype)
+@given(problems(), st.integers(1, 80), st.booleans())
+def test_blocks_carry_the_state(p, block, in_place):
+    W = block_matrix(p, block)
+    U = K.rows(p.X, np)
+    got = np.empty((*U.shape, p.order), dtype=p.dtype)
+    out = got if in_place else None
+    for t0, G in K.iter_blocks(U, W, p.order, np, out=out):
+        if out is None:
+            got[:, t0 : t0 + G.shape[1]] = G
+        else:
+            assert np.shares_memory(G, out)
+    assert_states_close(got, row_states(p), p.dtype)
 
 
-@given(problems(max_steps=100), st.integers(1, 40))
-def test_blocked_with_precomputed_matrix(p, block):
-    T = min(block, p.X.shape[1])
-    W = K.block_matrix(p.Abar, p.H, T).astype(p.dtype)
-    got = K.all_states_blocked(p.X, None, p.H, block, np, W=W)
-    assert_states_close(got, recurrence(p.X, p.Abar, p.Bbar, "sequence"), p.dtype)
-
-
-@given(problems())
-def test_ragged_final_states_end_at_own_length(p):
-    got = K.ragged_final_states(p.X, p.lengths, p.H[::-1].astype(p.dtype), np)
-    expected = np.stack([states[-1] for states in own_states(p)])
-    assert_states_close(got, expected, p.dtype)
-
-
-@given(problems())
-def test_mean_states_match_recurrence(p):
-    C_rev = np.cumsum(p.H, axis=0)[::-1].astype(p.dtype)
-    expected = recurrence(p.X, p.Abar, p.Bbar, "sequence").mean(axis=1)
-    assert_states_close(K.mean_states(p.X, C_rev, np), expected, p.dtype)
-    ragged = np.stack([states.mean(axis=0) for states in own_states(p)])
-    assert_states_close(K.mean_states(p.X, C_rev, np, lengths=p.lengths), ragged, p.dtype)
+@given(problems(max_steps=100), st.integers(1, 40), st.integers(1, 99))
+def test_blocks_from_an_initial_state_continue_the_sequence(p, block, cut):
+    n = p.X.shape[1]
+    cut = min(cut, n)
+    W = block_matrix(p, block)
+    U = K.rows(p.X, np)
+    expected = row_states(p)
+    state = expected[:, cut - 1].astype(p.dtype)
+    got = [G.copy() for _, G in K.iter_blocks(U[:, cut:], W, p.order, np, state=state)]
+    if got:
+        assert_states_close(np.concatenate(got, axis=1), expected[:, cut:], p.dtype)
 
 
 @given(problems(), st.sampled_from(["mean", "max"]), st.integers(1, 80), st.booleans())
-def test_pooled_states_blocked(p, reduce, block, ragged):
+def test_reduced_blocks(p, reduce, block, ragged):
+    W = block_matrix(p, block)
+    U = K.rows(p.X, np)
+    n_channels = p.X.shape[2]
     if ragged:
         expected = np.stack([getattr(s, reduce)(axis=0) for s in own_states(p)])
-        got = K.pooled_states_blocked(p.X, p.Abar, p.H, reduce, block, np, lengths=p.lengths)
+        lengths = K.row_lengths(p.lengths, n_channels, np)
     else:
-        states = recurrence(p.X, p.Abar, p.Bbar, "sequence")
-        expected = getattr(states, reduce)(axis=1)
-        got = K.pooled_states_blocked(p.X, p.Abar, p.H, reduce, block, np)
-    assert_states_close(got, expected, p.dtype)
+        expected = getattr(recurrence(p.X, p.Abar, p.Bbar, "sequence"), reduce)(axis=1)
+        lengths = None
+    got = K.reduce_blocks(U, W, p.order, reduce, np, lengths=lengths)
+    assert_states_close(got.reshape(expected.shape), expected, p.dtype)
+
+
+@given(problems())
+def test_right_aligned_final_states_end_at_own_length(p):
+    X = K.right_align(p.X, p.lengths, np)
+    got = K.final_states(K.rows(X, np), p.H[::-1].astype(p.dtype), np)
+    expected = np.stack([states[-1] for states in own_states(p)])
+    assert_states_close(got.reshape(expected.shape), expected, p.dtype)
 
 
 @given(st.integers(1, 5000))
 def test_fft_length_is_short_even_and_smooth(n):
-    m = K.fft_length(n)
+    m = plan.fft_length(n)
     assert m >= 2 * n - 1 and m % 2 == 0
     rest = m
     for prime in (2, 3, 5, 7):
         while rest % prime == 0:
             rest //= prime
     assert rest == 1
-    assert all(k % 2 or not K._is_smooth(k) for k in range(max(2 * n - 1, 2), m))
+    assert all(k % 2 or not plan._is_smooth(k) for k in range(max(2 * n - 1, 2), m))
 
 
 def test_block_matrix_layout():
     Abar, Bbar = discrete_system(3, 5.0)
     H = impulse_response(Abar, Bbar, 4)
-    W = K.block_matrix(Abar, H, 4)
+    W = constants.block_matrix(Abar, H, 4)
     assert W.shape == (3 + 4, 4 * 3)
     np.testing.assert_allclose(W[:3, 6:9], np.linalg.matrix_power(Abar, 3).T, atol=1e-14)
     np.testing.assert_allclose(W[3 + 1, 6:9], H[1], atol=1e-14)
     assert not W[3 + 3, 6:9].any()
     with pytest.raises(ValueError, match="block"):
-        K.block_matrix(Abar, H, 5)
+        constants.block_matrix(Abar, H, 5)
 
 
-def test_default_block_stays_in_range():
-    assert K.default_block(64, 784) == 64
-    assert K.default_block(468, 784) == 16
-    assert K.default_block(2, 5) == 5
-    assert 1 <= K.default_block(10_000, 3) <= 3
+def test_steps_per_block_follow_the_device_range():
+    assert plan.block_steps(64, 784, "cpu") == 16
+    assert plan.block_steps(468, 784, "cpu") == 8
+    assert plan.block_steps(64, 784, "gpu") == 64
+    assert plan.block_steps(468, 784, "gpu") == 16
+    assert plan.block_steps(2, 5, "gpu") == 5
+    assert 1 <= plan.block_steps(10_000, 3, "cpu") <= 3
 
 
-def test_pooled_rejects_unknown_reduction():
-    with pytest.raises(ValueError, match="reduction"):
-        K.pooled_states_blocked(np.zeros((1, 2, 1)), np.eye(1), np.ones((2, 1)), "sum", 2, np)
+def test_cost_tables_prefer_blocks_for_small_and_fft_for_large_orders():
+    for device in ("cpu", "gpu"):
+        assert plan.choose_route("sequence", "auto", 16, 784, 4, device) == "blocked"
+        assert plan.choose_route("sequence", "auto", 2048, 784, 4, device) == "fft"
+    assert plan.choose_route("final", "fft", 16, 784, 4, "cpu") == "gemm"
+    assert plan.choose_route("mean", "fft", 16, 784, 4, "cpu") == "fft"
+    assert plan.choose_route("max", "recurrence", 16, 784, 4, "cpu") == "recurrence"
 
 
-# ------------------------------------------------------------- CuPy driver, cost model
-
-
-def test_cost_model_prefers_gemm_for_small_and_fft_for_large_orders():
-    assert gpu_cupy.all_states_method(784, 16) == "gemm"
-    assert gpu_cupy.all_states_method(784, 64) == "gemm"
-    assert gpu_cupy.all_states_method(784, 1024) == "fft"
+def test_constants_are_cached_per_dtype_and_device(monkeypatch):
+    first = constants.get("H", 8, 20.0, "zoh", 30, np.float32)
+    assert first is constants.get("H", 8, 20.0, "zoh", 30, "float32")
+    assert not first.flags.writeable and first.dtype == np.float32
+    np.testing.assert_allclose(first, impulse_response(*discrete_system(8, 20.0), 30), rtol=1e-6)
+    fake = install(monkeypatch)
+    try:
+        on_device = constants.get("H", 8, 20.0, "zoh", 30, np.float32, fake)
+        assert isinstance(on_device, FakeDeviceArray) and on_device is not first
+        np.testing.assert_array_equal(on_device, first)
+    finally:
+        clear_caches()
 
 
 def test_gpu_available_never_raises():
-    assert isinstance(gpu_cupy.gpu_available(), bool)
+    assert isinstance(gpu_available(), bool)
 
 
-# ------------------------------------------- CuPy driver with a NumPy stand-in for CuPy
+# ------------------------------------------- the chunk loop on a NumPy stand-in for CuPy
 
 
 @pytest.fixture
@@ -233,7 +265,7 @@ def expected_output(X, lengths, Abar, Bbar, output):
         return np.stack([states[-1] for states in per_sample])
     if output in ("mean", "max"):
         return np.stack([getattr(states, output)(axis=0) for states in per_sample])
-    return recurrence(X, Abar, Bbar, "sequence")
+    return per_sample
 
 
 OUTPUT_METHODS = [
@@ -246,59 +278,52 @@ OUTPUT_METHODS = [
 ]
 
 
+def check_output(got, expected, dtype):
+    if isinstance(expected, list):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected, strict=True):
+            assert_states_close(np.asarray(g), e, dtype)
+    else:
+        assert_states_close(got, expected, dtype)
+
+
 @pytest.mark.parametrize(("output", "method"), OUTPUT_METHODS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("ragged", [False, True])
-@pytest.mark.parametrize("max_device_memory", [None, 1])
-def test_driver_streams_chunks_through_fake_device(
-    fake_cupy, output, method, dtype, ragged, max_device_memory
+@pytest.mark.parametrize("budget", [1 << 30, 1])
+def test_host_data_stream_through_the_fake_device(
+    fake_cupy, output, method, dtype, ragged, budget
 ):
+    # budget=1: one sample per chunk, so both pinned buffers and their reuse are exercised
     X, lengths, Abar, Bbar = driver_case()
     X = X.astype(dtype)
-    if ragged:
-        for s, length in enumerate(lengths):
-            X[s, length:] = 0
-    got = gpu_cupy.transform_gpu(
-        X,
-        order=6,
-        theta=11.0,
-        discretizer="zoh",
-        output=output,
-        dtype=dtype,
-        lengths=lengths if ragged else None,
-        max_device_memory=max_device_memory,
-        method=method,
-    )
-    assert type(got) is np.ndarray
-    if output == "sequence" and ragged:
-        expected = recurrence(X, Abar, Bbar, "sequence")  # states of the padded arrays
-    else:
-        expected = expected_output(X, lengths if ragged else None, Abar, Bbar, output)
-    assert_states_close(got, expected, dtype)
+    U = [X[s, :length] for s, length in enumerate(lengths)] if ragged else X
+    options = dict(order=6, theta=11.0, output=output, method=method, xp=fake_cupy)
+    got = engine_features(U, budget=budget, **options)
+    assert type(got) is (list if ragged and output == "sequence" else np.ndarray)
+    expected = expected_output(X, lengths if ragged else None, Abar, Bbar, output)
+    if output == "sequence" and not ragged:
+        expected = np.stack(expected)
+    check_output(got, expected, dtype)
 
 
 @pytest.mark.parametrize("output", ["final", "sequence", "max"])
-def test_driver_device_input_gives_device_output(fake_cupy, output):
+def test_device_input_gives_device_output(fake_cupy, output):
     X, _, Abar, Bbar = driver_case()
-    X_dev = fake_cupy.asarray(X)
-    got = gpu_cupy.transform_gpu(
-        X_dev,
-        order=6,
-        theta=11.0,
-        discretizer="zoh",
-        output=output,
-        dtype=np.float32,
-        return_cupy=True,
-        max_device_memory=1,
+    X_dev = fake_cupy.asarray(X.astype(np.float32))
+    got = engine_features(
+        X_dev, order=6, theta=11.0, output=output, xp=fake_cupy, budget=1000, return_device=True
     )
     assert isinstance(got, FakeDeviceArray) and got.dtype == np.float32
     expected = expected_output(X.astype(np.float32), None, Abar, Bbar, output)
+    if output == "sequence":
+        expected = np.stack(expected)
     assert_states_close(got, expected, np.float32)
 
 
-def test_driver_halves_chunk_on_out_of_memory(fake_cupy, monkeypatch):
+def test_out_of_memory_halves_the_chunk_and_resumes(fake_cupy, monkeypatch):
     X, _, Abar, Bbar = driver_case(n_samples=9)
-    compute = gpu_cupy._compute_chunk
+    compute = run._feature_chunk
     sizes = []
 
     def flaky(x, *args):
@@ -307,43 +332,36 @@ def test_driver_halves_chunk_on_out_of_memory(fake_cupy, monkeypatch):
             raise FakeOutOfMemory
         return compute(x, *args)
 
-    monkeypatch.setattr(gpu_cupy, "_compute_chunk", flaky)
-    got = gpu_cupy.transform_gpu(
-        X, order=6, theta=11.0, discretizer="zoh", output="final", dtype=np.float64
-    )
+    monkeypatch.setattr(run, "_feature_chunk", flaky)
+    got = engine_features(X, order=6, theta=11.0, xp=fake_cupy)
     assert sizes[:3] == [9, 4, 2] and max(sizes[3:]) <= 2
     assert_states_close(got, recurrence(X, Abar, Bbar, "final"), np.float64)
 
     def always(x, *args):
         raise FakeOutOfMemory
 
-    monkeypatch.setattr(gpu_cupy, "_compute_chunk", always)
+    monkeypatch.setattr(run, "_feature_chunk", always)
     with pytest.raises(FakeOutOfMemory):
-        gpu_cupy.transform_gpu(
-            X, order=6, theta=11.0, discretizer="zoh", output="final", dtype=np.float64
-        )
+        engine_features(X, order=6, theta=11.0, xp=fake_cupy)
 
 
-def test_driver_list_of_sequences(fake_cupy):
+def test_padded_arrays_with_lengths(fake_cupy):
     X, lengths, Abar, Bbar = driver_case()
-    U = [X[s, :length] for s, length in enumerate(lengths)]
-    final = gpu_cupy.transform_gpu_features(U, 6, 11.0, "zoh", "final")
-    assert_states_close(final, expected_output(X, lengths, Abar, Bbar, "final"), np.float64)
-    sequences = gpu_cupy.transform_gpu_features(U, 6, 11.0, "zoh", "sequence")
-    for u, states in zip(U, sequences, strict=True):
-        expected = recurrence(u[None], Abar, Bbar, "sequence")[0]
-        assert_states_close(states, expected, np.float64)
+    for s, length in enumerate(lengths):
+        X[s, length:] = 0
+    for xp in (np, fake_cupy):
+        final = engine_features(X, order=6, theta=11.0, xp=xp, lengths=lengths)
+        assert_states_close(final, expected_output(X, lengths, Abar, Bbar, "final"), np.float64)
+        sequences = engine_features(
+            X, order=6, theta=11.0, output="sequence", xp=xp, lengths=lengths
+        )
+        check_output(sequences, expected_output(X, lengths, Abar, Bbar, "sequence"), np.float64)
 
 
-def test_driver_rejects_bad_arguments(fake_cupy):
-    X = np.zeros((2, 3, 1))
-    options = dict(order=2, theta=3.0, discretizer="zoh", dtype=np.float64)
-    with pytest.raises(ValueError, match="output"):
-        gpu_cupy.transform_gpu(X, output="median", **options)
-    with pytest.raises(ValueError, match="lengths"):
-        gpu_cupy.transform_gpu(X, output="final", lengths=[1, 4], **options)
-    empty = gpu_cupy.transform_gpu(np.zeros((0, 3, 1)), output="final", **options)
-    assert empty.shape == (0, 2)
+def test_no_samples_give_an_empty_result(fake_cupy):
+    for xp in (np, fake_cupy):
+        empty = engine_features(np.zeros((0, 3, 1)), order=2, theta=3.0, xp=xp)
+        assert empty.shape == (0, 2)
 
 
 # ------------------------------------------------------------- CuPy on a real GPU
@@ -352,43 +370,31 @@ def test_driver_rejects_bad_arguments(fake_cupy):
 @pytest.fixture
 def cupy_gpu():
     cupy = pytest.importorskip("cupy")
-    if not gpu_cupy.gpu_available():
+    if not gpu_available():
         pytest.skip("CuPy is installed but sees no CUDA GPU.")
-    gpu_cupy.clear_device_cache()
+    constants.clear()
     return cupy
 
 
 @pytest.mark.parametrize(("output", "method"), [*OUTPUT_METHODS, ("final", "recurrence")])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("ragged", [False, True])
-def test_cupy_transform_matches_recurrence(cupy_gpu, output, method, dtype, ragged):
+def test_cupy_features_match_recurrence(cupy_gpu, output, method, dtype, ragged):
     if method == "recurrence":
         pytest.importorskip("numba.cuda")
     X, lengths, Abar, Bbar = driver_case(n_samples=11, n_steps=57, n_channels=3, order=12)
     X = X.astype(dtype)
-    if ragged:
-        for s, length in enumerate(lengths):
-            X[s, length:] = 0
-    options = dict(order=12, theta=11.0, discretizer="zoh", output=output, dtype=dtype)
-    if ragged:
-        options["lengths"] = lengths
-    if output == "sequence" and ragged:
-        expected = recurrence(X, Abar, Bbar, "sequence")
-    else:
-        expected = expected_output(X, lengths if ragged else None, Abar, Bbar, output)
-    for memory in (None, 1):  # everything at once; one sample per chunk
-        got = gpu_cupy.transform_gpu(X, max_device_memory=memory, method=method, **options)
-        assert_states_close(got, expected, dtype)
-    got = gpu_cupy.transform_gpu(cupy_gpu.asarray(X), return_cupy=True, **options)
-    assert isinstance(got, cupy_gpu.ndarray)
-    assert_states_close(got.get(), expected, dtype)
-
-
-def test_cupy_device_impulse_response_is_cached(cupy_gpu):
-    first = gpu_cupy.device_impulse_response(8, 20.0, "zoh", 30, np.float32)
-    assert first is gpu_cupy.device_impulse_response(8, 20.0, "zoh", 30, "float32")
-    Abar, Bbar = discrete_system(8, 20.0)
-    np.testing.assert_allclose(first.get(), impulse_response(Abar, Bbar, 30), rtol=1e-6)
+    U = [X[s, :length] for s, length in enumerate(lengths)] if ragged else X
+    expected = expected_output(X, lengths if ragged else None, Abar, Bbar, output)
+    if output == "sequence" and not ragged:
+        expected = np.stack(expected)
+    options = dict(order=12, theta=11.0, output=output, method=method, xp=cupy_gpu)
+    for budget in (1 << 30, 4096):  # everything at once; one sample per chunk
+        check_output(engine_features(U, budget=budget, **options), expected, dtype)
+    if not ragged:
+        got = engine_features(cupy_gpu.asarray(X), return_device=True, **options)
+        assert isinstance(got, cupy_gpu.ndarray)
+        check_output(got.get(), expected, dtype)
 
 
 # ------------------------------------------------- Numba-CUDA kernels (CUDA simulator)
@@ -414,15 +420,15 @@ def test_numba_kernels_in_simulator_subprocess():
 def numba_cuda():
     # numba.cuda is imported in this process only when a real GPU is there: other test
     # modules may switch the simulator on in-process, which needs it not imported yet.
-    if not IN_SIMULATOR and not gpu_cupy.gpu_available():
+    if not IN_SIMULATOR and not gpu_available():
         pytest.skip("Runs in the CUDA simulator subprocess, or on a real GPU.")
     from numba import cuda
 
     if not cuda.is_available():
         pytest.skip("numba.cuda sees no device.")
-    from lmu_sk.kernels import cuda_numba
+    from lmu_sk.engine.compiled import cuda as cuda_kernels
 
-    return cuda_numba
+    return cuda_kernels
 
 
 SIM = settings(max_examples=4)
@@ -507,14 +513,14 @@ def test_cudasim_device_arrays_stay_on_device(numba_cuda):
         numba_cuda.pooled_states(X, Abar, Bbar, "median")
 
 
-def test_cuda_numba_imports_without_touching_numba_cuda():
-    code = "import sys, lmu_sk.kernels.cuda_numba, lmu_sk.kernels.gpu_cupy; "
+def test_engine_imports_without_touching_numba_cuda_or_cupy():
+    code = "import sys, lmu_sk, lmu_sk.engine.compiled.cuda, lmu_sk.engine.run; "
     code += "assert 'numba.cuda' not in sys.modules and 'cupy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
 
 def test_launch_configuration_follows_device_limits():
-    from lmu_sk.kernels import cuda_numba
+    from lmu_sk.engine.compiled import cuda as cuda_numba
 
     limits = {"threads": 1024, "shared": 48 * 1024, "warp": 32, "sms": 132}
     assert cuda_numba._threads_per_block(5, limits) == 32

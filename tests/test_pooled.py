@@ -8,17 +8,19 @@ state within rounding of its threshold may fall either way, so the expected prop
 bracketed by counting against the threshold moved by that tolerance up and down.
 """
 
+import tracemalloc
+
 import numpy as np
 import pytest
 from fake_cupy import clear_caches, install
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lmu_sk import LMUPooledFeatures
+from lmu_sk import LMUPooledFeatures, _memory
 from lmu_sk._memory import MemoryBudgetError
 from lmu_sk.dn import discrete_system, impulse_response
-from lmu_sk.kernels.cpu_pooled import pooled_recurrence
-from lmu_sk.kernels.xp_pooled import pooled_blocked
+from lmu_sk.engine import algebra, constants, plan
+from lmu_sk.engine.compiled.cpu import pooled_recurrence
 from lmu_sk.reference import dn_states
 
 TOLERANCE = 1e-10
@@ -94,25 +96,50 @@ def test_pooled_features_match_pooled_oracle_states(problem):
 
 @settings(max_examples=25, deadline=None)
 @given(problems(), st.integers(1, 70))
-def test_block_matrix_route_matches_the_oracle(problem, block):
-    """The GPU route (block matrix products against an array module) on NumPy."""
+def test_both_routes_match_the_oracle(problem, block):
+    """The block-product route (the GPU's, here on NumPy) and the compiled recurrence."""
     X, params = problem
     model = LMUPooledFeatures(**params).fit(X)
     sequences = list(X)
     lengths = np.asarray([len(u) for u in sequences])
-    U = np.zeros((len(sequences), lengths.max(), model.biases_.shape[1]))
+    U = np.zeros((len(sequences), lengths.max(), model.n_channels_))
     for row, u in zip(U, sequences, strict=True):
-        u = u.reshape(len(u), -1)
-        row[: len(u)] = _difference(u) if model.difference else u
-    args = (model.state_matrices_, model.input_matrices_, model.biases_)
-    F = pooled_blocked(U, lengths, *args, np, block=block).reshape(len(sequences), -1)
-    _assert_within(F, _expected_bounds(sequences, model))
-    # the compiled recurrence on the same padded inputs agrees on mean, max and min
+        row[: len(u)] = u.reshape(len(u), -1)
+    spec = model._spec()
+    x, lengths = spec.prepare(U, lengths, np)
+    n_samples, n_steps, n_inputs = x.shape
+    order = spec.order
+    pools = []
+    for theta, biases in zip(spec.thetas, model.biases_, strict=True):
+        Abar, Bbar = discrete_system(order, theta)
+        T = min(block, n_steps)
+        W = constants.block_matrix(Abar, impulse_response(Abar, Bbar, T), T)
+        rows = algebra.rows(x, np)
+        part = algebra.pool_blocks(
+            rows,
+            W,
+            order,
+            np.tile(biases, (n_samples, 1, 1)),
+            algebra.row_lengths(lengths, n_inputs, np),
+            np,
+        )
+        pools.append(part.reshape(n_samples, n_inputs, order, -1))
+    F = np.stack(pools, axis=1)
+    _assert_within(F.reshape(n_samples, -1), _expected_bounds(sequences, model))
+    # the compiled recurrence on the same inputs agrees on mean, max and min
     # (proportions may differ by a state that sits on its threshold)
     n_biases = model.biases_.shape[3]
-    G = pooled_recurrence(U, lengths, *args)
-    F = F.reshape(G.shape)
+    A_T = np.transpose(model.state_matrices_, (0, 2, 1))
+    G = pooled_recurrence(x, lengths, A_T, model.input_matrices_, model.biases_)
     np.testing.assert_allclose(F[..., n_biases:], G[..., n_biases:], rtol=1e-9, atol=1e-12)
+
+
+def test_the_planner_picks_a_pooled_route_per_device():
+    args = (100, 500, 2, 8, 6, 6 * 2 * 8 * 7, 8)
+    assert plan.plan_pooled(*args, "cpu", 1 << 30).route in plan.COSTS["cpu"].pooled_routes
+    assert plan.plan_pooled(*args, "gpu", 1 << 30, device_budget=1 << 30).route == (
+        "pooled_blocked"
+    )
 
 
 def test_gpu_path_on_the_stand_in(monkeypatch):
@@ -214,3 +241,53 @@ def test_stride_feeds_block_means():
     expected = plain.fit([block_means(u) for u in X]).transform([block_means(u) for u in X])
     np.testing.assert_allclose(strided.biases_, plain.biases_, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(strided.transform(X), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_fitted_stride_and_difference_are_used_at_transform():
+    # set_params after fit changes nothing until the next fit (it used to change the
+    # features silently, and stride=0 divided by zero)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((6, 90, 2))
+    model = LMUPooledFeatures(order=4, thetas=[9, 45], stride=3, device="cpu").fit(X)
+    F = model.transform(X)
+    names = model.get_feature_names_out()
+    assert model.stride_ == 3 and model.difference_ is True
+    for params in ({"stride": 1}, {"difference": False}, {"stride": 0}):
+        model.set_params(**params)
+        np.testing.assert_array_equal(model.transform(X), F)
+        np.testing.assert_array_equal(model.get_feature_names_out(), names)
+    with pytest.raises(ValueError, match="stride must be an integer >= 1"):
+        model.fit(X)
+    refit = model.set_params(stride=1, difference=False).fit(X)
+    assert refit.transform(X).shape[1] == F.shape[1] // 2
+
+
+def test_fitting_the_thresholds_stays_within_max_memory():
+    # 4 series of 200 000 steps, order 32: the states of one series, its difference and
+    # one window are 102 MB; max_memory is 20 MB. Beyond it, fitting holds the 8192
+    # states per state it fits the thresholds on and np.quantile's copy of them.
+    X = np.random.default_rng(6).standard_normal((4, 200_000)).astype(np.float32)
+    kept = 2 * 8192 * 2 * 32 * 8
+    model = LMUPooledFeatures(order=32, thetas=[100, 10_000], max_memory="20MB", device="cpu")
+    model.fit(X[:, :50])  # compiled (or loaded) first: Numba's allocations are not ours
+    tracemalloc.start()
+    try:
+        model.fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20e6 + kept, peak
+    # the thresholds are those of the states held all at once
+    whole = LMUPooledFeatures(**model.get_params()).set_params(max_memory="4GB").fit(X)
+    np.testing.assert_allclose(model.biases_, whole.biases_, rtol=1e-9, atol=1e-12)
+    with pytest.raises(MemoryBudgetError, match=r"Fitting the thresholds .* raise max_memory"):
+        model.set_params(max_memory="1MB").fit(X)
+
+
+def test_huge_n_biases_is_refused_before_allocating(monkeypatch):
+    X = np.random.default_rng(7).standard_normal((5, 100))
+    with pytest.raises(MemoryBudgetError, match=r"n_biases=1000000 .* would need .*n_biases"):
+        LMUPooledFeatures(n_biases=10**6, max_memory="1GB").fit(X)
+    monkeypatch.setattr(_memory, "available_memory", lambda: 2 * 1024**3)
+    with pytest.raises(MemoryBudgetError, match="Use fewer thresholds"):
+        LMUPooledFeatures(n_biases=10**6).fit(X)

@@ -142,7 +142,7 @@ def test_route_and_chunks_are_logged_at_debug(params, route, caplog):
     X = np.random.default_rng(3).standard_normal((4, 20))
     with caplog.at_level(logging.DEBUG, logger="lmu_sk"):
         LMUFeatures(**params, max_memory="1GB", device="cpu").fit_transform(X)
-    messages = [r.getMessage() for r in caplog.records if r.name == "lmu_sk._compute"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "lmu_sk.engine.run"]
     assert len(messages) == 1
     assert route in messages[0]
     assert "1 chunk(s) of up to 4 sample(s)" in messages[0]
@@ -163,11 +163,11 @@ def test_nothing_is_logged_at_the_default_level(caplog):
 def test_long_computations_are_chunked_for_progress_within_max_memory(monkeypatch, capsys):
     # Chunks hold ~_CHUNK_SECONDS of work by the cost model (at least 32 samples): with
     # that made tiny, 100 samples come in chunks of 32 even though max_memory allows all.
-    from lmu_sk import _compute
+    from lmu_sk.engine import plan
 
     X = np.random.default_rng(4).standard_normal((100, 20))
     whole = LMUFeatures(order=6, device="cpu").fit_transform(X)
-    monkeypatch.setattr(_compute, "_CHUNK_SECONDS", 1e-12)
+    monkeypatch.setattr(plan, "CHUNK_SECONDS", 1e-12)
     F = LMUFeatures(order=6, device="cpu", verbose=True).fit_transform(X)
     assert _progress_lines(capsys.readouterr().err) == [
         (32, 100),

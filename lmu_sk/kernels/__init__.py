@@ -1,5 +1,1 @@
-"""Compute kernels: plain functions over arrays, one concern per module, no estimator logic.
-
-CPU kernels work on *rows*: a 2-D array ``U`` of shape ``(n_rows, n_steps)`` where every row
-is one channel of one sample driving its own copy of the Delay Network.
-"""
+"""Former home of the compute kernels, now :mod:`lmu_sk.engine`; kept only for old imports."""

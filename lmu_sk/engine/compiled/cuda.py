@@ -28,6 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from ..._device import is_cuda_array
+from ._jit import cuda_jit_cached
+
 __all__ = ["pooled_states", "ragged_final_states", "recurrence_states"]
 
 _MODES = {"final": 0, "sequence": 1, "mean": 2, "max": 3, "last": 4}
@@ -86,17 +89,11 @@ def _specialized(kernel: Any, args: tuple, tpb: int, warp: int) -> tuple[Any, in
     return kernel, max(warp, min(tpb, limit // warp * warp))
 
 
-def _is_device_array(a: Any) -> bool:
-    return not isinstance(a, np.ndarray) and (
-        hasattr(a, "__cuda_array_interface__") or hasattr(a, "copy_to_host")
-    )
-
-
 def _compute_dtype(X: Any) -> np.dtype:
     dtype = np.dtype(X.dtype)
     if dtype in (np.float32, np.float64):
         return dtype
-    if _is_device_array(X):
+    if is_cuda_array(X):
         raise TypeError(f"Device input must be float32 or float64; got {dtype}.")
     return np.dtype(np.float32) if dtype == np.float16 else np.dtype(np.float64)
 
@@ -104,7 +101,7 @@ def _compute_dtype(X: Any) -> np.dtype:
 def _to_device(a: Any, dtype: Any, stream: Any) -> tuple[Any, bool]:
     """``(device array, came_from_host)``; host arrays are cast to ``dtype`` and copied."""
     cuda = _cuda()
-    if _is_device_array(a):
+    if is_cuda_array(a):
         if hasattr(a, "copy_to_host"):
             device_array = a
         else:
@@ -118,7 +115,7 @@ def _to_device(a: Any, dtype: Any, stream: Any) -> tuple[Any, bool]:
 
 def _host(a: Any) -> np.ndarray:
     """A small constant (``Abar``, ``Bbar``, ``H``) as a float64 host array."""
-    if _is_device_array(a):
+    if is_cuda_array(a):
         if not hasattr(a, "copy_to_host"):
             a = _cuda().as_cuda_array(a)
         a = a.copy_to_host()
@@ -140,7 +137,7 @@ def _finish(out: Any, to_host: bool, stream: Any) -> Any:
 def _check_lengths(lengths: Any, n_samples: int, n_steps: int, stream: Any) -> Any:
     if lengths is None:
         return None
-    if not _is_device_array(lengths):
+    if not is_cuda_array(lengths):
         lengths = np.asarray(lengths)
         if lengths.shape != (n_samples,):
             raise ValueError(f"lengths must have shape ({n_samples},); got {lengths.shape}.")
@@ -157,7 +154,7 @@ def _ragged_kernel(dtype_name: str):
     _cuda()
     nb_dtype = from_dtype(np.dtype(dtype_name))
 
-    @cuda.jit
+    @cuda_jit_cached()
     def kernel(X, lengths, H, out):
         # One block per row; a tile of the row's inputs is staged in shared memory and
         # each thread accumulates one state component over the tile.
@@ -219,7 +216,7 @@ def ragged_final_states(X: Any, lengths: Any, H: Any, *, stream: Any = None) -> 
     if H.shape[0] < n_steps:
         raise ValueError(f"H has {H.shape[0]} steps; X needs {n_steps}.")
     X_dev, from_host = _to_device(X, dtype, stream)
-    if _is_device_array(H) and np.dtype(H.dtype) == dtype:
+    if is_cuda_array(H) and np.dtype(H.dtype) == dtype:
         H_dev = _to_device(H, dtype, stream)[0][:n_steps]
     else:
         H_dev = _to_device(_host(H)[:n_steps], dtype, stream)[0]
@@ -249,7 +246,7 @@ def _recurrence_kernel(dtype_name: str, mode: int, a_shared: bool):
     reduce_last = mode == _MODES["last"]
     reducing = reduce_mean or reduce_max or reduce_last
 
-    @cuda.jit
+    @cuda_jit_cached()
     def kernel(X, AT, B, m0, lengths, out, group, use_m0, use_lengths):
         # Shared memory: [AT (d*d) if a_shared][state, 2 buffers of group*d][reduction].
         # Thread i owns state component i of every row of the group; every step reads the

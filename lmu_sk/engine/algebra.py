@@ -1,0 +1,367 @@
+"""The Delay Network maps, written once against an array module ``xp`` (NumPy or CuPy).
+
+Every function takes the module as ``xp`` and uses only the API NumPy and CuPy share, so
+the CPU runs the very code the GPU runs (matrix products go to BLAS or cuBLAS, FFTs to
+SciPy's pocketfft or cuFFT). Results are written in place where the caller gives ``out``.
+
+Layouts: sequences arrive as ``X`` of shape ``(n_samples, n_steps, n_channels)``, left-
+aligned and zero-padded with each sample's own length in ``lengths`` when lengths differ
+(the engine's one ragged convention). Every channel of every sample drives its own copy of
+the Delay Network: the kernels work on *rows*, ``U = rows(X)`` of shape ``(n_samples *
+n_channels, n_steps)`` where row ``s * n_channels + k`` is channel ``k`` of sample ``s``;
+a row's ``order`` states land in features ``k * order .. (k + 1) * order - 1``.
+
+With the impulse response ``H[k] = Abar^k Bbar`` the state after step ``t`` is
+``m_t = sum_{j <= t} H[t - j] u_j``, so
+
+* the final state is one product with ``H[::-1]`` (:func:`final_states`), and the sum of
+  all states one product with ``cumsum(H)[::-1]``;
+* all states are a causal convolution (:func:`fft_states`) or a sequence of block
+  products that carry the state from one block of ``T`` steps into the next
+  (:func:`iter_blocks`);
+* the pools of the pooled features are accumulated block by block (:func:`pool_blocks`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterator
+from functools import partial
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "block_means",
+    "fft_module",
+    "fft_states",
+    "final_states",
+    "iter_blocks",
+    "pool_blocks",
+    "reduce_blocks",
+    "right_align",
+    "row_lengths",
+    "rows",
+    "states_to_features",
+    "valid_steps",
+    "with_difference",
+]
+
+Array = Any
+
+
+def fft_module(xp: ModuleType) -> tuple[Callable, Callable]:
+    """``(rfft, irfft)`` of ``xp``: SciPy's with every core on NumPy, ``xp.fft`` otherwise."""
+    if xp is np:
+        import scipy.fft
+
+        workers = os.cpu_count() or 1
+        return (
+            partial(scipy.fft.rfft, workers=workers),
+            partial(scipy.fft.irfft, workers=workers, overwrite_x=True),
+        )
+    return xp.fft.rfft, xp.fft.irfft
+
+
+def rows(X: Array, xp: ModuleType) -> Array:
+    """The ``(n_samples * n_channels, n_steps)`` rows of ``X``, one per channel of a sample.
+
+    One channel is a reshape (no copy for a C-contiguous ``X``); several channels need one
+    transposing copy.
+    """
+    n_samples, n_steps, n_channels = X.shape
+    if n_channels == 1:
+        return X.reshape(n_samples, n_steps)
+    return xp.ascontiguousarray(X.transpose(0, 2, 1)).reshape(n_samples * n_channels, n_steps)
+
+
+def row_lengths(lengths: Array, n_channels: int, xp: ModuleType) -> Array:
+    """Each row's length: every sample's length repeated for its channels."""
+    return xp.repeat(lengths, n_channels) if n_channels > 1 else lengths
+
+
+def states_to_features(states: Array, n_samples: int, xp: ModuleType, out: Array = None):
+    """States of rows ``(R, n_steps, d)`` in the features' layout ``(N, n_steps, c * d)``."""
+    R, n_steps, d = states.shape
+    c = R // n_samples
+    if out is None:
+        out = xp.empty((n_samples, n_steps, c * d), dtype=states.dtype)
+    out.reshape(n_samples, n_steps, c, d)[...] = states.reshape(
+        n_samples, c, n_steps, d
+    ).transpose(0, 2, 1, 3)
+    return out
+
+
+def valid_steps(lengths: Array, t0: int, n_steps: int, xp: ModuleType) -> Array:
+    """``(len(lengths), n_steps)`` booleans: step ``t0 + t`` lies within the row's length."""
+    steps = xp.arange(t0, t0 + n_steps, dtype=xp.int64)
+    return steps[None, :] < lengths[:, None]
+
+
+def right_align(X: Array, lengths: Array, xp: ModuleType) -> Array:
+    """Shift each left-aligned, zero-padded sequence so that it ends at the last step.
+
+    Leading zeros leave the Delay Network state at zero, so the state of the shifted
+    sequence after the last step is that of sample ``s`` after its own ``lengths[s]``
+    steps: ragged final (and summed) states become one ordinary matrix product.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_steps, n_channels)
+    lengths : int array of shape (n_samples,), values in ``1 .. n_steps``
+    xp : module
+
+    Returns
+    -------
+    array of shape (n_samples, n_steps, n_channels), a new array
+    """
+    n_samples, n_steps, _ = X.shape
+    source = xp.arange(n_steps, dtype=xp.int64)[None, :] + (lengths[:, None] - n_steps)
+    valid = source >= 0
+    source = xp.where(valid, source, 0)
+    shifted = X[xp.arange(n_samples)[:, None], source]
+    shifted *= valid[:, :, None].astype(X.dtype)
+    return shifted
+
+
+def final_states(U: Array, H_rev: Array, xp: ModuleType, out: Array = None) -> Array:
+    """Final states of every row by one matrix product: ``U @ H[::-1]``.
+
+    Parameters
+    ----------
+    U : array of shape (n_rows, n_steps)
+    H_rev : array of shape (>= n_steps, order)
+        The reversed impulse response of any length ``>= n_steps`` (its last ``n_steps``
+        rows are used), in the dtype of ``U``. With ``cumsum(H)[::-1]`` instead, the sum
+        of all states.
+    xp : module
+    out : array of shape (n_rows, order), optional
+
+    Returns
+    -------
+    array of shape (n_rows, order)
+    """
+    n_steps = U.shape[1]
+    return xp.matmul(U, H_rev[H_rev.shape[0] - n_steps :], out=out)
+
+
+def iter_blocks(
+    U: Array,
+    W: Array,
+    order: int,
+    xp: ModuleType,
+    *,
+    state: Array = None,
+    out: Array = None,
+) -> Iterator[tuple[int, Array]]:
+    """Yield ``(t0, G)``: the states of consecutive blocks of steps, carrying the state.
+
+    ``G`` of shape ``(n_rows, T', order)`` holds the states after steps ``t0 .. t0 + T' -
+    1`` (``T' = T`` but for a shorter last block). Each block is one matrix product
+    ``[m, u_t0 .. u_{t0+T'-1}] @ W`` (:func:`lmu_sk.engine.constants.block_matrix`) with
+    the state ``m`` before it; without a state the first block skips the top rows of ``W``.
+
+    Parameters
+    ----------
+    U : array of shape (n_rows, n_steps)
+    W : array of shape (order + T, T * order)
+        The block matrix in the dtype of ``U``.
+    order : int
+    xp : module
+    state : array of shape (n_rows, order), optional
+        The state before the first step (zero by default).
+    out : array of shape (n_rows, n_steps, order), optional
+        C-contiguous; the blocks are written into it (``G`` are its views). Otherwise
+        ``G`` is one scratch block, overwritten by the next.
+    """
+    n_rows, n_steps = U.shape
+    d = order
+    T = W.shape[0] - d
+    if W.shape[1] < T * d:
+        raise ValueError(f"W of shape {W.shape} does not serve blocks of {T} steps.")
+    carry = xp.empty((n_rows, d + T), dtype=W.dtype)  # [state, the block's inputs]
+    carried = state is not None
+    if carried:
+        carry[:, :d] = state
+    if out is not None:
+        if not out.flags.c_contiguous:
+            raise ValueError("out must be C-contiguous: the blocks are written into it.")
+        flat = out.reshape(n_rows, n_steps * d)
+    else:
+        flat = xp.empty((n_rows, min(T, n_steps) * d), dtype=W.dtype)
+    for t0 in range(0, n_steps, T):
+        steps = min(T, n_steps - t0)
+        cols = steps * d
+        start = t0 * d if out is not None else 0
+        target = flat[:, start : start + cols]
+        carry[:, d : d + steps] = U[:, t0 : t0 + steps]
+        if carried:
+            xp.matmul(carry[:, : d + steps], W[: d + steps, :cols], out=target)
+        else:
+            xp.matmul(carry[:, d : d + steps], W[d : d + steps, :cols], out=target)
+            carried = True
+        G = target.reshape(n_rows, steps, d)
+        carry[:, :d] = G[:, steps - 1]
+        yield t0, G
+
+
+def reduce_blocks(
+    U: Array, W: Array, order: int, reduce: str, xp: ModuleType, lengths: Array = None
+) -> Array:
+    """Every row's states averaged or maximised over its steps, one block held at a time.
+
+    Parameters
+    ----------
+    U, W, order, xp
+        As for :func:`iter_blocks`.
+    reduce : {'mean', 'max'}
+    lengths : int array of shape (n_rows,), optional
+        Each row's own length: only its own steps count.
+
+    Returns
+    -------
+    array of shape (n_rows, order): the mean summed in float64 (a float32 running sum
+    loses ``~n_steps * eps``), both cast to the dtype of ``U``.
+    """
+    n_steps = U.shape[1]
+    shortest = n_steps if lengths is None else int(lengths.min())
+    acc = None
+    for t0, G in iter_blocks(U, W, order, xp):
+        steps = G.shape[1]
+        if t0 + steps > shortest:
+            valid = valid_steps(lengths, t0, steps, xp)[:, :, None]
+            G = xp.where(valid, G, -math.inf) if reduce == "max" else G * valid
+        if reduce == "max":
+            part = G.max(axis=1)
+            acc = part if acc is None else xp.maximum(acc, part, out=acc)
+        else:
+            part = G.sum(axis=1, dtype=xp.float64)
+            acc = part if acc is None else xp.add(acc, part, out=acc)
+    if reduce == "mean":
+        acc /= n_steps if lengths is None else lengths[:, None]
+    return acc.astype(U.dtype, copy=False)
+
+
+def fft_states(U: Array, H_hat: Array, n_fft: int, xp: ModuleType) -> Array:
+    """All states of every row by FFT convolution: ``irfft(rfft(u) * rfft(H))[:n_steps]``.
+
+    Parameters
+    ----------
+    U : array of shape (n_rows, n_steps)
+    H_hat : array of shape (n_fft // 2 + 1, order)
+        ``rfft`` of the impulse response (of at least ``n_steps`` steps) zero-padded to
+        ``n_fft``, complex64 for float32 ``U``.
+    n_fft : int
+        ``>= n_steps + len(H) - 1`` so that the circular convolution does not wrap.
+    xp : module
+
+    Returns
+    -------
+    array of shape (n_rows, n_steps, order): a view of the inverse transform, the dtype
+    of ``U``.
+    """
+    rfft, irfft = fft_module(xp)
+    n_steps = U.shape[1]
+    spectrum = rfft(U, n=n_fft, axis=1)  # (R, F)
+    product = spectrum[:, :, None] * H_hat[None]  # (R, F, d)
+    del spectrum
+    states = irfft(product, n=n_fft, axis=1)  # (R, n_fft, d)
+    return states[:, :n_steps]
+
+
+def block_means(X: Array, lengths: Array, stride: int, xp: ModuleType) -> tuple[Array, Array]:
+    """Means of consecutive blocks of ``stride`` steps (the last one may be shorter).
+
+    Returns
+    -------
+    means : array of shape (n_samples, ceil(n_steps / stride), n_channels)
+    lengths : int array, each sample's number of blocks
+    """
+    n_samples, n_steps, n_channels = X.shape
+    n_blocks = -(-n_steps // stride)
+    padded = xp.zeros((n_samples, n_blocks * stride, n_channels), dtype=X.dtype)
+    padded[:, :n_steps] = X
+    sums = padded.reshape(n_samples, n_blocks, stride, n_channels).sum(axis=2)
+    starts = stride * xp.arange(n_blocks, dtype=xp.int64)
+    counts = xp.clip(lengths[:, None] - starts[None, :], 1, stride).astype(X.dtype)
+    return sums / counts[..., None], (lengths + stride - 1) // stride
+
+
+def with_difference(X: Array, lengths: Array, xp: ModuleType) -> Array:
+    """``X`` with its first difference (zero at the first step and after each sample's
+    length) as extra channels."""
+    n_samples, n_steps, c = X.shape
+    out = xp.empty((n_samples, n_steps, 2 * c), dtype=X.dtype)
+    out[:, :, :c] = X
+    diff = out[:, :, c:]
+    diff[:, 0] = 0
+    xp.subtract(X[:, 1:], X[:, :-1], out=diff[:, 1:])
+    if int(lengths.min()) < n_steps:
+        diff *= valid_steps(lengths, 0, n_steps, xp)[:, :, None]
+    return out
+
+
+def pool_blocks(
+    U: Array,
+    W: Array,
+    order: int,
+    biases: Array,
+    lengths: Array,
+    xp: ModuleType,
+    out: Array = None,
+) -> Array:
+    """Pools over time of every row's states, accumulated block by block.
+
+    Pools of state ``i`` over the ``n`` own steps of a row, along the last axis: the
+    proportion of steps on which it exceeds each of its thresholds, then its mean, maximum
+    and minimum.
+
+    Parameters
+    ----------
+    U, W, order, xp
+        As for :func:`iter_blocks`.
+    biases : array of shape (n_rows, order, n_biases)
+        Thresholds of every row's states.
+    lengths : int array of shape (n_rows,)
+    out : array of shape (n_rows, order, n_biases + 3), optional
+
+    Returns
+    -------
+    array of shape (n_rows, order, n_biases + 3), the dtype of ``U``
+    """
+    n_rows = U.shape[0]
+    n_biases = biases.shape[-1]
+    dtype = U.dtype
+    if out is None:
+        out = xp.empty((n_rows, order, n_biases + 3), dtype=dtype)
+    above = out[..., :n_biases]
+    above[...] = 0
+    total = xp.zeros((n_rows, order), dtype=xp.float64)
+    high = xp.full((n_rows, order), -math.inf, dtype=dtype)
+    low = xp.full((n_rows, order), math.inf, dtype=dtype)
+    shortest = int(lengths.min())
+    for t0, G in iter_blocks(U, W, order, xp):
+        steps = G.shape[1]
+        if t0 + steps > shortest:
+            valid = valid_steps(lengths, t0, steps, xp)[:, :, None]
+            total += (G * valid).sum(axis=1, dtype=xp.float64)
+            xp.maximum(high, xp.where(valid, G, -math.inf).max(axis=1), out=high)
+            xp.minimum(low, xp.where(valid, G, math.inf).min(axis=1), out=low)
+        else:
+            valid = None
+            total += G.sum(axis=1, dtype=xp.float64)
+            xp.maximum(high, G.max(axis=1), out=high)
+            xp.minimum(low, G.min(axis=1), out=low)
+        for k in range(n_biases):
+            hits = G > biases[:, None, :, k]
+            if valid is not None:
+                hits &= valid
+            above[..., k] += hits.sum(axis=1, dtype=dtype)
+    n = lengths[:, None].astype(dtype)
+    above /= n[..., None]
+    out[..., n_biases] = total / n
+    out[..., n_biases + 1] = high
+    out[..., n_biases + 2] = low
+    return out

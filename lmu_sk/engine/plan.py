@@ -1,0 +1,510 @@
+"""The one planner: route, steps per block, FFT length and rows per chunk, by device.
+
+Every choice comes from one cost table per device (:data:`COSTS`) and one set of rules:
+
+* **route** of an output: ``'gemm'`` (final and mean states, one matrix product),
+  ``'blocked'`` (block matrix products carrying the state), ``'fft'`` (FFT convolution),
+  ``'recurrence'`` (compiled kernels), and for the pooled features ``'pooled_recurrence'``
+  (a compiled recurrence that pools as it goes) or ``'pooled_blocked'`` (block products
+  pooled block by block);
+* **steps per block** ``T``: ``clip(block_work // order, block_min, block_max)``;
+* **FFT length**: the smallest even ``2^a 3^b 5^c 7^d >= 2 n - 1``;
+* **rows per chunk**: the working memory one sample needs on its route, against the
+  memory budget (and on a GPU the free device memory and the pinned host buffers), and
+  about :data:`CHUNK_SECONDS` of work by the cost table so that progress has steps.
+
+The cost of a route, per row (one channel of one sample), is its flops at the rate the
+table gives for that kind of work plus its memory traffic at the table's bandwidth. The
+CPU constants are measured by ``python benchmarks/bench_features.py --calibrate`` (2-core
+x86, AVX-512); the GPU ones are an H100's data-sheet rates, untested without a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .._memory import MemoryBudgetError, format_bytes
+
+__all__ = [
+    "CHUNK_SECONDS",
+    "COSTS",
+    "METHODS",
+    "MIN_CHUNK_SAMPLES",
+    "OUTPUTS",
+    "Costs",
+    "Plan",
+    "block_steps",
+    "choose_route",
+    "fft_length",
+    "plan_features",
+    "plan_pooled",
+    "plan_sampled_states",
+    "rows_per_chunk",
+]
+
+OUTPUTS = ("final", "sequence", "mean", "max")
+METHODS = ("auto", "gemm", "fft", "recurrence")
+
+# Chunks hold about this many seconds of work by the cost table (and at least
+# MIN_CHUNK_SAMPLES samples), so that verbose progress has steps to show.
+CHUNK_SECONDS = 0.5
+MIN_CHUNK_SAMPLES = 32
+# Host inputs of a GPU computation larger than this are cut into at least OVERLAP_CHUNKS
+# chunks so that the copies to the device overlap with compute.
+OVERLAP_MIN_BYTES = 64 * 1024**2
+OVERLAP_CHUNKS = 4
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Rates of one device, for float32 (float64 work costs ``itemsize / 4`` times more)."""
+
+    gemm_flops: float  # large matrix products
+    fft_flops: float  # batched real FFTs, counted as 2.5 L log2 L flops per transform
+    recurrence_flops: float  # the compiled recurrence, 2 d**2 flops per state update
+    bandwidth: float  # bytes per second of memory traffic
+    pool_seconds: float  # the pools of one state at one step, compiled
+    pool_xp_seconds: float  # the pools of one state at one step, by array operations
+    block_work: int  # steps per block: clip(block_work // order, block_min, block_max)
+    block_min: int
+    block_max: int
+    memory_fraction: float = 1.0  # share of the free device memory one chunk may use
+    pooled_routes: tuple[str, ...] = field(default=("pooled_recurrence", "pooled_blocked"))
+
+
+COSTS = {
+    # measured on the project's 2-core x86 machine (AVX-512, NumPy 2.3 with OpenBLAS,
+    # SciPy 1.17): benchmarks/bench_features.py --calibrate
+    "cpu": Costs(
+        gemm_flops=190e9,
+        fft_flops=6.5e9,
+        recurrence_flops=30e9,
+        bandwidth=10e9,
+        pool_seconds=15e-9,
+        pool_xp_seconds=10e-9,
+        block_work=2048,
+        block_min=8,
+        block_max=16,
+    ),
+    # an H100's data sheet: ~60 TFLOP/s float32, ~3 TB/s; cuFFT at a tenth of the flops;
+    # the rest covers cuBLAS/cuFFT workspaces, pool fragmentation and other users
+    "gpu": Costs(
+        gemm_flops=50e12,
+        fft_flops=5e12,
+        recurrence_flops=2e12,
+        bandwidth=2.5e12,
+        pool_seconds=1e-12,
+        pool_xp_seconds=2e-12,
+        block_work=4096,
+        block_min=16,
+        block_max=128,
+        memory_fraction=0.7,
+        pooled_routes=("pooled_blocked",),
+    ),
+}
+
+
+def block_steps(order: int, n_steps: int | None = None, device: str = "cpu") -> int:
+    """Steps per block ``T`` of the blocked routes on ``device``.
+
+    A block of ``T`` steps costs ``2 (order + T)`` flops per state instead of the
+    recurrence's ``2 order``; longer blocks make larger, faster products. ``T`` is
+    ``block_work // order`` clipped to the device's range, and to ``n_steps``.
+    """
+    costs = COSTS[device]
+    T = max(costs.block_min, min(costs.block_max, costs.block_work // max(int(order), 1)))
+    if n_steps is not None:
+        T = min(T, int(n_steps))
+    return max(1, T)
+
+
+def _is_smooth(m: int) -> bool:
+    for p in (2, 3, 5, 7):
+        while m % p == 0:
+            m //= p
+    return m == 1
+
+
+def fft_length(n_steps: int) -> int:
+    """The smallest even ``2^a 3^b 5^c 7^d`` that is ``>= 2 * n_steps - 1``.
+
+    Such lengths are fast for both pocketfft (SciPy) and cuFFT, and padding to at least
+    ``2 n - 1`` keeps the circular convolution from wrapping around.
+    """
+    m = max(2 * int(n_steps) - 1, 2)
+    while m % 2 or not _is_smooth(m):
+        m += 1
+    return m
+
+
+def _route_seconds(
+    route: str, output: str, order: int, n_steps: int, itemsize: int, device: str
+) -> float:
+    """Seconds of one row (one channel of one sample) on ``route`` by the cost table."""
+    c = COSTS[device]
+    scale = itemsize / 4.0
+    d, n = order, n_steps
+    elements = n * d
+    if route == "gemm":  # one product: 2 n d flops, the inputs read once
+        return scale * (2.0 * elements / c.gemm_flops + itemsize * n / c.bandwidth)
+    if route == "blocked":
+        T = block_steps(d, n, device)
+        return scale * (
+            2.0 * (d + T) * elements / c.gemm_flops + 2.0 * itemsize * elements / c.bandwidth
+        )
+    if route == "fft":
+        L = fft_length(n)
+        bins = L // 2 + 1
+        flops = d * (2.5 * L * math.log2(L) + 6.0 * bins)
+        moved = itemsize * (d * (4.0 * bins + 2.0 * L) + 2.0 * elements)
+        return scale * (flops / c.fft_flops + moved / c.bandwidth)
+    if route == "recurrence":
+        return scale * 2.0 * d * elements / c.recurrence_flops
+    raise ValueError(f"Unknown route {route!r}.")
+
+
+def choose_route(output: str, method: str, order: int, n_steps: int, itemsize: int, device: str):
+    """The route of ``output`` asked for with ``method``.
+
+    Final and mean states are one GEMM whatever the method, unless 'recurrence' (or, for
+    the mean, 'fft') is asked for; 'sequence' and 'max' go by the method, and 'auto'
+    picks the cheaper of the blocked and FFT routes by the cost table.
+    """
+    if method == "recurrence":
+        return "recurrence"
+    if output == "final" or (output == "mean" and method != "fft"):
+        return "gemm"
+    if method == "gemm":
+        return "blocked"
+    if method == "fft":
+        return "fft"
+    blocked = _route_seconds("blocked", output, order, n_steps, itemsize, device)
+    fft = _route_seconds("fft", output, order, n_steps, itemsize, device)
+    return "fft" if fft < blocked else "blocked"
+
+
+def _working_bytes(
+    route: str,
+    output: str,
+    order: int,
+    n_steps: int,
+    n_channels: int,
+    itemsize: int,
+    ragged: bool,
+    device: str,
+) -> int:
+    """Memory one sample needs beyond its result while it is computed, on ``route``."""
+    b, c, d, n = itemsize, n_channels, order, n_steps
+    work = n * c * b if c > 1 else 0  # the one-row-per-channel copy of the inputs
+    if ragged:
+        work += n * c * b  # the left-aligned, zero-padded chunk
+        if route == "gemm":
+            work += n * c * b + 2 * n * 8  # the right-aligned copy and its indices
+        if output == "sequence":
+            work += n * c * d * b  # the padded states, before they are cut to length
+    if route == "fft":
+        bins = fft_length(n) // 2 + 1
+        work += 2 * c * bins * b + c * d * b * 4 * bins  # spectra, product, inverse
+        if output == "mean":
+            work += c * d * n * 8
+    elif route == "blocked":
+        T = block_steps(d, n, device)
+        if output == "sequence" and c == 1 and not ragged:
+            work += c * (d + T) * b
+        else:
+            work += c * b * ((d + T) + 2 * T * d + 2 * d)
+    elif route == "recurrence":
+        if output == "sequence" and c > 1:
+            work += n * c * d * b
+    if device == "gpu":
+        work += 2 * n * c * b  # two device input buffers
+    return int(work) + 1
+
+
+def rows_per_chunk(
+    n_samples: int,
+    bytes_per_sample: float,
+    budget: int,
+    seconds_per_sample: float,
+    what: str,
+    fix: str,
+) -> int:
+    """Samples per chunk: within ``budget`` and about :data:`CHUNK_SECONDS` of work.
+
+    Raises
+    ------
+    MemoryBudgetError
+        A ValueError, if a single sample does not fit the budget, naming ``what`` and
+        ``fix``.
+    """
+    rows = int(budget // max(bytes_per_sample, 1))
+    if rows < 1:
+        raise MemoryBudgetError(
+            f"{what} needs {format_bytes(bytes_per_sample)} of working memory for a single "
+            f"sequence but max_memory allows {format_bytes(budget)}; raise max_memory{fix}."
+        )
+    by_time = int(min(CHUNK_SECONDS / max(seconds_per_sample, 1e-15), n_samples))
+    return max(1, min(rows, max(MIN_CHUNK_SAMPLES, by_time), max(n_samples, 1)))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one computation runs: decided once, read by the chunk loop and the kernels."""
+
+    device: str  # 'cpu' or 'gpu'
+    route: str
+    output: str
+    method: str  # as asked
+    order: int
+    n_steps: int
+    block: int  # steps per block of the blocked routes
+    n_fft: int  # FFT length of the 'fft' route
+    rows: int  # samples per chunk
+    bytes_per_sample: int  # working memory (on the device for a GPU)
+    seconds_per_sample: float
+    budget: int  # bytes the chunks were sized for
+
+    def describe(self, n_samples: int) -> str:
+        """The plan in words, for DEBUG logs."""
+        picked = " (picked by method='auto')" if self.method == "auto" else ""
+        return (
+            f"method={self.route if self.route != 'blocked' else 'gemm'!r}{picked}, "
+            f"{-(-n_samples // self.rows)} chunk(s) of up to {self.rows} sample(s) "
+            f"({format_bytes(self.bytes_per_sample)} of working memory per sample, "
+            f"max_memory allows {format_bytes(self.budget)}; ~{self.seconds_per_sample:.2g} s "
+            "of work per sample)"
+        )
+
+
+def _gpu_budget(budget: int, device_budget: int | None, costs: Costs) -> int:
+    if device_budget is None:
+        return budget
+    return int(device_budget * costs.memory_fraction)
+
+
+def _host_staging(
+    n_samples: int, in_row: int, out_row: int, host_in: bool, host_out: bool, budget: int
+) -> int:
+    """Samples per chunk that the pinned host buffers of a GPU computation allow."""
+    per_sample = 2 * ((in_row if host_in else 0) + (out_row if host_out else 0))
+    rows = budget // per_sample if per_sample else n_samples
+    if host_in and n_samples * in_row > OVERLAP_MIN_BYTES:
+        rows = min(rows, -(-n_samples // OVERLAP_CHUNKS))
+    return max(1, int(rows))
+
+
+def plan_features(
+    n_samples: int,
+    n_steps: int,
+    n_channels: int,
+    order: int,
+    output: str,
+    method: str,
+    itemsize: int,
+    device: str,
+    budget: int,
+    *,
+    ragged: bool = False,
+    device_budget: int | None = None,
+    host_input: bool = True,
+    host_output: bool = True,
+) -> Plan:
+    """The plan of Delay Network features (``output`` in :data:`OUTPUTS`).
+
+    Parameters
+    ----------
+    n_samples, n_steps, n_channels, order
+        The problem; ``n_steps`` is the longest sequence for sequences of different lengths.
+    output, method
+        As for :class:`~lmu_sk.LMUFeatures`.
+    itemsize : int
+        Bytes per element of the compute dtype.
+    device : {'cpu', 'gpu'}
+    budget : int
+        Bytes of host working memory allowed besides the result.
+    ragged : bool
+        Sequences of different lengths (padded chunk by chunk).
+    device_budget : int, optional
+        Free device memory (GPU).
+    host_input, host_output : bool
+        Whether the inputs come from, and the results go to, host memory (GPU staging).
+    """
+    route = choose_route(output, method, order, n_steps, itemsize, device)
+    block = block_steps(order, n_steps, device)
+    n_fft = fft_length(n_steps)
+    per_sample = _working_bytes(
+        route, output, order, n_steps, n_channels, itemsize, ragged, device
+    )
+    seconds = n_channels * _route_seconds(route, output, order, n_steps, itemsize, device)
+    costs = COSTS[device]
+    limit = _gpu_budget(budget, device_budget, costs) if device == "gpu" else budget
+    if route == "recurrence":
+        fix = ""
+    else:
+        fix = " or use method='recurrence', which needs almost none"
+    rows = rows_per_chunk(
+        n_samples,
+        per_sample,
+        limit,
+        seconds,
+        f"method={method if route != 'blocked' else 'gemm'!r}",
+        fix,
+    )
+    if device == "gpu":
+        out_row = n_channels * order * itemsize * (n_steps if output == "sequence" else 1)
+        in_row = n_steps * n_channels * itemsize
+        rows = min(
+            rows, _host_staging(n_samples, in_row, out_row, host_input, host_output, budget)
+        )
+    return Plan(
+        device=device,
+        route=route,
+        output=output,
+        method=method,
+        order=order,
+        n_steps=n_steps,
+        block=block,
+        n_fft=n_fft,
+        rows=rows,
+        bytes_per_sample=per_sample,
+        seconds_per_sample=seconds,
+        budget=limit,
+    )
+
+
+def plan_pooled(
+    n_samples: int,
+    n_steps: int,
+    n_inputs: int,
+    order: int,
+    n_windows: int,
+    n_features: int,
+    itemsize: int,
+    device: str,
+    budget: int,
+    *,
+    device_budget: int | None = None,
+    host_input: bool = True,
+    host_output: bool = True,
+    n_channels: int | None = None,
+    n_raw_steps: int | None = None,
+) -> Plan:
+    """The plan of pooled features.
+
+    Parameters
+    ----------
+    n_samples : int
+    n_steps : int
+        Steps the Delay Networks see (after the block means of ``stride``).
+    n_inputs : int
+        Inputs per sample (channels and their differences).
+    order, n_windows : int
+    n_features : int
+        Features per sample.
+    itemsize : int
+        Bytes per element of the compute dtype.
+    device, budget, device_budget, host_input, host_output
+        As for :func:`plan_features`.
+    n_channels, n_raw_steps : int, optional
+        Channels and steps of the inputs before the block means and differences.
+    """
+    costs = COSTS[device]
+    d, n = order, n_steps
+    n_channels = n_channels or n_inputs
+    n_raw_steps = n_raw_steps or n_steps
+    updates = n_windows * n_inputs * (n + 1)
+    pools = n_features / max(n_windows * n_inputs * d, 1)  # pools per state
+    candidates = {}
+    if "pooled_recurrence" in costs.pooled_routes:
+        candidates["pooled_recurrence"] = updates * (
+            d * pools * costs.pool_seconds / 4 + 2.0 * d * d / costs.recurrence_flops
+        )
+    if "pooled_blocked" in costs.pooled_routes:
+        T = block_steps(d, n, device)
+        candidates["pooled_blocked"] = (
+            (itemsize / 4.0)
+            * updates
+            * (2.0 * (d + T) * d / costs.gemm_flops + d * pools * costs.pool_xp_seconds)
+        )
+    route = min(candidates, key=candidates.get)
+    seconds = candidates[route]
+    block = block_steps(d, n, device)
+    # the padded inputs in the compute dtype, their block means and differences, and the pools
+    per_sample = itemsize * (2 * n_raw_steps * n_channels + 2 * n * n_inputs) + 8 * n_features
+    if route == "pooled_blocked":
+        # one block of states, its masked copies and comparisons
+        per_sample += 4 * itemsize * n_inputs * block * d
+    if device == "gpu":
+        per_sample += 2 * n_raw_steps * n_channels * itemsize
+    limit = _gpu_budget(budget, device_budget, costs) if device == "gpu" else budget
+    rows = rows_per_chunk(
+        n_samples, per_sample, limit, seconds, "LMUPooledFeatures", " or use shorter sequences"
+    )
+    if device == "gpu":
+        in_row = n_raw_steps * n_channels * itemsize
+        rows = min(
+            rows,
+            _host_staging(
+                n_samples, in_row, n_features * itemsize, host_input, host_output, budget
+            ),
+        )
+    return Plan(
+        device=device,
+        route=route,
+        output="pooled",
+        method="auto",
+        order=d,
+        n_steps=n,
+        block=block,
+        n_fft=fft_length(n),
+        rows=rows,
+        bytes_per_sample=int(per_sample),
+        seconds_per_sample=seconds,
+        budget=limit,
+    )
+
+
+def plan_sampled_states(
+    n_samples: int,
+    n_steps: int,
+    n_inputs: int,
+    order: int,
+    itemsize: int,
+    budget: int,
+    *,
+    n_channels: int | None = None,
+    n_raw_steps: int | None = None,
+    device: str = "cpu",
+) -> tuple[int, int]:
+    """Samples per chunk and steps per window of a walk over all states that keeps a few.
+
+    The states of a chunk of samples are computed window of steps by window of steps,
+    carrying the state across, so that no more than one window is held at once.
+
+    Returns
+    -------
+    rows, window : int
+
+    Raises
+    ------
+    MemoryBudgetError
+        If one sample and one block of steps do not fit ``budget``.
+    """
+    n_channels = n_channels or n_inputs
+    n_raw_steps = n_raw_steps or n_steps
+    # the chunk in the compute dtype, its block means, and the inputs with differences
+    inputs = itemsize * (n_raw_steps * n_channels + n_steps * (n_channels + n_inputs))
+    T = block_steps(order, n_steps, device)
+    # one window of states, the kept ones, its inputs and selection mask, per step of a sample
+    per_step = n_inputs * (2 * order + 1) * itemsize + 16
+    smallest = inputs + per_step * T
+    if budget < smallest:
+        raise MemoryBudgetError(
+            f"Fitting the thresholds needs {format_bytes(smallest)} of working memory for a "
+            f"single sequence but max_memory allows {format_bytes(budget)}; raise max_memory."
+        )
+    rows = max(1, min(n_samples, int(budget // (inputs + per_step * min(n_steps, 1024)))))
+    window = int((budget - rows * inputs) // (rows * per_step))
+    window = max(T, min(n_steps, window // T * T))
+    return rows, window

@@ -1,0 +1,773 @@
+"""The one chunk loop: every output, every device, one ragged convention.
+
+Samples are processed in chunks of ``plan.rows`` (:mod:`lmu_sk.engine.plan`). A *feed*
+brings each chunk to the device as a left-aligned, zero-padded ``(rows, n_steps,
+n_channels)`` array with the samples' own lengths (``None`` when all are equal), the
+chunk's maps of :mod:`lmu_sk.engine.algebra` (or a compiled kernel) compute its result,
+and a *sink* stores it. Sequences of different lengths are taken shortest first, so that
+a chunk pads little, and their results are put back in the caller's order.
+
+Feeds and sinks only move data:
+
+* on the CPU, and for arrays already on the GPU, a chunk is a slice (or, for a list of
+  sequences, a padded copy) and results are written in place where the route allows;
+* host data on a GPU goes through two pinned buffers each way: while chunk ``i`` is
+  computed on one CUDA stream, chunk ``i + 1`` is copied in on another and the result of
+  chunk ``i - 1`` is copied out. An out-of-memory error halves the chunk and resumes
+  after the last stored one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import math
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from .._device import (
+    device_key,
+    free_device_memory,
+    is_device_array,
+    out_of_memory_errors,
+    release_device_memory,
+    to_numpy,
+)
+from .._logging import get_logger
+from .._memory import check_fits
+from . import algebra, constants
+from .plan import Plan, plan_features, plan_pooled, plan_sampled_states
+
+__all__ = ["PooledSpec", "features", "pooled_features", "sampled_states"]
+
+logger = get_logger(__name__)
+
+Array = Any
+
+
+# ----------------------------------------------------------------------------- the samples
+class _Source:
+    """The samples of one computation and the order the chunks take them in.
+
+    An array ``(n_samples, n_steps, n_channels)`` (host or device; with ``lengths`` its
+    samples are left-aligned and zero-padded), or a list of host arrays ``(n_steps_i,
+    n_channels)``, taken shortest first.
+    """
+
+    def __init__(self, U: Any, lengths: Any = None):
+        self.is_list = isinstance(U, list)
+        if self.is_list:
+            self.lengths = np.asarray([len(u) for u in U], dtype=np.int64)
+            self.order = np.argsort(self.lengths, kind="stable")
+            self.n_channels = U[0].shape[1]
+            self.dtype = np.result_type(*[u.dtype for u in U])
+        else:
+            self.lengths = None if lengths is None else np.asarray(lengths, dtype=np.int64)
+            self.order = None
+            self.n_channels = U.shape[2]
+            self.dtype = np.dtype(U.dtype)
+        self.U = U
+        self.n_samples = len(U)
+        self.n_steps = int(self.lengths.max()) if self.is_list and len(U) else U.shape[1]
+        self.on_device = is_device_array(U)
+        self.ragged = self.lengths is not None and bool(
+            len(self.lengths) and self.lengths.min() < self.n_steps
+        )
+
+    def chunk_lengths(self, a: int, b: int) -> np.ndarray | None:
+        """Own lengths of the chunk's samples (host), ``None`` when the chunk is not ragged."""
+        if self.lengths is None:
+            return None
+        lengths = self.lengths[self.order[a:b]] if self.is_list else self.lengths[a:b]
+        return lengths if lengths.min() < self.width(a, b) else None
+
+    def width(self, a: int, b: int) -> int:
+        """Steps of the chunk's padded array."""
+        if self.is_list:
+            return int(self.lengths[self.order[b - 1]])  # shortest first: the last is longest
+        return self.n_steps
+
+    def chunk(self, a: int, b: int, dtype: np.dtype, buffer: np.ndarray | None = None):
+        """The chunk as one array in ``dtype``: a slice when possible, else a (padded) copy.
+
+        With ``buffer`` (flat host memory), the copy is made there.
+        """
+        shape = (b - a, self.width(a, b), self.n_channels)
+        if not self.is_list and buffer is None:
+            x = self.U[a:b]
+            return x if x.dtype == dtype else x.astype(dtype)
+        if buffer is None:
+            host = np.zeros(shape, dtype=dtype)
+        else:
+            host = buffer[: math.prod(shape)].reshape(shape)
+        if self.is_list:
+            if buffer is not None:
+                host[...] = 0
+            for row, index in enumerate(self.order[a:b]):
+                u = self.U[index]
+                host[row, : len(u)] = u
+        else:
+            np.copyto(host, self.U[a:b], casting="unsafe")
+        return host
+
+
+# ----------------------------------------------------------------------------- feeds
+def _direct_feed(source: _Source, start: int, rows: int, xp: ModuleType, dtype: np.dtype):
+    """Chunks as slices or padded copies, moved to ``xp``'s device as they are."""
+    for a in range(start, source.n_samples, rows):
+        b = min(a + rows, source.n_samples)
+        x = xp.asarray(source.chunk(a, b, dtype))
+        lengths = source.chunk_lengths(a, b)
+        yield a, b, x, None if lengths is None else xp.asarray(lengths)
+
+
+@lru_cache(maxsize=4)
+def _streams(xp: ModuleType, device: tuple) -> tuple[Any, Any]:
+    """A compute and a copy stream per device, kept so the memory pool reuses their blocks."""
+    return xp.cuda.Stream(non_blocking=True), xp.cuda.Stream(non_blocking=True)
+
+
+def _pinned_feed(source: _Source, start: int, rows: int, xp: ModuleType, dtype: np.dtype):
+    """Host chunks to the GPU through two pinned buffers, the next copy overlapping compute.
+
+    The consumer computes each chunk inside the compute stream's context, which this
+    generator holds while it yields.
+    """
+    import cupyx
+
+    n = source.n_samples
+    bounds = [(a, min(a + rows, n)) for a in range(start, n, rows)]
+    if not bounds:
+        return
+    compute_stream, copy_stream = _streams(xp, device_key(xp))
+    # The lengths, constants and outputs were made on the caller's stream.
+    compute_stream.wait_event(xp.cuda.get_current_stream().record())
+    slots = 2 if len(bounds) > 1 else 1
+    size = min(rows, n - start) * source.n_steps * source.n_channels
+    pinned = [cupyx.empty_pinned((size,), dtype) for _ in range(slots)]
+    device = [xp.empty((size,), dtype) for _ in range(slots)]
+    uploaded: list[Any] = [None] * slots  # copy out of pinned[slot] done
+    consumed: list[Any] = [None] * slots  # compute that read device[slot] done
+    shapes: dict[int, tuple[int, ...]] = {}
+
+    def upload(i: int) -> None:
+        slot, (a, b) = i % slots, bounds[i]
+        if uploaded[slot] is not None:
+            uploaded[slot].synchronize()
+        host = source.chunk(a, b, dtype, buffer=pinned[slot])
+        if consumed[slot] is not None:
+            copy_stream.wait_event(consumed[slot])
+        target = device[slot][: host.size]
+        target.data.copy_from_host_async(
+            ctypes.c_void_p(host.ctypes.data), host.nbytes, copy_stream
+        )
+        uploaded[slot] = copy_stream.record()
+        shapes[i] = host.shape
+
+    try:
+        upload(0)
+        for i, (a, b) in enumerate(bounds):
+            slot = i % slots
+            compute_stream.wait_event(uploaded[slot])
+            shape = shapes.pop(i)
+            x = device[slot][: math.prod(shape)].reshape(shape)
+            lengths = source.chunk_lengths(a, b)
+            with compute_stream:
+                yield a, b, x, None if lengths is None else xp.asarray(lengths)
+                consumed[slot] = compute_stream.record()
+            del x
+            if i + 1 < len(bounds):
+                upload(i + 1)  # the host copy into pinned memory overlaps compute of chunk i
+    finally:
+        # Nothing may be freed or reused while a copy or kernel using it is in flight.
+        for stream in (copy_stream, compute_stream):
+            try:
+                stream.synchronize()
+            except Exception:
+                pass
+
+
+# ----------------------------------------------------------------------------- sinks
+class _ArraySink:
+    """Results into one array ``out`` (host or device), in place where the route allows."""
+
+    def __init__(self, out: Array, source: _Source, progress: Callable[[int], None]):
+        self.out = out
+        self.order = source.order
+        self.progress = progress
+        self.done = 0
+
+    def target(self, a: int, b: int) -> Array:
+        return self.out[a:b] if self.order is None else None
+
+    def put(self, a: int, b: int, y: Array, target: Array, xp: ModuleType) -> None:
+        if y is target:
+            pass  # computed in place
+        elif self.order is not None:
+            self.out[self.order[a:b]] = y if is_device_array(self.out) else to_numpy(y)
+        else:
+            self.out[a:b] = y if is_device_array(self.out) else to_numpy(y)
+        self._stored(b - a)
+
+    def _stored(self, count: int) -> None:
+        self.done += count
+        self.progress(count)
+
+    def close(self) -> None:
+        pass
+
+
+class _PinnedSink(_ArraySink):
+    """GPU results to a host array through two pinned buffers, copied out asynchronously."""
+
+    def __init__(self, out, source, progress, xp, rows: int):
+        super().__init__(out, source, progress)
+        import cupyx
+
+        self.xp = xp
+        self.rows = rows
+        tail = out.shape[1:]
+        self.pinned = [cupyx.empty_pinned((rows, *tail), out.dtype) for _ in range(2)]
+        self.pending: list[tuple[int, int, int, Any]] = []  # (slot, a, b, event)
+        self.count = 0
+
+    def target(self, a: int, b: int) -> Array:
+        return None
+
+    def put(self, a: int, b: int, y: Array, target: Array, xp: ModuleType) -> None:
+        slot = self.count % 2
+        self.count += 1
+        if len(self.pending) == 2:
+            self._drain()
+        y = xp.ascontiguousarray(y, dtype=self.out.dtype)
+        target = ctypes.c_void_p(self.pinned[slot].ctypes.data)
+        stream = xp.cuda.get_current_stream()
+        y.data.copy_to_host_async(target, y.nbytes, stream)
+        self.pending.append((slot, a, b, stream.record()))
+
+    def _drain(self) -> None:
+        slot, a, b, event = self.pending.pop(0)
+        event.synchronize()
+        values = self.pinned[slot][: b - a]
+        if self.order is None:
+            self.out[a:b] = values
+        else:
+            self.out[self.order[a:b]] = values
+        self._stored(b - a)
+
+    def close(self) -> None:
+        while self.pending:
+            self._drain()
+
+
+class _ListSink(_ArraySink):
+    """Per-sample results of different lengths ('sequence' of ragged sequences)."""
+
+    def __init__(self, source: _Source, progress, on_device: bool):
+        self.results: list[Any] = [None] * source.n_samples
+        self.source = source
+        self.on_device = on_device
+        self.progress = progress
+        self.done = 0
+
+    def target(self, a: int, b: int) -> Array:
+        return None
+
+    def put(self, a: int, b: int, y: Array, target: Array, xp: ModuleType) -> None:
+        source = self.source
+        if not self.on_device:
+            y = to_numpy(y)
+        indices = source.order[a:b] if source.is_list else range(a, b)
+        lengths = source.lengths[indices]
+        for row, (index, length) in enumerate(zip(indices, lengths, strict=True)):
+            self.results[index] = y[row, :length].copy()
+        self._stored(b - a)
+
+
+# ----------------------------------------------------------------------------- the loop
+def _run(
+    source: _Source,
+    plan: Plan,
+    xp: ModuleType,
+    dtype: np.dtype,
+    make_sink: Callable[[int], _ArraySink],
+    compute: Callable[[Array, Array, Array], Array],
+) -> _ArraySink:
+    """The chunk loop: feed, compute, store; on a device out-of-memory error, again with
+    half the rows from the first sample not stored."""
+    staged = xp is not np and not source.on_device
+    errors = out_of_memory_errors(xp)
+    done = 0
+    while True:
+        sink = make_sink(plan.rows)
+        sink.done = done
+        feed = (_pinned_feed if staged else _direct_feed)(source, done, plan.rows, xp, dtype)
+        try:
+            for a, b, x, lengths in feed:
+                target = sink.target(a, b)
+                sink.put(a, b, compute(x, lengths, target), target, xp)
+            sink.close()
+            return sink
+        except errors:
+            if plan.rows == 1:
+                raise
+            done = sink.done
+            plan = dataclasses.replace(plan, rows=max(1, plan.rows // 2))
+            release_device_memory(xp)
+            logger.debug("Out of device memory: chunks of %d sample(s) from now", plan.rows)
+
+
+def _device_budget(xp: ModuleType) -> int | None:
+    return free_device_memory(xp)
+
+
+def _into(y: Array, target: Array) -> Array:
+    if target is None:
+        return y
+    target[...] = y
+    return target
+
+
+# ----------------------------------------------------------------------------- features
+def _feature_chunk(x, lengths, target, plan: Plan, key: tuple, xp: ModuleType):
+    """The features of one chunk ``x`` on ``plan.route``; into ``target`` when given."""
+    N, L, c = x.shape
+    d = plan.order
+    dtype = np.dtype(x.dtype)
+    output = plan.output
+    if plan.route == "recurrence":
+        return _recurrence_chunk(x, lengths, target, output, key, d, xp)
+    if plan.route == "gemm":
+        if lengths is not None:
+            x = algebra.right_align(x, lengths, xp)
+        name = "H_rev" if output == "final" else "C_rev"
+        M = constants.get(name, *key, plan.n_steps, dtype, xp)
+        y = target if target is not None else xp.empty((N, c * d), dtype)
+        algebra.final_states(algebra.rows(x, xp), M, xp, out=y.reshape(N * c, d))
+        if output == "mean":
+            y /= L if lengths is None else lengths[:, None].astype(dtype)
+        return y
+    U = algebra.rows(x, xp)
+    row_lengths = None if lengths is None else algebra.row_lengths(lengths, c, xp)
+    if plan.route == "blocked":
+        W = constants.get("W", *key, dtype=dtype, xp=xp, param=plan.block)
+        if output != "sequence":
+            return _into(
+                algebra.reduce_blocks(U, W, d, output, xp, row_lengths).reshape(N, -1), target
+            )
+        if c == 1 and target is not None:
+            for _ in algebra.iter_blocks(U, W, d, xp, out=target.reshape(N, L, d)):
+                pass
+            return target
+        y = target if target is not None else xp.empty((N, L, c * d), dtype)
+        y4 = y.reshape(N, L, c, d)
+        for t0, G in algebra.iter_blocks(U, W, d, xp):
+            y4[:, t0 : t0 + G.shape[1]] = G.reshape(N, c, -1, d).transpose(0, 2, 1, 3)
+        return y
+    # fft
+    H_hat = constants.get("H_hat", *key, plan.n_steps, dtype, xp, param=plan.n_fft)
+    S = algebra.fft_states(U, H_hat, plan.n_fft, xp)
+    if output == "sequence":
+        return algebra.states_to_features(S, N, xp, out=target)
+    if row_lengths is not None:
+        valid = algebra.valid_steps(row_lengths, 0, L, xp)[:, :, None]
+        S = xp.where(valid, S, -math.inf) if output == "max" else S * valid
+    if output == "max":
+        y = S.max(axis=1)
+    else:
+        # summed in float64: a float32 sum costs ~3e-6 of the mean at 30k steps
+        y = S.sum(axis=1, dtype=xp.float64)
+        y /= L if row_lengths is None else row_lengths[:, None]
+    return _into(y.astype(dtype, copy=False).reshape(N, -1), target)
+
+
+def _recurrence_chunk(x, lengths, target, output, key, order, xp):
+    """The compiled recurrence: Numba on the CPU, Numba-CUDA on a GPU."""
+    N, L, _ = x.shape
+    dtype = np.dtype(x.dtype)
+    if xp is np:
+        from .compiled import cpu
+
+        D_T = constants.get("D_T", *key, dtype=dtype)
+        Bbar = constants.system(*key)[1].astype(dtype)
+        full = np.full(N, L, dtype=np.int64) if lengths is None else lengths
+        out = target if output == "sequence" else None
+        y, _ = cpu.recurrence(x, full, D_T, Bbar, output, out=out)
+        return y if y is target else _into(y, target)
+    from numba import cuda as numba_cuda
+
+    from .compiled import cuda
+
+    Abar, Bbar = constants.system(*key)
+    stream = numba_cuda.external_stream(xp.cuda.get_current_stream().ptr)
+    if output == "sequence":
+        y = cuda.recurrence_states(x, Abar, Bbar, "sequence", stream=stream)
+    elif output == "final" and lengths is None:
+        y = cuda.recurrence_states(x, Abar, Bbar, "final", stream=stream)
+    else:
+        reduce = "last" if output == "final" else output
+        y = cuda.pooled_states(x, Abar, Bbar, reduce, lengths, stream=stream)
+    return _into(xp.asarray(y), target)
+
+
+def features(
+    U: Any,
+    *,
+    order: int,
+    theta: float,
+    discretizer: str = "zoh",
+    output: str = "final",
+    method: str = "auto",
+    xp: ModuleType = np,
+    budget: int = 1 << 30,
+    lengths: Any = None,
+    progress: Callable[[int], None] | None = None,
+    return_device: bool = False,
+) -> Any:
+    """Delay Network features of a dataset.
+
+    Parameters
+    ----------
+    U : array of shape (n_samples, n_steps, n_channels), or list of arrays of shape
+        (n_steps_i, n_channels)
+        In the compute dtype (float32 or float64); NumPy, CuPy (with a CuPy ``xp``) or a
+        list of NumPy arrays.
+    order, theta, discretizer
+        The Delay Network.
+    output : {'final', 'sequence', 'mean', 'max'}
+    method : {'auto', 'gemm', 'fft', 'recurrence'}
+        Route for the outputs that have several (:func:`lmu_sk.engine.plan.choose_route`).
+    xp : module
+        ``numpy`` or ``cupy``: where the computation runs.
+    budget : int
+        Bytes of host working memory allowed besides the result (on a GPU: for the
+        pinned staging buffers; the device chunks fit its free memory).
+    lengths : int array of shape (n_samples,), optional
+        Own lengths of an array's left-aligned, zero-padded samples.
+    progress : callable, optional
+        Called with the number of samples of every chunk once it is stored.
+    return_device : bool
+        On a GPU, return device arrays.
+
+    Returns
+    -------
+    array of shape (n_samples, n_channels * order), or for 'sequence' (n_samples,
+    n_steps, n_channels * order); for 'sequence' of sequences of different lengths, a
+    list of arrays of shape (n_steps_i, n_channels * order).
+    """
+    source = _Source(U, lengths)
+    dtype = source.dtype
+    n_samples, n_steps, n_channels = source.n_samples, source.n_steps, source.n_channels
+    device = device_key(xp)[0]
+    host_out = device == "cpu" or not return_device
+    per_sample = n_channels * order * (n_steps if output == "sequence" else 1)
+    if output == "sequence" and source.lengths is not None:
+        size, shape = int(source.lengths.sum()) * n_channels * order, None
+    else:
+        shape = (n_samples, *((n_steps,) if output == "sequence" else ()), n_channels * order)
+        size = n_samples * per_sample
+    if host_out:
+        check_fits(
+            size * dtype.itemsize,
+            f"The {output!r} features of shape {shape or (n_samples, '*', per_sample)} "
+            f"({dtype.name})",
+            "Transform fewer samples per call, use output='final', 'mean' or 'max', or "
+            "stream to disk with the command line tool (lmu-sk features).",
+        )
+    plan = plan_features(
+        max(n_samples, 1),
+        n_steps,
+        n_channels,
+        order,
+        output,
+        method,
+        dtype.itemsize,
+        device,
+        budget,
+        ragged=source.ragged or source.is_list,
+        device_budget=_device_budget(xp),
+        host_input=not source.on_device,
+        host_output=host_out,
+    )
+    logger.debug(
+        "Delay Network features of %d sample(s) x %d step(s) x %d channel(s), order %d, "
+        "output=%r on the %s: %s",
+        n_samples,
+        n_steps,
+        n_channels,
+        order,
+        output,
+        device,
+        plan.describe(n_samples),
+    )
+    progress = progress or (lambda count: None)
+    ragged_sequence = output == "sequence" and source.lengths is not None
+    if ragged_sequence:
+
+        def make_sink(rows):
+            return _ListSink(source, progress, not host_out)
+    else:
+        out = (np if host_out else xp).empty(shape, dtype=dtype)
+        if n_samples == 0:
+            return out
+
+        def make_sink(rows):
+            if device == "gpu" and host_out:
+                return _PinnedSink(out, source, progress, xp, rows)
+            return _ArraySink(out, source, progress)
+
+    key = (order, float(theta), discretizer)
+
+    def compute(x, chunk_lengths, target):
+        return _feature_chunk(x, chunk_lengths, target, plan, key, xp)
+
+    sink = _run(source, plan, xp, dtype, make_sink, compute)
+    return sink.results if ragged_sequence else sink.out
+
+
+# ----------------------------------------------------------------------------- pooled
+@dataclasses.dataclass(frozen=True)
+class PooledSpec:
+    """The pooled features' maps: Delay Networks of several windows over each input (the
+    channels, and with ``difference`` their first differences) of the block means of
+    ``stride`` steps, pooled over each sequence's own steps."""
+
+    order: int
+    thetas: tuple[float, ...]  # windows in steps of the Delay Networks' input
+    discretizer: str
+    stride: int
+    difference: bool
+
+    def prepare(self, x: Array, lengths: Array, xp: ModuleType) -> tuple[Array, Array]:
+        """The chunk's inputs to the Delay Networks and their lengths."""
+        if self.stride > 1:
+            x, lengths = algebra.block_means(x, lengths, self.stride, xp)
+        if self.difference:
+            x = algebra.with_difference(x, lengths, xp)
+        return x, lengths
+
+    def n_steps(self, n_raw_steps: int) -> int:
+        return -(-n_raw_steps // self.stride)
+
+
+def _full_lengths(x: Array, lengths: Array, xp: ModuleType) -> Array:
+    if lengths is not None:
+        return lengths.astype(xp.int64)
+    return xp.full(x.shape[0], x.shape[1], dtype=xp.int64)
+
+
+def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, biases, xp, out_dtype):
+    lengths = _full_lengths(x, lengths, xp)
+    x, lengths = spec.prepare(x, lengths, xp)
+    N = x.shape[0]
+    n_windows, n_inputs, d, n_biases = biases.shape
+    shape = (N, n_windows, n_inputs, d, n_biases + 3)
+    if plan.route == "pooled_recurrence":
+        from .compiled import cpu
+
+        A_T = np.stack([constants.get("A_T", d, th, spec.discretizer) for th in spec.thetas])
+        Bbar = np.stack([constants.system(d, th, spec.discretizer)[1] for th in spec.thetas])
+        direct = target is not None and target.dtype == np.float64
+        pools = cpu.pooled_recurrence(
+            x, lengths, A_T, Bbar, biases, out=target.reshape(shape) if direct else None
+        )
+        if direct:
+            return target
+    else:
+        U = algebra.rows(x, xp)
+        row_lengths = algebra.row_lengths(lengths, n_inputs, xp)
+        pools = xp.empty(shape, dtype=x.dtype)
+        for w, theta in enumerate(spec.thetas):
+            W = constants.get(
+                "W", d, theta, spec.discretizer, dtype=x.dtype, xp=xp, param=plan.block
+            )
+            rows_biases = xp.tile(biases[w], (N, 1, 1))
+            part = algebra.pool_blocks(U, W, d, rows_biases, row_lengths, xp)
+            pools[:, w] = part.reshape(N, n_inputs, d, n_biases + 3)
+    # float64 pools beyond float32 become inf: the caller reports them
+    with np.errstate(over="ignore"):
+        return _into(pools.reshape(N, -1).astype(out_dtype, copy=False), target)
+
+
+def pooled_features(
+    U: Any,
+    spec: PooledSpec,
+    biases: np.ndarray,
+    *,
+    dtype: Any,
+    xp: ModuleType = np,
+    budget: int = 1 << 30,
+    progress: Callable[[int], None] | None = None,
+    return_device: bool = False,
+) -> Any:
+    """Pooled Delay Network features of a dataset (:class:`~lmu_sk.LMUPooledFeatures`).
+
+    Parameters
+    ----------
+    U : array of shape (n_samples, n_steps, n_channels) or list of arrays of shape
+        (n_steps_i, n_channels)
+    spec : PooledSpec
+    biases : ndarray of shape (n_windows, n_inputs, order, n_biases), float64
+        Thresholds of the proportion pools, ascending along the last axis.
+    dtype : float32 or float64
+        Output dtype. The compiled CPU route accumulates in float64; the block-product
+        route computes in this dtype.
+    xp, budget, progress, return_device
+        As for :func:`features`.
+
+    Returns
+    -------
+    array of shape (n_samples, n_windows * n_inputs * order * (n_biases + 3))
+    """
+    source = _Source(U)
+    dtype = np.dtype(dtype)
+    n_samples = source.n_samples
+    n_windows, n_inputs, order, n_biases = biases.shape
+    n_features = n_windows * n_inputs * order * (n_biases + 3)
+    device = device_key(xp)[0]
+    host_out = device == "cpu" or not return_device
+    plan = plan_pooled(
+        max(n_samples, 1),
+        spec.n_steps(source.n_steps),
+        n_inputs,
+        order,
+        n_windows,
+        n_features,
+        dtype.itemsize,
+        device,
+        budget,
+        device_budget=_device_budget(xp),
+        host_input=not source.on_device,
+        host_output=host_out,
+        n_channels=source.n_channels,
+        n_raw_steps=source.n_steps,
+    )
+    compute_dtype = np.dtype(np.float64) if plan.route == "pooled_recurrence" else dtype
+    logger.debug(
+        "Pooled Delay Network features of %d sample(s) x %d step(s) x %d input(s), order "
+        "%d, %d window(s) on the %s: route %r in %s, %d chunk(s) of up to %d sample(s)",
+        n_samples,
+        source.n_steps,
+        n_inputs,
+        order,
+        n_windows,
+        device,
+        plan.route,
+        compute_dtype.name,
+        -(-n_samples // plan.rows),
+        plan.rows,
+    )
+    if host_out:
+        check_fits(
+            n_samples * n_features * dtype.itemsize,
+            f"The pooled features of shape {(n_samples, n_features)} ({dtype.name})",
+            "Transform fewer samples per call, or use fewer windows, states or n_biases.",
+        )
+    out = (np if host_out else xp).empty((n_samples, n_features), dtype=dtype)
+    if n_samples == 0:
+        return out
+    progress = progress or (lambda count: None)
+    biases_xp = xp.asarray(biases, dtype=compute_dtype) if xp is not np else biases
+
+    def make_sink(rows):
+        if device == "gpu" and host_out:
+            return _PinnedSink(out, source, progress, xp, rows)
+        return _ArraySink(out, source, progress)
+
+    def compute(x, lengths, target):
+        return _pooled_chunk(x, lengths, target, plan, spec, biases_xp, xp, dtype)
+
+    _run(source, plan, xp, compute_dtype, make_sink, compute)
+    return out
+
+
+def sampled_states(
+    U: Any,
+    spec: PooledSpec,
+    max_steps: int,
+    *,
+    budget: int,
+) -> Iterator[np.ndarray]:
+    """Evenly spaced states of each window in turn, for fitting thresholds, within ``budget``.
+
+    The states of all (sample, step) pairs in sample-major order are numbered ``g``; those
+    with ``g`` a multiple of ``ceil(n_states / max_steps)`` are kept. A chunk of samples at
+    a time, their states are computed window of steps by window of steps by the compiled
+    recurrence, carrying the state across windows, so that no more than one window of
+    states is ever held. What is kept, at most ``max_steps`` states of one Delay Network
+    at a time, is the result: not counted against ``budget``.
+
+    Parameters
+    ----------
+    U : ndarray of shape (n_samples, n_steps, n_channels) or list of arrays
+        On the host.
+    spec : PooledSpec
+    max_steps : int
+        At most this many states are kept per window.
+    budget : int
+        Bytes of working memory allowed besides the kept states.
+
+    Yields
+    ------
+    ndarray of shape (n_kept, n_inputs * order), float64, for each window of ``spec``
+    """
+    from .compiled import cpu
+
+    source = _Source(U)
+    lengths = source.lengths
+    if lengths is None:
+        lengths = np.full(source.n_samples, source.n_steps, dtype=np.int64)
+    steps = -(-lengths // spec.stride)
+    every = max(1, -(-int(steps.sum()) // max_steps))
+    n_inputs = source.n_channels * (2 if spec.difference else 1)
+    d = spec.order
+    n_kept = -(-int(steps.sum()) // every)
+    rows, window = plan_sampled_states(
+        source.n_samples,
+        spec.n_steps(source.n_steps),
+        n_inputs,
+        d,
+        8,
+        budget,
+        n_channels=source.n_channels,
+        n_raw_steps=source.n_steps,
+    )
+    logger.debug(
+        "States for the thresholds: %d sample(s), chunks of %d, windows of %d step(s), "
+        "every %d-th state kept",
+        source.n_samples,
+        rows,
+        window,
+        every,
+    )
+    # sample-major numbering of the states, in the caller's order
+    first = np.concatenate([[0], np.cumsum(steps)[:-1]])
+    for theta in spec.thetas:
+        D_T = constants.get("D_T", d, theta, spec.discretizer)
+        Bbar = constants.system(d, theta, spec.discretizer)[1]
+        kept = np.empty((n_kept, n_inputs * d))
+        filled = 0
+        for a in range(0, source.n_samples, rows):
+            b = min(a + rows, source.n_samples)
+            index = source.order[a:b] if source.is_list else np.arange(a, b)
+            x, own = spec.prepare(source.chunk(a, b, np.dtype(np.float64)), lengths[index], np)
+            offsets = first[index]
+            state = None
+            for t0 in range(0, x.shape[1], window):
+                t1 = min(t0 + window, x.shape[1])
+                run = np.clip(own - t0, 0, t1 - t0)
+                states, state = cpu.recurrence(
+                    np.ascontiguousarray(x[:, t0:t1]), run, D_T, Bbar, "sequence", state
+                )
+                t = np.arange(t0, t1)[None, :]
+                take = (t < own[:, None]) & ((offsets[:, None] + t) % every == 0)
+                count = int(take.sum())
+                kept[filled : filled + count] = states[take]
+                filled += count
+                del states
+            del x
+        yield kept
