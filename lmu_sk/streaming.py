@@ -21,15 +21,22 @@ with ``C = cumsum(H)`` and ``S_k = sum_{s=1..k} Abar^s``; ``Abar^k m`` and ``S_k
 applied through the binary digits of ``k`` with precomputed ``Abar^(2^i)`` and
 ``S_(2^i)`` (``S_(a+b) m = S_a m + S_b Abar^a m``). Outputs that need every state of the
 chunk ('max', the pools) compute them in time blocks of a few steps carrying the state from
-block to block, one matrix product per block (the block weights of
-:mod:`lmu_sk.kernels.cpu_gemm`), holding one block at a time.
+block to block, one matrix product per block, holding one block at a time.
 
-The matrices are built in float64. The DN state of :class:`DNStream` is kept in the
-features' dtype, as in the batch transform, and its running sum for 'mean' in float64 (a
-float32 sum over a million steps would drift by about 1e-5 of the mean). The pooled
-features are accumulated in float64 as their batch transform on the CPU does. Every array
-operation goes through the array module ``xp`` of the state (NumPy, or CuPy with the same
-code).
+The engine provides the algebra (:func:`lmu_sk.engine.algebra.final_states` through the
+reversed impulse response and its running sum, :func:`lmu_sk.engine.algebra.iter_blocks`
+with the carried state), the constants (:mod:`lmu_sk.engine.constants`: the step matrix,
+the powers of ``Abar`` and their sums, the impulse-response tables, the block matrices) and
+the steps per block (:func:`lmu_sk.engine.plan.block_steps`); what is the stream's own is
+the carried state, its powers, the running pools and the partial block of a stride.
+
+The DN state of :class:`DNStream` is kept in the features' dtype, as in the batch
+transform, except for 'mean': its state and running sum are float64, since the mean of a
+float32 state over many steps keeps the state's rounding (about 2e-5 of the mean's scale
+after a million steps of centred input) while the mean itself can be far smaller than the
+states. The pooled features are accumulated in float64 as their batch transform on the CPU
+does. Every array operation goes through the array module ``xp`` of the state (NumPy, or
+CuPy with the same code).
 """
 
 from __future__ import annotations
@@ -37,8 +44,6 @@ from __future__ import annotations
 import copy
 import math
 import numbers
-from collections.abc import Iterator
-from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -46,12 +51,12 @@ import numpy as np
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from . import _compute
 from ._device import get_array_module, to_numpy
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
 from .dn import impulse_response
-from .kernels.cpu_gemm import block_weights
+from .engine import algebra, constants
+from .engine.plan import block_steps
 from .neural.network import forward_rows
 
 __all__ = ["STREAM_OUTPUTS", "ClassifierStream", "DNStream", "PooledStream", "RegressorStream"]
@@ -71,93 +76,27 @@ _TABLE_BYTES = 64 * 1024**2
 _BLOCK_BYTES = 64 * 1024**2
 
 
-# ---------------------------------------------------------------------------- tables (float64)
-@lru_cache(maxsize=8)
-def _power_tables(order: int, theta: float, discretizer: str, n_levels: int, sums: bool):
-    """``Abar^(2^i)`` and, with ``sums``, ``S_(2^i) = sum_{s=1..2^i} Abar^s`` for
-    ``i < n_levels``, transposed (``None`` without ``sums``).
-
-    Built by squaring in float64: ``Abar^(2n) = (Abar^n)^2``, ``S_2n = S_n + Abar^n S_n``.
-    """
-    Abar, _ = _compute._system(order, theta, discretizer)
-    powers, partial = [Abar.copy()], [Abar.copy()]
-    for _ in range(1, n_levels):
-        if sums:
-            partial.append(partial[-1] + powers[-1] @ partial[-1])
-        powers.append(powers[-1] @ powers[-1])
-    tables = [np.stack([p.T for p in powers]), np.stack([s.T for s in partial]) if sums else None]
-    for table in tables:
-        if table is not None:
-            table.flags.writeable = False
-    return tuple(tables)
-
-
-@lru_cache(maxsize=8)
-def _impulse_tables(order: int, theta: float, discretizer: str, length: int):
-    """``H`` and ``cumsum(H)`` for ``length`` steps, reversed in time (row ``j`` is lag
-    ``length - 1 - j``), float64."""
-    H = impulse_response(*_compute._system(order, theta, discretizer), length)
-    tables = np.ascontiguousarray(H[::-1]), np.ascontiguousarray(np.cumsum(H, axis=0)[::-1])
-    for table in tables:
-        table.flags.writeable = False
-    return tables
-
-
+# ---------------------------------------------------------------------------- helpers
 def _step_matrix(Abar: np.ndarray, Bbar: np.ndarray) -> np.ndarray:
     """``[[Abar.T], [Bbar]]``, shape ``(..., order + 1, order)``: one step as one product."""
     return np.concatenate([np.swapaxes(Abar, -1, -2), Bbar[..., None, :]], axis=-2)
 
 
-@lru_cache(maxsize=8)
-def _step_weights(order: int, theta: float, discretizer: str) -> np.ndarray:
-    weights = _step_matrix(*_compute._system(order, theta, discretizer))
-    weights.flags.writeable = False
-    return weights
-
-
-@lru_cache(maxsize=8)
-def _dn_block_weights(order: int, theta: float, discretizer: str, block: int) -> np.ndarray:
-    Abar, Bbar = _compute._system(order, theta, discretizer)
-    weights = block_weights(Abar, impulse_response(Abar, Bbar, block), block)
-    weights.flags.writeable = False
-    return weights
-
-
-def _piece_limit(order: int) -> int:
-    """Steps per GEMM piece: a power of two, at most ``_MAX_PIECE``, tables within budget."""
+def _piece_levels(order: int) -> int:
+    """Powers of two of ``Abar`` a chunk piece needs: pieces have at most ``_MAX_PIECE``
+    steps, and their impulse-response tables take at most ``_TABLE_BYTES``."""
     fits = max(1, _TABLE_BYTES // (2 * 8 * order))
-    return 1 << min(int(math.log2(_MAX_PIECE)), int(math.log2(fits)))
+    return min(int(math.log2(_MAX_PIECE)), int(math.log2(fits))) + 1
+
+
+def _device_name(xp: ModuleType) -> str:
+    return "cpu" if xp is np else "gpu"
 
 
 def _filled(xp: ModuleType, shape: tuple, value: float, dtype) -> Array:
     a = xp.empty(shape, dtype)
     a[...] = value
     return a
-
-
-def _iter_blocks(
-    U: Array, W: Array, order: int, xp: ModuleType, *, state: Array
-) -> Iterator[tuple[int, Array]]:
-    """Yield ``(t0, G)``: the states ``(n_rows, T', order)`` after steps ``t0 .. t0 + T' -
-    1`` of the rows ``U`` ``(n_rows, n_steps)``, one block of ``T`` steps at a time, from
-    the state ``state`` ``(n_rows, order)`` before the first step (not modified).
-
-    Each block is one product ``[m, u_t0 .. u_{t0+T'-1}] @ W`` with the block weights
-    ``W`` ``(order + T, T * order)`` (:func:`lmu_sk.kernels.cpu_gemm.block_weights`) in the
-    dtype of the state; ``G`` is only valid until the next block is asked for.
-    """
-    d = order
-    T = W.shape[0] - d
-    n_rows, n_steps = U.shape
-    carry = xp.empty((n_rows, d + T), W.dtype)  # [state, the block's inputs]
-    carry[:, :d] = state
-    for t0 in range(0, n_steps, T):
-        steps = min(T, n_steps - t0)
-        carry[:, d : d + steps] = U[:, t0 : t0 + steps]
-        G = xp.matmul(carry[:, : d + steps], W[: d + steps, : steps * d])
-        G = G.reshape(n_rows, steps, d)
-        carry[:, :d] = G[:, -1]
-        yield t0, G
 
 
 def _check_n_streams(n_streams) -> int:
@@ -529,7 +468,7 @@ class DNStream(_FeatureStream):
         """Put the constant matrices on ``xp``; the tables of chunks come when needed."""
         self._xp = xp
         self._key = (self.order, self.theta, self.discretizer)
-        self._step = xp.asarray(_step_weights(*self._key), dtype=self._work)
+        self._step = self._constant("step")
         self._powers = self._sums = None  # Abar^(2^i), S_(2^i), transposed
         self._impulse = self._cumulative = None  # reversed H, reversed cumsum(H)
         self._blocks = None  # block weights of 'max'
@@ -571,20 +510,22 @@ class DNStream(_FeatureStream):
             )
         return spec
 
-    def _power_levels(self, n_levels: int) -> None:
-        if self._powers is None or len(self._powers) < n_levels:
-            with_sums = self.output == "mean"
-            powers, sums = _power_tables(*self._key, n_levels, with_sums)
-            self._powers = self._xp.asarray(powers, dtype=self._work)
-            if with_sums:
-                self._sums = self._xp.asarray(sums, dtype=self._work)
+    def _constant(self, name: str, n_steps: int = 0, param: int = 0) -> Array:
+        """A constant of this stream's system from the engine's cache, in the state's dtype
+        on its device."""
+        return constants.get(name, *self._key, n_steps, self._work, self._xp, param)
 
-    def _impulse_length(self, length: int) -> None:
-        if self._impulse is None or len(self._impulse) < length:
-            impulse, cumulative = _impulse_tables(*self._key, length)
-            self._impulse = self._xp.asarray(impulse, dtype=self._work)
+    def _tables(self, length: int) -> None:
+        """The tables of chunk pieces of up to ``length`` steps (a power of two)."""
+        if self._powers is None:
+            levels = _piece_levels(self.order)
+            self._powers = self._constant("powers", param=levels)
             if self.output == "mean":
-                self._cumulative = self._xp.asarray(cumulative, dtype=self._work)
+                self._sums = self._constant("power_sums", param=levels)
+        if self._impulse is None or len(self._impulse) < length:
+            self._impulse = self._constant("H_rev", length)
+            if self.output == "mean":
+                self._cumulative = self._constant("C_rev", length)
 
     # ------------------------------------------------------------------ update
     def _advance(self, U: Array, original: Array) -> None:
@@ -634,7 +575,7 @@ class DNStream(_FeatureStream):
         if self.output == "max":
             state, pooled = self._chunk_max(rows, state, pooled)
         else:
-            limit = _piece_limit(d)
+            limit = 1 << (_piece_levels(d) - 1)
             for start in range(0, rows.shape[1], limit):
                 state, pooled = self._chunk_piece(rows[:, start : start + limit], state, pooled)
         if not bool(xp.isfinite(state).all()):
@@ -658,10 +599,8 @@ class DNStream(_FeatureStream):
 
     def _chunk_piece(self, rows: Array, state: Array, pooled: Array | None):
         """New state (and running sum) after the steps ``rows`` through the impulse response."""
-        k = rows.shape[1]
-        length = 1 << (k - 1).bit_length()  # tables in powers of two: few distinct sizes
-        self._impulse_length(length)
-        self._power_levels(k.bit_length())
+        xp, k = self._xp, rows.shape[1]
+        self._tables(1 << (k - 1).bit_length())  # tables in powers of two: few sizes
         carried, carried_sum = state, None
         for level in range(k.bit_length()):
             if k >> level & 1:
@@ -669,20 +608,20 @@ class DNStream(_FeatureStream):
                     term = carried @ self._sums[level]
                     carried_sum = term if carried_sum is None else carried_sum + term
                 carried = carried @ self._powers[level]
-        new_state = carried + rows @ self._impulse[len(self._impulse) - k :]
+        new_state = carried + algebra.final_states(rows, self._impulse, xp)
         if pooled is None:
             return new_state, None
         # the running sum is float64: add the piece's sum (in the state's dtype) to it
         new_sum = pooled + carried_sum
-        new_sum += rows @ self._cumulative[len(self._cumulative) - k :]
+        new_sum += algebra.final_states(rows, self._cumulative, xp)
         return new_state, new_sum
 
     def _chunk_max(self, rows: Array, state: Array, pooled: Array):
         """New state and running maximum, every state of the chunk in blocks of a few steps."""
         xp, d = self._xp, self.order
-        block = _compute.block_length(d)
+        block = block_steps(d, None, _device_name(xp))
         if self._blocks is None:
-            self._blocks = xp.asarray(_dn_block_weights(*self._key, block), dtype=self._work)
+            self._blocks = self._constant("W", param=block)
         n_rows = rows.shape[0]
         new_max = pooled.copy()
         new_state = xp.empty((n_rows, d), self._work)
@@ -690,7 +629,7 @@ class DNStream(_FeatureStream):
         for r0 in range(0, n_rows, group):
             r1 = min(n_rows, r0 + group)
             G = None
-            for _, G in _iter_blocks(rows[r0:r1], self._blocks, d, xp, state=state[r0:r1]):
+            for _, G in algebra.iter_blocks(rows[r0:r1], self._blocks, d, xp, state=state[r0:r1]):
                 xp.maximum(new_max[r0:r1], G.max(axis=1), out=new_max[r0:r1])
             new_state[r0:r1] = G[:, -1]
         return new_state, new_max
@@ -1024,10 +963,10 @@ class PooledStream(_FeatureStream):
         with them (new arrays), every state computed in time blocks."""
         xp, d = self._xp, self.order
         W, n, k, b = self.n_windows, self.n_streams, self.n_inputs, self.n_biases
-        block = _compute.block_length(d)
-        if self._blocks is None:
+        block = block_steps(d, None, _device_name(xp))
+        if self._blocks is None:  # from the fitted systems, as fitted
             self._blocks = [
-                xp.asarray(block_weights(A, impulse_response(A, B, block), block))
+                xp.asarray(constants.block_matrix(A, impulse_response(A, B, block), block))
                 for A, B in zip(self._Abars, self._Bbars, strict=True)
             ]
         above, total, high, low = (
@@ -1042,7 +981,7 @@ class PooledStream(_FeatureStream):
                 s1 = min(n, s0 + group)
                 r0, r1 = s0 * k, s1 * k
                 G = None
-                blocks = _iter_blocks(
+                blocks = algebra.iter_blocks(
                     rows[r0:r1], self._blocks[w], d, xp, state=self._buffer[w, r0:r1, :d]
                 )
                 for _, G in blocks:
