@@ -87,9 +87,12 @@ def _write_api_page() -> None:
         "",
         "Every public name, by module. Import them from the module they are listed under,",
         "e.g. ``from lmu_sk import LMUClassifier``; other modules are internal and may change.",
+        "Methods the estimators inherit from scikit-learn (``get_params``, ``set_params``,",
+        "``score``, ...) and aeon are documented by those libraries.",
         "",
     ]
     seen: set[int] = set()
+    documented: set[str] = set()
     for name, title in PUBLIC_MODULES:
         try:
             module = import_module(name)
@@ -107,7 +110,13 @@ def _write_api_page() -> None:
         lines += [f".. automodule:: {name}", "   :no-members:", "   :no-index:", ""]
         lines += [f".. currentmodule:: {name}", "", ".. autosummary::", "   :toctree: api", ""]
         lines += [f"   {n}" for n in sorted(names, key=str.lower)] + [""]
+        documented.update(f"{name}.{n}" for n in names)
     GENERATED.mkdir(exist_ok=True)
+    # autosummary writes a page per name into _generated/api: drop the pages of names
+    # no longer public (a stale page is a warning)
+    for stub in (GENERATED / "api").glob("*.rst"):
+        if stub.stem not in documented:
+            stub.unlink()
     page = GENERATED / "api.rst"
     text = "\n".join(lines)
     if not page.exists() or page.read_text() != text:  # unchanged: no rebuild of the page
