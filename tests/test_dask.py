@@ -203,10 +203,11 @@ def test_estimator_blocks_on_the_gpu_under_the_stand_in(sync, monkeypatch, gathe
             warnings.simplefilter("ignore", ConvergenceWarning)
             model = LMUClassifier(**{**PARAMS, "device": "gpu", "max_iter": 3}).fit(Xd, y)
         # every block of 40 rows went through the GPU route (for the scaling and training)
-        assert calls and set(calls) == {40}
+        # (a one-row probe of the result's shape may run too)
+        assert calls and set(calls) - {1} == {40}
         calls.clear()
         predicted = model.predict(Xd).compute()
-        assert calls == [40, 40, 40] and type(predicted) is np.ndarray
+        assert [c for c in calls if c != 1] == [40, 40, 40] and type(predicted) is np.ndarray
     finally:
         fake_cupy.clear_caches()
 
