@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 __all__ = ["MemoryBudgetError", "available_memory", "check_fits", "format_bytes", "resolve_budget"]
 
@@ -21,19 +22,143 @@ def format_bytes(n_bytes: float) -> str:
     raise AssertionError("unreachable")
 
 
-def available_memory() -> int:
-    """Bytes of memory the operating system reports as available now."""
+# Where the operating system says how much memory there is (module attributes, for tests).
+_MEMINFO = "/proc/meminfo"
+_PROC_CGROUP = "/proc/self/cgroup"
+_CGROUP_ROOT = "/sys/fs/cgroup"
+# cgroup v1 writes "no limit" as a number near 2**63 (the page counter's largest value)
+_NO_LIMIT = 2**62
+# cgroup v2 and v1's memory controller: the folder under the cgroup root, the files that
+# limit a group, the file of what it uses, and the reclaimable part of that in memory.stat
+_CGROUP_V2 = ("", ("memory.max", "memory.high"), "memory.current", ("inactive_file",))
+_CGROUP_V1 = (
+    "memory",
+    ("memory.limit_in_bytes",),
+    "memory.usage_in_bytes",
+    ("total_inactive_file", "inactive_file"),
+)
+
+
+def available_memory(
+    *,
+    meminfo: str | os.PathLike | None = None,
+    proc_cgroup: str | os.PathLike | None = None,
+    cgroup_root: str | os.PathLike | None = None,
+) -> int:
+    """Bytes of memory this process may still use now.
+
+    The smaller of what the system has available (``MemAvailable`` in ``/proc/meminfo``)
+    and what the memory limits of the process's control group leave: in a container, or
+    a job under a batch scheduler, that limit is often far below the machine's memory.
+    Both cgroup v2 (``memory.max``, ``memory.high`` and ``memory.current``) and v1
+    (``memory.limit_in_bytes`` and ``memory.usage_in_bytes``) are read, for the process's
+    group and each group above it; reclaimable page cache (``inactive_file``) does not
+    count as used.
+
+    Parameters
+    ----------
+    meminfo, proc_cgroup, cgroup_root : path, optional
+        Where to read ``/proc/meminfo``, ``/proc/self/cgroup`` and the cgroup file system
+        (``/sys/fs/cgroup``) from; for tests.
+
+    Returns
+    -------
+    n_bytes : int
+    """
+    system = _system_available(_MEMINFO if meminfo is None else meminfo)
+    limited = _cgroup_available(
+        _PROC_CGROUP if proc_cgroup is None else proc_cgroup,
+        _CGROUP_ROOT if cgroup_root is None else cgroup_root,
+    )
+    return system if limited is None else min(system, limited)
+
+
+def _system_available(meminfo: str | os.PathLike) -> int:
+    """Bytes the operating system reports as available now."""
     try:
-        with open("/proc/meminfo") as f:
+        with open(meminfo) as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return 8 * 1024**3
+
+
+def _cgroup_available(proc_cgroup: str | os.PathLike, root: str | os.PathLike) -> int | None:
+    """Bytes the memory limits of this process's control groups leave; None without limits."""
+    try:
+        with open(proc_cgroup) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    rooms = []
+    for line in lines:  # "hierarchy-id:controllers:path"
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        _, controllers, group = fields
+        if controllers == "":
+            mount, limits, usage, reclaimable = _CGROUP_V2
+        elif "memory" in controllers.split(","):
+            mount, limits, usage, reclaimable = _CGROUP_V1
+        else:
+            continue
+        for folder in _group_folders(Path(root, mount), group):
+            room = _room(folder, limits, usage, reclaimable)
+            if room is not None:
+                rooms.append(room)
+    return min(rooms) if rooms else None
+
+
+def _group_folders(base: Path, group: str) -> list[Path]:
+    """The folders of control group ``group`` and of the groups above it, that exist.
+
+    In a container the cgroup file system often shows the container's own group as its
+    root while ``/proc/self/cgroup`` names it from the host's: then only ``base`` exists.
+    """
+    parts = [part for part in group.split("/") if part]
+    folders = [base.joinpath(*parts[:k]) for k in range(len(parts), -1, -1)]
+    return [folder for folder in folders if folder.is_dir()]
+
+
+def _read_number(path: Path) -> int | None:
+    """The number in the file at ``path``; None when missing, unreadable or ``max``."""
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _stat_value(path: Path, keys: tuple[str, ...]) -> int:
+    """The first of ``keys`` found in a ``memory.stat`` file; 0 when none is."""
+    try:
+        values = dict(line.split()[:2] for line in path.read_text().splitlines() if " " in line)
+    except (OSError, ValueError):
+        return 0
+    for key in keys:
+        if key in values:
+            try:
+                return int(values[key])
+            except ValueError:
+                return 0
+    return 0
+
+
+def _room(
+    folder: Path, limits: tuple[str, ...], usage: str, reclaimable: tuple[str, ...]
+) -> int | None:
+    """Bytes left under the limits of the control group at ``folder``; None without one."""
+    values = [_read_number(folder / name) for name in limits]
+    limit = min((value for value in values if value is not None), default=None)
+    if limit is None or limit >= _NO_LIMIT:
+        return None
+    used = _read_number(folder / usage) or 0
+    working_set = max(used - _stat_value(folder / "memory.stat", reclaimable), 0)
+    return max(limit - working_set, 0)
 
 
 def resolve_budget(max_memory: int | float | str | None) -> int:
