@@ -4,21 +4,24 @@ Used when the input or the output is a Zarr store (a name ending in ``.zarr``) o
 of ``.npy`` shards, or when ``--scheduler`` names a dask.distributed scheduler. The input
 becomes a dask array of row blocks read where they are computed (workers open the files
 themselves: nothing is shipped from this process); each block's features are written by the
-task that computed them, into its own rows of the output. The output appears under its
-final name only once complete.
+task that computed them, into its own rows of the output. The output is written under a
+hidden name unique to the run and appears under its final name only once complete and
+flushed to disk (:class:`~lmu_sk.cli.output_file.PartialOutput`).
 
 Without ``--scheduler`` the blocks run on a pool of threads in this process, one block per
-core; with it they run on the cluster's workers (which must see the same file system).
-A ``.npy`` output is written with plain file writes at each block's offset (no memory map,
-so that a full disk is an error, not a crash); an output that is a symbolic link is written
-through to its target.
+core; with it they run on the cluster's workers (which must see the same file system). A
+cluster left without workers for ``--worker-timeout`` seconds ends the run. A ``.npy``
+output is written with plain file writes at each block's offset (no memory map, so that a
+full disk is an error, not a crash); an output that is a symbolic link is written through
+to its target. An input block that cannot be read (a corrupt Zarr chunk, an I/O error) is
+an :class:`InputReadError` naming the file, reported as a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
+import queue
 import stat
 import time
 from collections.abc import Callable
@@ -44,11 +47,13 @@ from .common import (
     progress_bar,
     write_error,
 )
-from .output_file import npy_header, replace
+from .output_file import PartialOutput, npy_header
 
-__all__ = ["is_zarr_path", "open_input", "run_features_dask", "uses_dask"]
+__all__ = ["InputReadError", "is_zarr_path", "open_input", "run_features_dask", "uses_dask"]
 
 _NPY_SHARD_NAME = "part-{:05d}.npy"
+# How often the cluster is asked whether it still has workers while no block finishes (s).
+_POLL_SECONDS = 1.0
 
 
 def _has_zarr_metadata(path: Path) -> bool:
@@ -76,32 +81,46 @@ def uses_dask(args: argparse.Namespace) -> bool:
     )
 
 
+class InputReadError(Exception):
+    """Rows of the input could not be read (raised in the task that reads them)."""
+
+
 # ----------------------------------------------------------------------------------------------
 # Reading
 # ----------------------------------------------------------------------------------------------
 
 
+def _read_rows(read: Callable[[], np.ndarray], path: str, start: int, stop: int) -> np.ndarray:
+    """``read()``, with any failure an :class:`InputReadError` naming the file and rows."""
+    try:
+        return np.asarray(read())
+    except Exception as exc:  # decompression, I/O and format errors of many types
+        raise InputReadError(
+            f"cannot read rows {start}-{stop - 1} of input {path}: {type(exc).__name__}: "
+            f"{one_line(exc)}; the file is damaged or unreadable"
+        ) from None
+
+
 def _npy_rows(path: str, start: int, stop: int) -> np.ndarray:
     """Rows ``start:stop`` of the .npy file at ``path``, read where the task runs."""
-    return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop])
+
+    def read():
+        return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop])
+
+    return _read_rows(read, path, start, stop)
 
 
-def _npy_as_dask(paths: list[Path], rows: Callable[[np.ndarray], int]):
-    """The row-wise concatenation of .npy files as a dask array of blocks of ``rows(file)``."""
-    import dask
+def _zarr_rows(path: str, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of the Zarr array at ``path``, read where the task runs."""
+    import zarr
+
+    return _read_rows(lambda: zarr.open_array(path, mode="r")[start:stop], path, start, stop)
+
+
+def _concatenate(parts: list, path: Path):
+    """The row-wise concatenation of the dask arrays ``parts`` read from ``path``."""
     import dask.array as da
 
-    parts = []
-    for path in paths:
-        try:
-            header = np.load(path, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, EOFError) as exc:
-            raise UsageError(f"input shard is not a readable .npy array: {path} ({exc})") from exc
-        step = max(1, rows(header))
-        for start in range(0, header.shape[0], step):
-            stop = min(start + step, header.shape[0])
-            block = dask.delayed(_npy_rows)(str(path), start, stop)
-            parts.append(da.from_delayed(block, (stop - start, *header.shape[1:]), header.dtype))
     shapes = {p.shape[1:] for p in parts}
     dtypes = {p.dtype for p in parts}
     if len(shapes) > 1 or len(dtypes) > 1:
@@ -111,37 +130,77 @@ def _npy_as_dask(paths: list[Path], rows: Callable[[np.ndarray], int]):
             "the same kind of sequences"
         )
     if not parts:
-        raise UsageError("the input shards hold no sequences")
+        raise UsageError(f"input holds no sequences: {path}")
     return da.concatenate(parts, axis=0)
+
+
+def _row_blocks(read, path: Path, array, rows: Callable[[np.ndarray], int]) -> list:
+    """Dask arrays of ``rows(array)`` rows each, read from ``path`` by ``read`` in the task."""
+    import dask
+    import dask.array as da
+
+    step = max(1, rows(array))
+    blocks = []
+    for start in range(0, array.shape[0], step):
+        stop = min(start + step, array.shape[0])
+        block = dask.delayed(read)(str(path), start, stop)
+        blocks.append(da.from_delayed(block, (stop - start, *array.shape[1:]), array.dtype))
+    return blocks
+
+
+def _npy_as_dask(source: Path, paths: list[Path], rows: Callable[[np.ndarray], int]):
+    """The .npy ``paths`` of ``source`` (a file or a folder of shards), concatenated row-wise
+    as a dask array of blocks of ``rows(file)``."""
+    parts = []
+    for path in paths:
+        try:
+            header = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise UsageError(f"input shard is not a readable .npy array: {path} ({exc})") from exc
+        if header.ndim == 0:
+            raise UsageError(f"input shard holds a single number, not sequences: {path}")
+        parts += _row_blocks(_npy_rows, path, header, rows)
+    return _concatenate(parts, source)
+
+
+def _zarr_as_dask(path: Path, rows: Callable[[np.ndarray], int]):
+    """The Zarr array at ``path`` as a dask array of blocks of ``rows(array)`` rows."""
+    import zarr
+
+    try:
+        array = zarr.open_array(str(path), mode="r")
+    except Exception as exc:  # zarr raises many types for a store it cannot read
+        raise UsageError(f"input is not a readable Zarr array: {path} ({exc})") from exc
+    if array.ndim == 0:
+        raise UsageError(f"input Zarr array holds a single number, not sequences: {path}")
+    return _concatenate(_row_blocks(_zarr_rows, path, array, rows), path)
 
 
 def open_input(path: Path, rows: int | Callable[[np.ndarray], int] | None):
     """The input at ``path`` as a dask array (Zarr store, .npy shard folder or .npy file).
+
+    Each block is read by the task that uses it; one that cannot be read raises
+    :class:`InputReadError` there.
 
     Parameters
     ----------
     path : Path
         A Zarr store, a folder of .npy shards or a .npy file.
     rows : int, callable or None
-        Rows per block of a .npy input: a number, a function of each file's memory-mapped
-        array, or None for 4096. A Zarr store keeps its own chunks.
+        Rows per block: a number, a function of each file's array (its ``shape``, ``ndim``
+        and ``dtype``), or None for 4096.
     """
-    import dask.array as da
-
     if not callable(rows):
         fixed = rows or 4096
 
-        def rows(array: np.ndarray) -> int:
+        def rows(array) -> int:
             return fixed
 
     if is_zarr_path(path):
-        try:
-            return da.from_zarr(str(path))
-        except Exception as exc:  # zarr raises many types for a store it cannot read
-            raise UsageError(f"input is not a readable Zarr array: {path} ({exc})") from exc
+        return _zarr_as_dask(path, rows)
     if path.is_dir():
-        return _npy_as_dask(sorted(path.glob("*.npy")), rows)
-    return _npy_as_dask([path], rows)
+        return _npy_as_dask(path, sorted(path.glob("*.npy")), rows)
+    return _npy_as_dask(path, [path], rows)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -180,8 +239,8 @@ def _output_kind(name: str) -> str:
     return "npy"
 
 
-def _prepare_output(kind: str, partial: Path, F) -> str:
-    """Create the (partial) output for features ``F``; return where blocks are written."""
+def _prepare_output(kind: str, partial: Path, F) -> None:
+    """Lay out the (empty, just created) partial output for features ``F``."""
     if kind == "zarr":
         import zarr
 
@@ -189,12 +248,9 @@ def _prepare_output(kind: str, partial: Path, F) -> str:
             str(partial), mode="w", shape=F.shape, chunks=(F.chunks[0][0], *F.shape[1:]),
             dtype=F.dtype,
         )  # fmt: skip
-    elif kind == "shards":
-        partial.mkdir()
-    else:  # the header only: each block's task writes its rows at their offset
-        with open(partial, "wb") as f:
+    elif kind == "npy":  # the header only: each block's task writes its rows at their offset
+        with open(partial, "r+b") as f:
             f.write(npy_header(F.shape, F.dtype))
-    return str(partial)
 
 
 def _write_tasks(kind: str, target: str, F) -> list:
@@ -246,13 +302,6 @@ def _check_output_path(output: Path, input_path: Path, kind: str) -> Path:
     return target
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
-
-
 # ----------------------------------------------------------------------------------------------
 # Running
 # ----------------------------------------------------------------------------------------------
@@ -269,25 +318,70 @@ def _connect(address: str):
         raise UsageError(f"cannot connect to the scheduler at {address}: {one_line(exc)}") from exc
 
 
-def _run_tasks(tasks: list, client, progress: ProgressBar) -> int:
-    """Compute the write tasks, updating ``progress`` with the rows written; rows written.
+def _worker_count(client) -> int:
+    """Workers the scheduler knows now; 0 when it cannot be asked."""
+    try:
+        return len(client.nthreads())
+    except Exception:  # a lost scheduler fails in many ways: as good as no workers
+        return 0
 
-    On an error or a signal, blocks not yet started are cancelled, and local blocks already
-    running are waited for (they write into the partial output, removed next).
+
+def _run_on_cluster(
+    tasks: list, rows: list[int], client, progress: ProgressBar, patience: float
+) -> None:
+    """Compute the write tasks (of ``rows`` rows each) on the cluster.
+
+    A block counts as written once its task has finished, even if the worker holding its
+    result (only a row count) dies afterwards. Gives up with a UsageError once the cluster
+    has had no workers for ``patience`` seconds (0: never). On an error, a signal or giving
+    up, tasks not yet started are cancelled; tasks already running on workers cannot be
+    stopped from here and run on.
+    """
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    futures = client.compute(tasks)
+    for future, n_rows in zip(futures, rows, strict=True):
+        future.add_done_callback(lambda future, n_rows=n_rows: finished.put((future, n_rows)))
+    done, left = 0, len(futures)
+    no_workers_since = None
+    try:
+        while left:
+            try:
+                future, n_rows = finished.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                if _worker_count(client):
+                    no_workers_since = None
+                    continue
+                now = time.monotonic()
+                no_workers_since = no_workers_since or now
+                if patience and now - no_workers_since >= patience:
+                    raise UsageError(
+                        f"the cluster at {client.scheduler.address} has had no workers for "
+                        f"{patience:g} s; gave up (--worker-timeout sets how long to wait)"
+                    ) from None
+                continue
+            if future.status == "error":
+                future.result()  # raises the task's exception
+            if future.status == "cancelled":
+                raise UsageError(
+                    f"the run on the cluster at {client.scheduler.address} was cancelled "
+                    "(the scheduler stopped or restarted)"
+                )
+            future.release()  # "finished", or "lost" with its worker: the rows are written
+            done += n_rows
+            left -= 1
+            progress.update(done)
+    except BaseException:
+        client.cancel(futures)
+        raise
+
+
+def _run_locally(tasks: list, progress: ProgressBar) -> None:
+    """Compute the write tasks on a pool of threads, one per core.
+
+    On an error or a signal, blocks not yet started are cancelled and blocks already running
+    are waited for (they write into the partial output, removed next).
     """
     done = 0
-    if client is not None:
-        from distributed import as_completed as futures_completed
-
-        futures = client.compute(tasks)
-        try:
-            for future in futures_completed(futures):
-                done += future.result()
-                progress.update(done)
-        except BaseException:
-            client.cancel(futures)
-            raise
-        return done
     pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
     try:
         running = [pool.submit(task.compute, scheduler="synchronous") for task in tasks]
@@ -296,7 +390,6 @@ def _run_tasks(tasks: list, client, progress: ProgressBar) -> int:
             progress.update(done)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    return done
 
 
 def run_features_dask(args: argparse.Namespace, stderr: TextIO) -> int:
@@ -322,6 +415,8 @@ def run_features_dask(args: argparse.Namespace, stderr: TextIO) -> int:
     client = _connect(args.scheduler) if args.scheduler is not None else None
     try:
         return _run(args, stderr, input_path, output_path, target, kind, client)
+    except InputReadError as exc:
+        raise UsageError(str(exc)) from exc
     finally:
         if client is not None:
             client.close()
@@ -357,23 +452,31 @@ def _run(args, stderr, input_path, output_path, target, kind, client) -> int:
     needed = _needed_bytes(kind, F)
     if needed is not None:
         check_free_space(target, needed, output_path)
-    partial = target.with_name(f".{target.name}.partial")
-    _remove(partial)
+    try:
+        partial = PartialOutput(target, folder=kind != "npy")
+    except OSError as exc:
+        raise UsageError(
+            f"output path not writable: {output_path} ({exc.strerror or one_line(exc)})"
+        ) from exc
     started = time.perf_counter()
     progress = progress_bar(n_rows, args, stderr)
     try:
-        write_to = _prepare_output(kind, partial, F)
+        _prepare_output(kind, partial.path, F)
         progress.update(0)
+        tasks = _write_tasks(kind, str(partial.path), F)
         try:
-            _run_tasks(_write_tasks(kind, write_to, F), client, progress)
+            if client is None:
+                _run_locally(tasks, progress)
+            else:
+                _run_on_cluster(tasks, F.chunks[0], client, progress, args.worker_timeout)
         except ValueError as exc:
             raise UsageError(f"cannot compute features: {one_line(exc)}") from exc
-        replace(partial, target)
+        partial.commit()
     except OSError as exc:
         raise UsageError(write_error(output_path, exc, needed)) from exc
     finally:
         progress.close()
-        _remove(partial)
+        partial.discard()
     if not args.quiet:
         elapsed = time.perf_counter() - started
         where = f" on {args.scheduler}" if args.scheduler else ""

@@ -3,14 +3,16 @@
 ``lmu-sk features`` computes Delay Network features of a ``.npy`` array of sequences and
 writes them to another ``.npy`` file, streaming through arrays larger than memory: the input
 is memory-mapped, processed ``--batch-size`` rows at a time, and appended to a hidden
-``.partial`` file that only takes its final name once complete. ``lmu-sk demo`` runs the
-package's end-to-end example.
+``.NAME.PID-TOKEN.partial`` file that only takes its final name once complete and flushed to
+disk. Zarr stores, folders of ``.npy`` shards and ``--scheduler`` go to
+:mod:`lmu_sk.cli.dask_runner`. ``lmu-sk demo`` runs the package's end-to-end example.
 
-Usage errors (a missing or unreadable input, a bad shape or dtype, NaN in the data, an
-output that cannot be written, a full disk) end with exit status 2 and a one-line message.
-SIGINT, SIGTERM and SIGHUP remove the partial output and end with status ``128 + signum``
-(130, 143, 129) and a one-line message. An output that is a symbolic link is written
-through: the file it points to is replaced and the link kept.
+Usage errors (a missing, unreadable or damaged input, a bad shape or dtype, NaN in the data,
+an output that cannot be written, a full disk, a cluster without workers) end with exit
+status 2 and a one-line message. SIGINT, SIGTERM and SIGHUP remove the partial output and
+end with status ``128 + signum`` (130, 143, 129) and a one-line message; they are acted on
+between batches. Anything else is a bug: a traceback and exit status 1. An output that is a
+symbolic link is written through: the file it points to is replaced and the link kept.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ __all__ = ["build_parser", "main", "run_features"]
 
 _NPY_MAGIC = b"\x93NUMPY"
 _OUTPUTS = ("final", "sequence", "mean", "max")
+# Seconds that a --scheduler run waits for a cluster without workers to get some back.
+DEFAULT_WORKER_TIMEOUT = 300.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -74,6 +78,16 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not (np.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not (np.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return value
 
 
@@ -110,6 +124,18 @@ def build_parser() -> argparse.ArgumentParser:
             ".npy shards (rows concatenated in name order; an OUTPUT folder gets one shard "
             "per batch): these run through dask, on local threads or, with --scheduler, on "
             "a dask.distributed cluster (pip install lmu_sk[dask])."
+        ),
+        epilog=(
+            "OUTPUT is written under a hidden name beside it (.NAME.PID-TOKEN.partial, unique "
+            "to the run), flushed to disk and only then renamed to OUTPUT; an existing OUTPUT "
+            "stays as it was until that rename. Exit status: 0 when OUTPUT is written; 2 on a "
+            "usage, input or output error (one line on stderr; nothing written); 128+N when "
+            "stopped by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129; the partial output is "
+            "removed); 1 on an unexpected error (a traceback). Signals are acted on between "
+            "batches: the batch being computed finishes first, so a large --batch-size delays "
+            "them. With --scheduler, blocks not yet started are cancelled, but blocks already "
+            "running on workers cannot be stopped: they run to their end, and their writes "
+            "find the partial output removed."
         ),
     )
     features.add_argument("input", metavar="INPUT", help="input .npy file, .zarr or shard folder")
@@ -170,6 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         default=None,
         help="address of a dask.distributed scheduler (e.g. tcp://host:8786) to compute on",
+    )
+    features.add_argument(
+        "--worker-timeout",
+        metavar="SECONDS",
+        type=_non_negative_float,
+        default=DEFAULT_WORKER_TIMEOUT,
+        help=(
+            "with --scheduler: give up (exit status 2, nothing written) once the cluster has "
+            f"had no workers for this long (default: {DEFAULT_WORKER_TIMEOUT:g}; 0 waits "
+            "forever)"
+        ),
     )
     features.add_argument("--quiet", action="store_true", help="no progress bar or summary")
 

@@ -1,25 +1,33 @@
-"""Safe output for the ``lmu-sk`` command line: partial files, disk space and signals.
+"""Safe output for the ``lmu-sk`` command line: partial outputs, disk space and signals.
 
-``lmu-sk features`` writes its output under a hidden ``.partial`` name next to the final one
-and renames it only once complete. This module keeps that promise when things go wrong:
+``lmu-sk features`` writes its output under a hidden name next to the final one,
+``.NAME.PID-TOKEN.partial``, unique to the run, and renames it only once complete and
+flushed to disk. This module keeps that promise when things go wrong:
 
+* :class:`PartialOutput` creates the hidden file or folder and commits it: everything in it
+  is flushed to disk (``fsync``), then one rename gives it the final name (for a folder
+  replacing a folder, an atomic swap of the two names where the system has one), then the
+  folder holding it is flushed, then the old output is removed. Until that rename the old
+  output stays as it was.
 * :class:`PartialNpy` writes a ``.npy`` file with plain file writes (a header, then the rows
   in order) instead of a sparse memory map, so that a full disk is an ``OSError``
   (``ENOSPC``) rather than a ``SIGBUS`` that kills the process and leaves the partial file.
 * :func:`interruptible` turns SIGINT, SIGTERM and SIGHUP into :class:`Interrupted` for the
   duration of a run, so that ``finally`` blocks remove the partial output; the command line
-  then exits with status ``128 + signum``. Renaming the partial output and creating it wait
-  for a signal to be handled until they are done (:func:`replace`).
+  then exits with status ``128 + signum``. Creating the partial output and committing it
+  hold a signal until they are done.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import io
 import os
+import secrets
 import shutil
 import signal
-import tempfile
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,11 +38,11 @@ import numpy as np
 __all__ = [
     "Interrupted",
     "PartialNpy",
+    "PartialOutput",
     "free_bytes",
     "interruptible",
     "is_out_of_space",
     "npy_header",
-    "replace",
 ]
 
 _SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGHUP")
@@ -129,19 +137,6 @@ def _deferred() -> Iterator[None]:
         raise Interrupted(_state.received, _state.complete)
 
 
-def replace(partial: Path, target: Path) -> None:
-    """Rename ``partial`` to ``target``, replacing a file or a folder there.
-
-    A signal arriving meanwhile is handled once the rename is done, so that the output is
-    either the old one or the complete new one, never lost in between.
-    """
-    with _deferred():
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        os.replace(partial, target)
-        _state.complete = True
-
-
 # ----------------------------------------------------------------------------------------------
 # Disk space
 # ----------------------------------------------------------------------------------------------
@@ -178,6 +173,163 @@ def npy_header(shape: tuple[int, ...], dtype: np.dtype) -> bytes:
 
 
 # ----------------------------------------------------------------------------------------------
+# Committing an output: flushed to disk, then one rename
+# ----------------------------------------------------------------------------------------------
+
+_AT_FDCWD = -100  # Linux: paths relative to the working directory
+_RENAME_EXCHANGE = 2  # Linux renameat2 flag: swap two names atomically
+_NOT_SUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV}
+
+
+def _hidden_name(target: Path, suffix: str) -> Path:
+    """A name beside ``target`` that no other run picks: ``.NAME.PID-TOKEN.SUFFIX``."""
+    return target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.{suffix}")
+
+
+def _fsync(path: str | os.PathLike, folder: bool = False) -> None:
+    """Flush the file or folder at ``path`` to disk."""
+    flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if folder else 0)
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        # some file systems cannot flush a folder; its entries are then as durable as it allows
+        if not (folder and exc.errno in _NOT_SUPPORTED):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(path: Path) -> None:
+    """Flush ``path`` to disk: a file, or a folder with everything in it (wherever written)."""
+    if not path.is_dir():
+        _fsync(path)
+        return
+    for root, _, files in os.walk(path, topdown=False):  # contents first, ``path`` last
+        for name in files:
+            _fsync(os.path.join(root, name))
+        _fsync(root, folder=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the names ``a`` and ``b`` in one atomic step; False where that is not supported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2  # glibc 2.28, musl 1.2.2
+    except (OSError, AttributeError):
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in _NOT_SUPPORTED:
+        return False
+    raise OSError(code, os.strerror(code), str(a), None, str(b))
+
+
+def _remove(path: Path) -> None:
+    """Remove the file or folder at ``path``, if any; errors are ignored (best effort)."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _put_in_place(new: Path, target: Path) -> Path | None:
+    """Give ``new`` the name ``target``; return where a replaced folder now is, to remove.
+
+    A file replaces a file in one atomic rename. A folder replacing a folder swaps names with
+    it atomically where the system can (Linux ``renameat2(RENAME_EXCHANGE)``); elsewhere the
+    old folder is renamed aside first, so that for the moment between the two renames the
+    name ``target`` is missing but neither output is lost.
+    """
+    if new.is_dir() and target.is_dir() and not target.is_symlink():
+        if _exchange(new, target):
+            return new
+        aside = _hidden_name(target, "old")
+        os.rename(target, aside)
+        try:
+            os.rename(new, target)
+        except BaseException:
+            os.rename(aside, target)
+            raise
+        return aside
+    os.replace(new, target)
+    return None
+
+
+class PartialOutput:
+    """An output written under a hidden name beside ``target``, then committed or discarded.
+
+    The hidden name, ``.NAME.PID-TOKEN.partial``, belongs to this run alone, so that two runs
+    writing the same output do not share one. :meth:`commit` flushes everything written to
+    disk and then renames it to ``target`` (the one step that makes the output visible);
+    :meth:`discard` removes it instead, and is safe to call at any time, and again.
+
+    Parameters
+    ----------
+    target : Path
+        The final name. The partial output is created in the same folder, so that the rename
+        is atomic.
+    folder : bool
+        Create an empty folder (for a Zarr store or .npy shards) rather than an empty file.
+
+    Raises
+    ------
+    OSError
+        When the folder of ``target`` cannot be written (read-only, missing, not a folder).
+    """
+
+    def __init__(self, target: Path, folder: bool = False):
+        self.target = target
+        self.path: Path | None = None
+        try:
+            with _deferred():  # a signal now waits until there is a name to remove
+                self.path = self._create(target, folder)
+        except BaseException:
+            self.discard()
+            raise
+
+    @staticmethod
+    def _create(target: Path, folder: bool) -> Path:
+        while True:
+            path = _hidden_name(target, "partial")
+            try:
+                if folder:
+                    os.mkdir(path)  # the umask applies, as to any new folder
+                else:
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            except FileExistsError:
+                continue
+            return path
+
+    def commit(self) -> None:
+        """Flush the output to disk and give it its final name, replacing what was there.
+
+        What was there is removed only once the new output has its name: a signal meanwhile
+        waits until that is done, and a crash leaves the old output or the new one under the
+        name (or, where names cannot be swapped atomically, both under hidden names).
+        """
+        _fsync_tree(self.path)
+        with _deferred():
+            replaced = _put_in_place(self.path, self.target)
+            self.path = replaced  # what is left to remove: the old output, if a folder
+            _state.complete = True
+            _fsync(self.target.parent, folder=True)  # the rename itself, to disk
+            self.discard()
+
+    def discard(self) -> None:
+        """Remove the partial output, if any (errors are ignored: this is clean-up)."""
+        path, self.path = self.path, None
+        if path is not None:
+            _remove(path)
+
+
+# ----------------------------------------------------------------------------------------------
 # Writing a .npy file row block by row block
 # ----------------------------------------------------------------------------------------------
 
@@ -188,15 +340,8 @@ def _write_all(fd: int, data: memoryview) -> None:
         data = data[os.write(fd, data) :]
 
 
-def _give_default_permissions(path: Path) -> None:
-    """Make a temporary file readable like any newly created one (``0o666`` less the umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
-
-
-class PartialNpy:
-    """A ``.npy`` file written in order under a hidden ``.partial`` name next to ``target``.
+class PartialNpy(PartialOutput):
+    """A ``.npy`` file written in order under a hidden name beside ``target``.
 
     Call :meth:`start` with the array's shape and dtype, :meth:`append` its rows in order,
     then :meth:`commit` to give it the name ``target``; :meth:`discard` (safe to call at any
@@ -205,24 +350,17 @@ class PartialNpy:
     Parameters
     ----------
     target : Path
-        The final name. The partial file is created in the same folder, so that the rename
-        is atomic.
+        The final name.
     """
 
     def __init__(self, target: Path):
-        self.target = target
-        self.path: Path | None = None
         self._fd: int | None = None
         self._row_shape: tuple[int, ...] = ()
         self._dtype: np.dtype | None = None
         self._rows_left = 0
+        super().__init__(target)
         try:
-            with _deferred():  # a signal now waits until there is a name to remove
-                fd, name = tempfile.mkstemp(
-                    dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
-                )
-                self._fd, self.path = fd, Path(name)
-            _give_default_permissions(self.path)
+            self._fd = os.open(self.path, os.O_WRONLY)
         except BaseException:
             self.discard()
             raise
@@ -253,20 +391,18 @@ class PartialNpy:
         """Flush the file to disk and give it its final name, replacing what was there."""
         if not self.started or self._rows_left:
             raise ValueError(f"the array is incomplete: {self._rows_left} rows not written")
-        os.fsync(self._fd)
-        fd, self._fd = self._fd, None
-        os.close(fd)
-        replace(self.path, self.target)
-        self.path = None
+        self._close()
+        super().commit()
 
     def discard(self) -> None:
         """Close and remove the partial file, if any."""
+        self._close()
+        super().discard()
+
+    def _close(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
             try:
                 os.close(fd)
             except OSError:
                 pass
-        path, self.path = self.path, None
-        if path is not None:
-            path.unlink(missing_ok=True)
