@@ -6,9 +6,10 @@ maximum for 'max', the pools of :class:`~lmu_sk.pooled.LMUPooledFeatures`. After
 update it answers what its estimator answers for the sequences seen so far (their
 *prefix*): a stream of a classifier is an early classifier.
 
-One step is one matrix product with the state kept next to its input slot::
+One step is one matrix product with the state kept next to its input slot, for the
+increment of the state (smaller than the state, so rounded less)::
 
-    [m_t, u_{t+1}] @ [[Abar.T], [Bbar]] = m_{t+1}
+    m_{t+1} = m_t + [m_t, u_{t+1}] @ [[(Abar - I).T], [Bbar]]
 
 A chunk of ``k`` steps whose output needs the final state only ('final', 'sequence',
 'mean') goes through the impulse response ``H[j] = Abar^j Bbar`` and a power of the state
@@ -402,13 +403,14 @@ class DNStream(_FeatureStream):
     n_streams, n_channels, order, output : int, int, int, str
     dtype : numpy.dtype
         Dtype of the state and the features: the transformer's ``dtype``, or float64 when
-        that is None. The running sum of 'mean' is kept in float64.
+        that is None. Output 'mean' keeps its state and running sum in float64 (see the
+        module notes) and casts its features to ``dtype``.
     steps_seen : int
         Steps since creation or the last :meth:`reset`.
     state : dict
         ``{'dn': (n_streams, n_channels, order), 'steps_seen': int}`` plus ``'mean'``
-        (the running sum of the states, float64) or ``'max'`` (their running maximum) of
-        shape ``(n_streams, n_channels * order)`` for those outputs.
+        (the running sum of the states) or ``'max'`` (their running maximum) of shape
+        ``(n_streams, n_channels * order)`` for those outputs.
 
     Notes
     -----
@@ -468,7 +470,16 @@ class DNStream(_FeatureStream):
         """Put the constant matrices on ``xp``; the tables of chunks come when needed."""
         self._xp = xp
         self._key = (self.order, self.theta, self.discretizer)
-        self._step = self._constant("step")
+        # one step as its increment, m_t+1 = m_t + [m_t, u] @ [[(Abar - I).T], [Bbar]]: the
+        # increment is small against the state (Abar is near I), so rounding it costs less
+        # than rounding Abar m_t (about 4x less for order 32, theta 1000, in float32)
+        increment = np.vstack(
+            [
+                constants.get("D_T", *self._key, 0, np.float64, np),
+                constants.system(*self._key)[1][None],
+            ]
+        )
+        self._step = xp.asarray(increment, dtype=self._work)
         self._powers = self._sums = None  # Abar^(2^i), S_(2^i), transposed
         self._impulse = self._cumulative = None  # reversed H, reversed cumsum(H)
         self._blocks = None  # block weights of 'max'
@@ -555,7 +566,8 @@ class DNStream(_FeatureStream):
         else:
             buffer[:, d] = u
         # into a contiguous array: BLAS needs one (a strided output falls back to a loop)
-        xp.matmul(buffer, self._step, out=state)
+        xp.matmul(buffer, self._step, out=state)  # the increment
+        state += buffer[:, :d]
         if not bool(xp.isfinite(state).all()):
             raise self._non_finite_error(original)
         if self.output == "mean":

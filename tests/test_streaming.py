@@ -543,9 +543,10 @@ def test_feature_stream_pickled_on_a_gpu_loads_without_one(fake_gpu, monkeypatch
 
 # ------------------------------------------------------------------ float32 'mean' drift
 def test_float32_mean_stream_does_not_drift_over_many_single_steps():
-    # Centred input: the mean of the states is ~50x smaller than the states, so a float32
+    # Centred input: the mean of the states is far smaller than the states, so a float32
     # state's rounding, which does not average out, was 2.2e-5 of the mean's scale after
-    # 1e6 steps (1.3e-5 after these 2e4). The state and running sum of 'mean' are float64.
+    # 1e6 steps (1.7e-5 after these 2e4; now 2e-8). The state and running sum of 'mean'
+    # are float64.
     n_steps = 20_000
     X = np.random.default_rng(7).standard_normal((2, n_steps)).astype(np.float32)
     params = dict(order=32, theta=1000.0, output="mean")
