@@ -284,7 +284,8 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         levels = np.arange(1, self.n_biases + 1) / (self.n_biases + 1)
         biases = np.empty((n_windows, n_inputs, order, int(self.n_biases)))
         for w, steps in enumerate(states):  # steps: (n_kept, n_inputs * order)
-            quantiles = np.quantile(steps, levels, axis=0).T.reshape(n_inputs, order, -1)
+            by_state = np.ascontiguousarray(steps.T)  # partitioned along contiguous rows
+            quantiles = np.quantile(by_state, levels, axis=1).T.reshape(n_inputs, order, -1)
             biases[w] = np.maximum.accumulate(quantiles, axis=-1)  # ascending, as the kernel needs
         return biases
 

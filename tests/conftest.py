@@ -1,5 +1,7 @@
-"""Shared test settings."""
+"""Shared test settings and fixtures."""
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -9,3 +11,20 @@ settings.register_profile(
     derandomize=True,
 )
 settings.load_profile("lmu_sk")
+
+
+@pytest.fixture
+def make_sequences():
+    """Factory of random sequences in a dtype: ``make(n_samples, n_steps, n_channels,
+    dtype, ragged, seed)`` gives an array ``(n_samples, n_steps, n_channels)`` or, with
+    ``ragged``, a list of ``(n_steps_i, n_channels)`` arrays of lengths from ``n_steps``
+    down to 1, shuffled (all different when ``n_samples <= n_steps``)."""
+
+    def make(n_samples=4, n_steps=30, n_channels=2, dtype=np.float64, ragged=False, seed=0):
+        rng = np.random.default_rng(seed)
+        if not ragged:
+            return rng.standard_normal((n_samples, n_steps, n_channels)).astype(dtype)
+        lengths = rng.permutation(np.linspace(n_steps, 1, n_samples).round().astype(int))
+        return [rng.standard_normal((n, n_channels)).astype(dtype) for n in lengths]
+
+    return make

@@ -59,9 +59,10 @@ def test_mackey_glass_estimates_memory_before_allocating():
         mackey_glass(10**13, dt=1.0, tau=17.0, sample_interval=1.0, discard=0.0)
 
 
-def test_head_trains_where_numba_cannot_cache():
+def test_kernels_run_where_numba_cannot_cache():
     # Numba finds no cache folder (read-only site-packages, no writable home): emulated
-    # by removing every cache locator before the optimizers compile.
+    # by removing every cache locator before the engine's kernels and the optimizers
+    # compile; they compile without the on-disk cache instead of failing.
     script = """
 import numba.core.caching as caching
 impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
@@ -69,9 +70,11 @@ impl._locator_classes = []
 import numpy as np
 from lmu_sk.neural.optimizers import _fused_kernels
 assert _fused_kernels() is not None
-from lmu_sk import DenseHeadClassifier
+from lmu_sk import DenseHeadClassifier, LMUFeatures, LMUPooledFeatures
 X = np.random.default_rng(0).standard_normal((50, 4)); y = (X[:, 0] > 0).astype(int)
 print(DenseHeadClassifier(max_iter=3).fit(X, y).score(X, y))
+print(LMUPooledFeatures(order=2, thetas=[3]).fit_transform(X).shape)
+print(LMUFeatures(order=2, method="recurrence", output="max").fit_transform(X).shape)
 """
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
     result = subprocess.run(

@@ -64,8 +64,8 @@ class Costs:
     fft_flops: float  # batched real FFTs, counted as 2.5 L log2 L flops per transform
     recurrence_flops: float  # the compiled recurrence, 2 d**2 flops per state update
     bandwidth: float  # bytes per second of memory traffic
-    pool_seconds: float  # the pools of one state at one step, compiled
-    pool_xp_seconds: float  # the pools of one state at one step, by array operations
+    pool_seconds: float  # all the pools of one state at one step, compiled (CPU seconds)
+    pool_xp_seconds: float  # one pool of one state at one step, by array operations
     block_work: int  # steps per block: clip(block_work // order, block_min, block_max)
     block_min: int
     block_max: int
@@ -81,8 +81,8 @@ COSTS = {
         fft_flops=6.5e9,
         recurrence_flops=30e9,
         bandwidth=10e9,
-        pool_seconds=15e-9,
-        pool_xp_seconds=10e-9,
+        pool_seconds=8e-9,
+        pool_xp_seconds=5e-9,
         block_work=2048,
         block_min=8,
         block_max=16,
@@ -418,7 +418,7 @@ def plan_pooled(
     candidates = {}
     if "pooled_recurrence" in costs.pooled_routes:
         candidates["pooled_recurrence"] = updates * (
-            d * pools * costs.pool_seconds / 4 + 2.0 * d * d / costs.recurrence_flops
+            d * costs.pool_seconds + 2.0 * d * d / costs.recurrence_flops
         )
     if "pooled_blocked" in costs.pooled_routes:
         T = block_steps(d, n, device)

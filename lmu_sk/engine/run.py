@@ -40,6 +40,7 @@ from .._device import (
 from .._logging import get_logger
 from .._memory import check_fits
 from . import algebra, constants
+from .compiled import cpu
 from .plan import Plan, plan_features, plan_pooled, plan_sampled_states
 
 __all__ = ["PooledSpec", "features", "pooled_features", "sampled_states"]
@@ -390,8 +391,6 @@ def _recurrence_chunk(x, lengths, target, output, key, order, xp):
     N, L, _ = x.shape
     dtype = np.dtype(x.dtype)
     if xp is np:
-        from .compiled import cpu
-
         D_T = constants.get("D_T", *key, dtype=dtype)
         Bbar = constants.system(*key)[1].astype(dtype)
         full = np.full(N, L, dtype=np.int64) if lengths is None else lengths
@@ -567,8 +566,6 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, biases, xp, 
     n_windows, n_inputs, d, n_biases = biases.shape
     shape = (N, n_windows, n_inputs, d, n_biases + 3)
     if plan.route == "pooled_recurrence":
-        from .compiled import cpu
-
         A_T = np.stack([constants.get("A_T", d, th, spec.discretizer) for th in spec.thetas])
         Bbar = np.stack([constants.system(d, th, spec.discretizer)[1] for th in spec.thetas])
         direct = target is not None and target.dtype == np.float64
@@ -715,8 +712,6 @@ def sampled_states(
     ------
     ndarray of shape (n_kept, n_inputs * order), float64, for each window of ``spec``
     """
-    from .compiled import cpu
-
     source = _Source(U)
     lengths = source.lengths
     if lengths is None:

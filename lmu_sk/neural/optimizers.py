@@ -46,18 +46,14 @@ Array = Any
 def _fused_kernels() -> dict[str, Callable[..., None]] | None:
     """Compile the fused NumPy update loops with Numba once; None without Numba."""
     try:
-        from numba import njit
+        from ..engine.compiled import njit_cached
     except ImportError:  # pragma: no cover - numba is a dependency
         return None
 
     def jit(function):
         # error_model="numpy": no Python zero-division check, so the loops vectorise.
-        # Numba refuses cache=True where it finds no writable cache folder (read-only
-        # site-packages and no writable home): compile without the on-disk cache then.
-        try:
-            return njit(cache=True, nogil=True, error_model="numpy")(function)
-        except RuntimeError:
-            return njit(cache=False, nogil=True, error_model="numpy")(function)
+        # On-disk cache, or none where no cache folder is writable (njit_cached).
+        return njit_cached(nogil=True, error_model="numpy")(function)
 
     # Each loop runs over one contiguous segment with one L2 coefficient: the weights
     # (with decay) and the rest (decay 0) are separate calls on slices, which keeps both

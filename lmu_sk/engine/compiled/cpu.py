@@ -179,26 +179,15 @@ def _pooled(U, lengths, Abar_T, Bbar, biases, out):  # pragma: no cover - compil
                     state, new = new, state
                     for i in range(order):
                         m = state[i]
-                        # the thresholds ascend: count those below m by bisection and
-                        # tally the count; proportions above each are suffix sums at the end
-                        lo, hi = 0, n_biases
-                        while lo < hi:
-                            mid = (lo + hi) // 2
-                            if biases[w, c, i, mid] < m:
-                                lo = mid + 1
-                            else:
-                                hi = mid
-                        if lo > 0:
-                            acc[i, lo - 1] += 1.0
+                        # one branch-free comparison per threshold: vectorises, where a
+                        # bisection over the ascending thresholds mispredicts its branches
+                        b = biases[w, c, i]
+                        for k in range(n_biases):
+                            acc[i, k] += 1.0 if m > b[k] else 0.0
                         acc[i, n_biases] += m
-                        if m > acc[i, n_biases + 1]:
-                            acc[i, n_biases + 1] = m
-                        if m < acc[i, n_biases + 2]:
-                            acc[i, n_biases + 2] = m
+                        acc[i, n_biases + 1] = max(acc[i, n_biases + 1], m)
+                        acc[i, n_biases + 2] = min(acc[i, n_biases + 2], m)
                 for i in range(order):
-                    # acc[i, k] held the steps above exactly k + 1 thresholds
-                    for k in range(n_biases - 2, -1, -1):
-                        acc[i, k] += acc[i, k + 1]
                     for k in range(n_biases + 1):
                         acc[i, k] /= n
 

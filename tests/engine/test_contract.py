@@ -1,0 +1,232 @@
+"""The engine's contract: every back-end x output x equal/ragged x dtype against the reference.
+
+Back-ends:
+
+* ``numpy``: the engine on the CPU, every route of every output (NumPy, SciPy's FFT and the
+  compiled Numba CPU kernels).
+* ``fake_cupy``: the engine with a NumPy stand-in for CuPy as its array module: the GPU's
+  routes, planner, chunk loop, pinned staging and sinks, run on the CPU.
+* ``cudasim``: the Numba-CUDA kernels (the GPU's 'recurrence' route) in Numba's CUDA
+  simulator, which must be switched on before ``numba.cuda`` is imported: the ``cudasim``
+  cases run in a subprocess with ``NUMBA_ENABLE_CUDASIM=1``, on small shapes.
+* ``cupy``: the engine on a real GPU, when CuPy sees one (skipped otherwise).
+
+Outputs are ``final``, ``sequence``, ``mean``, ``max`` (:func:`lmu_sk.engine.features`)
+and ``pooled`` (:func:`lmu_sk.engine.pooled_features`: the proportion of steps above each
+threshold, mean, max and min of every state of several windows over the inputs and their
+differences), each for equal lengths and for sequences of different lengths, in float32
+and float64, against the reference recurrence :func:`lmu_sk.dn_states`.
+
+Tolerances, relative to ``scale = max|u| * sum_k max_i |H[k, i]|``, the largest value a
+state can take for inputs bounded by ``max|u|`` (the error of a sum of products is bounded
+by the unit roundoff times the sum of the products' magnitudes, which this scale bounds):
+
+* float64, ``1e-10``: at most 60 steps of float64 sums (``60 eps ~ 1e-14``), the impulse
+  response from ``log2 n`` doublings, the FFT's ``O(eps log n)``: ``1e-10`` is a wide margin.
+* float32, ``2e-5``: the inputs are rounded to float32 before the oracle sees them, so only
+  the routes' own rounding counts: constants rounded once (``6e-8``), at most 60 steps
+  accumulated (``60 eps = 3.6e-6`` worst case), and the uncompensated CUDA recurrence,
+  whose rounded ``Abar`` moves the decay by ``eps * theta`` relative (``theta <= 60``:
+  ``4e-6``). Measured worst case of the CPU routes over these cases: ``3e-8`` (float32),
+  ``1e-16`` (float64): the scale is a bound, the states mostly well below it.
+
+A proportion counts comparisons with a threshold: a state within the tolerance of its
+threshold may fall either way, so it is bracketed by counting against the threshold moved
+by the tolerance down and up.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fake_cupy import clear_caches, install
+
+from lmu_sk import dn_states
+from lmu_sk._device import gpu_available
+from lmu_sk.dn import discrete_system, impulse_response
+from lmu_sk.engine import PooledSpec, features, plan, pooled_features
+
+ROOT = Path(__file__).resolve().parents[2]
+IN_SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+TOLERANCE = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 2e-5}
+OUTPUTS = ("final", "sequence", "mean", "max", "pooled")
+BACKENDS = ("numpy", "fake_cupy", "cudasim", "cupy")
+# routes run per back-end: every method the engine offers there
+METHODS = {
+    "numpy": ("auto", "gemm", "fft", "recurrence"),
+    "fake_cupy": ("auto", "gemm", "fft"),  # 'recurrence' is Numba-CUDA: the cudasim back-end
+    "cupy": ("auto", "gemm", "fft", "recurrence"),
+}
+ORDER, THETA = 5, 17.0
+POOLED = PooledSpec(order=4, thetas=(3.0, 17.0), discretizer="zoh", stride=1, difference=True)
+
+
+def scale(U, order, theta):
+    u = np.concatenate([np.ravel(u) for u in U]) if isinstance(U, list) else U
+    n = max(len(u) for u in U)
+    H = impulse_response(*discrete_system(order, theta), n)
+    return max(float(np.abs(u).max()), 1e-300) * float(np.abs(H).max(axis=1).sum())
+
+
+def reference(U, output):
+    """The reference recurrence's features, per sample (a list for ragged 'sequence')."""
+    states = dn_states(U, ORDER, THETA, output="sequence")
+    if output == "sequence":
+        return states if isinstance(U, list) else np.asarray(states)
+    pool = {"final": lambda s: s[-1], "mean": lambda s: s.mean(0), "max": lambda s: s.max(0)}
+    return np.stack([pool[output](s) for s in states])
+
+
+def assert_features_close(got, expected, tol):
+    if isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected)
+        pairs = zip(got, expected, strict=True)
+    else:
+        pairs = [(got, expected)]
+    for g, e in pairs:
+        g = np.asarray(g)
+        assert g.shape == e.shape
+        error = float(np.abs(g.astype(np.float64) - e).max(initial=0.0))
+        assert error <= tol, (error, tol)
+
+
+def thresholds(U, spec):
+    """Ascending thresholds per window, input and state, near the states' own values."""
+    rng = np.random.default_rng(3)
+    n_inputs = U[0].shape[-1] * (2 if spec.difference else 1)
+    spread = rng.standard_normal((len(spec.thetas), n_inputs, spec.order, 3))
+    return np.sort(0.3 * spread, axis=-1)
+
+
+def pooled_bounds(U, spec, biases, tol):
+    """Lower and upper bounds of every pooled feature by pooling the reference's states."""
+    lows, highs = [], []
+    for u in U:
+        u = np.concatenate([u, np.diff(u, axis=0, prepend=u[:1])], axis=1)
+        low, high = [], []
+        for w, theta in enumerate(spec.thetas):
+            S = dn_states(u[None].astype(np.float64), spec.order, theta, output="sequence")[0]
+            S = S.reshape(len(u), u.shape[1], spec.order)  # (steps, inputs, order)
+            b = biases[w][None]
+            moments = np.stack([S.mean(0), S.max(0), S.min(0)], axis=-1)
+            low.append(np.concatenate([(S[..., None] > b + tol).mean(0), moments - tol], -1))
+            high.append(np.concatenate([(S[..., None] > b - tol).mean(0), moments + tol], -1))
+        lows.append(np.stack(low).ravel())
+        highs.append(np.stack(high).ravel())
+    return np.stack(lows), np.stack(highs)
+
+
+# ----------------------------------------------------------------------------- back-ends
+def _features_cudasim(U, output):
+    """The Numba-CUDA kernels on NumPy arrays (copied to the simulated device and back)."""
+    from lmu_sk.engine.compiled import cuda
+
+    Abar, Bbar = discrete_system(ORDER, THETA)
+    if isinstance(U, list):
+        lengths = np.array([len(u) for u in U])
+        X = np.zeros((len(U), lengths.max(), U[0].shape[1]), dtype=U[0].dtype)
+        for row, u in zip(X, U, strict=True):
+            row[: len(u)] = u
+    else:
+        X, lengths = U, None
+    if output == "sequence":
+        states = cuda.recurrence_states(X, Abar, Bbar, "sequence")
+        return states if lengths is None else [s[:n] for s, n in zip(states, lengths, strict=True)]
+    if output == "final" and lengths is None:
+        return cuda.recurrence_states(X, Abar, Bbar, "final")
+    reduce = "last" if output == "final" else output
+    return cuda.pooled_states(X, Abar, Bbar, reduce, lengths)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, monkeypatch):
+    """``(name, xp)``: the back-end and the array module the engine gets (None: kernels)."""
+    name = request.param
+    if name == "cudasim":
+        if not IN_SIMULATOR:
+            pytest.skip("runs in the CUDA simulator subprocess (test_cuda_simulator)")
+        yield name, None
+    elif IN_SIMULATOR:
+        pytest.skip("only the Numba-CUDA kernels run in the simulator subprocess")
+    elif name == "numpy":
+        yield name, np
+    elif name == "fake_cupy":
+        yield name, install(monkeypatch)
+        clear_caches()
+    else:
+        cupy = pytest.importorskip("cupy")
+        if not gpu_available():
+            pytest.skip("CuPy sees no CUDA GPU")
+        yield name, cupy
+
+
+def one_and_many():
+    """Run the body with every sample in one chunk, then with one sample per chunk."""
+    yield "one chunk"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plan, "CHUNK_SECONDS", 0.0)
+        patch.setattr(plan, "MIN_CHUNK_SAMPLES", 1)
+        yield "a chunk per sample"
+
+
+def to_host(result):
+    if isinstance(result, list):
+        return [to_host(r) for r in result]
+    return result.get() if hasattr(result, "get") else np.asarray(result)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ragged", [False, True], ids=["equal", "ragged"])
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_engine_matches_the_reference(backend, output, ragged, dtype, make_sequences):
+    name, xp = backend
+    U = make_sequences(n_samples=5, n_steps=23, n_channels=2, dtype=dtype, ragged=ragged)
+    tol = TOLERANCE[np.dtype(dtype)]
+    if output == "pooled":
+        if name == "cudasim":
+            pytest.skip("pooled features have no Numba-CUDA kernel (the GPU pools blocks)")
+        biases = thresholds(U, POOLED)
+        theta_scale = max(scale(U, POOLED.order, theta) for theta in POOLED.thetas)
+        low, high = pooled_bounds(list(U), POOLED, biases, 2 * tol * theta_scale)  # u and du
+        # and the features' own rounding to their dtype at the end
+        eps = np.finfo(dtype).eps
+        low, high = low - eps * np.abs(low), high + eps * np.abs(high)
+        for chunks in one_and_many():
+            got = to_host(pooled_features(U, POOLED, biases, dtype=dtype, xp=xp))
+            assert got.dtype == dtype
+            assert np.all(got >= low) and np.all(got <= high), chunks
+        return
+    expected = reference(U, output)
+    tol *= scale(U, ORDER, THETA)
+    if name == "cudasim":
+        assert_features_close(_features_cudasim(U, output), expected, tol)
+        return
+    for method in METHODS[name]:
+        for _ in one_and_many():
+            got = features(U, order=ORDER, theta=THETA, output=output, method=method, xp=xp)
+            host = to_host(got)
+            assert (host[0] if isinstance(host, list) else host).dtype == dtype
+            assert_features_close(host, expected, tol)
+
+
+def test_cuda_simulator():
+    """The ``cudasim`` back-end of the contract, in a fresh interpreter with the simulator."""
+    if IN_SIMULATOR:
+        pytest.skip("the simulator is on in this process: the cudasim cases run here")
+    pytest.importorskip("numba_cuda", reason="numba-cuda is not installed")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "pytest", __file__, "-q", "-k", "cudasim"]
+    command += ["-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"]
+    result = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    report = result.stdout[-4000:] + result.stderr[-2000:]
+    assert result.returncode == 0, report
+    # 4 outputs x equal/ragged x 2 dtypes ran; pooled is skipped there
+    assert "16 passed" in result.stdout, report
