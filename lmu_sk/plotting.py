@@ -7,6 +7,8 @@ given ``path``. In a notebook the returned figure displays itself.
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -14,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .dn import continuous_system, discretize, impulse_response, legendre_decoder
+from ._memory import check_fits
+from .dn import (
+    DISCRETIZERS,
+    continuous_system,
+    discretize,
+    impulse_response,
+    legendre_decoder,
+    validate_order_theta,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,6 +32,59 @@ if TYPE_CHECKING:
 __all__ = ["plot_delay_decoding", "plot_learning_curve", "plot_legendre_basis"]
 
 _BASIS_KINDS = ("both", "polynomials", "impulse_response")
+
+# plot_legendre_basis draws one line per state: beyond this, no line can be told apart
+_MAX_BASIS_LINES = 100
+
+# steps or points a figure computes: beyond this, far more than any figure can show
+_MAX_POINTS = 10**8
+
+
+def _check_count(value: object, name: str, minimum: int, maximum: int = _MAX_POINTS) -> int:
+    """``value`` as an ``int`` in ``[minimum, maximum]``, or an error naming ``name``.
+
+    Integer-valued floats are accepted, as ``order`` is by the estimators.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    if not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be an integer in [{minimum}, {maximum}]; got {value}.")
+    return int(value)
+
+
+def _check_discretizer(discretizer: object) -> str:
+    if discretizer not in DISCRETIZERS:
+        raise ValueError(f"discretizer must be one of {DISCRETIZERS}; got {discretizer!r}.")
+    return str(discretizer)
+
+
+def _is_positive_real(value: object) -> bool:
+    return (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, (bool, np.bool_))
+        and math.isfinite(value)
+        and value > 0
+    )
+
+
+def _check_figure_options(figsize: object, dpi: object) -> None:
+    """Check the size and resolution before any work is done."""
+    if figsize is not None:
+        if (
+            isinstance(figsize, str)
+            or not isinstance(figsize, Sequence)
+            or len(figsize) != 2
+            or not all(_is_positive_real(v) for v in figsize)
+        ):
+            raise ValueError(
+                f"figsize must be (width, height) in inches, two positive finite numbers; "
+                f"got {figsize!r}."
+            )
+    if not _is_positive_real(dpi):
+        raise ValueError(f"dpi must be a positive, finite number of dots per inch; got {dpi!r}.")
 
 
 def _new_figure(n_axes: int, figsize: tuple[float, float] | None):
@@ -91,11 +154,41 @@ def plot_legendre_basis(
     Returns
     -------
     figure : matplotlib.figure.Figure
-        One axes per panel, one line per polynomial or state.
+        One axes per panel, one line per polynomial or state, each legend beside its
+        panel; the shaded band of the impulse response marks the window ``[0, theta]``.
+
+    Raises
+    ------
+    TypeError
+        If ``order``, ``n_steps`` or ``n_points`` is not an integer, or ``theta`` not a
+        number.
+    ValueError
+        If ``order`` is below 1 or above 100 (one line per state), ``theta`` is not
+        positive and finite, ``kind`` or ``discretizer`` is unknown, ``n_steps < 1``,
+        ``n_points < 2``, or ``figsize`` or ``dpi`` is not positive.
     """
+    order, theta = validate_order_theta(order, theta)
+    if order > _MAX_BASIS_LINES:
+        raise ValueError(
+            f"plot_legendre_basis draws one line per state; order={order} is more than the "
+            f"{_MAX_BASIS_LINES} a figure can show apart. Choose a smaller order."
+        )
     if kind not in _BASIS_KINDS:
         raise ValueError(f"kind must be one of {_BASIS_KINDS}; got {kind!r}.")
+    discretizer = _check_discretizer(discretizer)
+    n_points = _check_count(n_points, "n_points", 2)
     panels = ["polynomials", "impulse_response"] if kind == "both" else [kind]
+    if "impulse_response" in panels:
+        if n_steps is None:
+            steps = math.ceil(1.5 * theta)
+            if steps > _MAX_POINTS:
+                raise ValueError(
+                    f"The default n_steps, 1.5 * theta = {1.5 * theta:.3g}, is over the "
+                    f"{_MAX_POINTS:.0e} steps a figure can show; pass a smaller n_steps or theta."
+                )
+        else:
+            steps = _check_count(n_steps, "n_steps", 1)
+    _check_figure_options(figsize, dpi)
     figure, axes = _new_figure(len(panels), figsize)
     for ax, panel in zip(axes, panels, strict=True):
         if panel == "polynomials":
@@ -105,28 +198,41 @@ def plot_legendre_basis(
                 ax.plot(delays, basis[:, i], label=f"$P_{{{i}}}$")
             ax.set_xlabel("steps into the past, $\\theta'$")
             ax.set_ylabel("$P_i(\\theta' / \\theta)$")
-            ax.set_title(f"Shifted Legendre polynomials over a window of {theta:g} steps")
+            ax.set_title(f"Shifted Legendre polynomials, window of {theta:g} steps")
         else:
-            steps = int(np.ceil(1.5 * theta)) if n_steps is None else int(n_steps)
             Abar, Bbar = discretize(*continuous_system(order, theta), method=discretizer)
             response = impulse_response(Abar, Bbar, steps)
             scale = theta / (2 * np.arange(order) + 1)
             lags = np.arange(steps)
             for i in range(order):
                 ax.plot(lags, response[:, i] * scale[i], label=f"$m_{{{i}}}$")
-            ax.axvspan(0, theta, color="0.9", zorder=0)
+            ax.axvspan(0, theta, color="0.9", zorder=0, label="window $[0, \\theta]$")
             ax.set_xlabel("steps after a unit impulse")
             ax.set_ylabel("state $\\times\\ \\theta / (2i + 1)$")
             ax.set_title(f"Delay Network impulse response ({discretizer})")
         ax.axhline(0.0, color="0.6", linewidth=0.6, zorder=0)
-        ax.legend(fontsize="small", ncol=2)
+        _legend_beside(ax, ncol=1 if order <= 12 else 2)
     return _finish(figure, path, dpi)
+
+
+def _legend_beside(ax, **kwargs: Any) -> None:
+    """The legend of ``ax`` to its right, outside the axes (constrained layout makes room)."""
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        borderaxespad=0.0,
+        fontsize="small",
+        **kwargs,
+    )
+
+
+_N_SINES = 12
 
 
 def _band_limited_signal(n_steps: int, cutoff: float, seed: int | None) -> np.ndarray:
     """A random sum of sines with frequencies up to ``cutoff`` cycles per step, unit RMS."""
     rng = np.random.default_rng(seed)
-    n_components = 12
+    n_components = _N_SINES
     frequencies = rng.uniform(0.0, cutoff, n_components)
     phases = rng.uniform(0.0, 2.0 * np.pi, n_components)
     amplitudes = rng.standard_normal(n_components)
@@ -151,9 +257,10 @@ def plot_delay_decoding(
     """Delayed copies of a signal read out of the Delay Network state, next to the true ones.
 
     Runs the Delay Network over ``signal`` and decodes ``u(t - delay)`` from every state with
-    the shifted Legendre polynomials (:func:`lmu_sk.dn.legendre_decoder`). The legend gives
-    the NRMSE of each decoded copy after the first ``theta`` steps (before them the window
-    reaches back before the signal's start).
+    the shifted Legendre polynomials (:func:`lmu_sk.dn.legendre_decoder`). The legend, beside
+    the axes, gives the NRMSE of each decoded copy after the first ``theta`` steps; those
+    steps, shaded as the warm-up, are not scored (the window reaches back before the
+    signal's start).
 
     Parameters
     ----------
@@ -180,22 +287,55 @@ def plot_delay_decoding(
     -------
     figure : matplotlib.figure.Figure
         One axes with the input and, for every delay, the true and the decoded copy.
+
+    Raises
+    ------
+    TypeError
+        If ``order`` or ``n_steps`` is not an integer, ``theta`` or a delay not a number,
+        or ``signal`` does not hold real numbers.
+    ValueError
+        If ``order < 1``, ``theta`` is not positive and finite, a delay lies outside
+        ``[0, theta]``, ``delays`` is empty, ``signal`` is not a non-empty finite 1-D
+        array, ``n_steps < 1``, ``discretizer`` is unknown, or ``figsize`` or ``dpi`` is
+        not positive.
+    lmu_sk._memory.MemoryBudgetError (a ValueError)
+        If the states of every step would not fit in the memory available.
     """
     from .reference import dn_states
 
+    order, theta = validate_order_theta(order, theta)
+    discretizer = _check_discretizer(discretizer)
+    delays = _check_delays(delays, theta)
+    _check_figure_options(figsize, dpi)
+    if signal is None:
+        n_steps = _check_count(n_steps, "n_steps", 1)
+    else:
+        signal = np.asarray(signal)
+        if signal.dtype.kind not in "biuf":
+            raise TypeError(f"signal must hold real numbers; got dtype {signal.dtype}.")
+        if signal.ndim != 1 or signal.size == 0:
+            raise ValueError(f"signal must be a non-empty 1-D array; got shape {signal.shape}.")
+        n_steps = signal.size
+    # the Delay Network itself (checks its own size), then the states of every step and
+    # the default signal's sines, before anything of that size exists
+    continuous_system(order, theta)
+    check_fits(
+        8.0 * n_steps * (3 * order + 2 * _N_SINES + 4 * len(delays) + 4),
+        f"A delay-decoding figure of {n_steps} steps at order {order}",
+        "Use a shorter signal or a smaller order.",
+    )
     if signal is None:
         signal = _band_limited_signal(n_steps, order / (4.0 * theta), seed)
     u = np.asarray(signal, dtype=np.float64)
-    if u.ndim != 1 or u.size == 0:
-        raise ValueError(f"signal must be a non-empty 1-D array; got shape {u.shape}.")
-    delays = (theta,) if delays is None else tuple(float(d) for d in delays)
+    if not np.all(np.isfinite(u)):
+        raise ValueError("signal must be finite (no NaN or infinity).")
     decoder = legendre_decoder(order, delays, theta)
     states = np.asarray(dn_states(u[None, :], order, theta, discretizer, output="sequence"))
     decoded = states.reshape(u.size, order) @ decoder.T
     t = np.arange(u.size)
     settled = t >= theta
 
-    figure, (ax,) = _new_figure(1, figsize if figsize is not None else (10.0, 4.0))
+    figure, (ax,) = _new_figure(1, figsize if figsize is not None else (12.0, 4.0))
     ax.plot(t, u, color="0.75", linewidth=1.0, label="input $u(t)$")
     for k, delay in enumerate(delays):
         truth = np.interp(t - delay, t, u, left=0.0)
@@ -210,31 +350,99 @@ def plot_delay_decoding(
             color=line.get_color(),
             label=f"decoded from $m_t${score}",
         )
-    ax.axvspan(0, min(theta, u.size - 1), color="0.93", zorder=0)
+    ax.axvspan(
+        0,
+        min(theta, u.size - 1),
+        color="0.9",
+        zorder=0,
+        label="warm-up, $t < \\theta$ (not scored)",
+    )
     ax.set_xlabel("time step $t$")
+    ax.set_ylabel("signal")
     ax.set_title(f"Delay decoding, order {order}, $\\theta$ = {theta:g} ({discretizer})")
-    ax.legend(fontsize="small")
+    _legend_beside(ax)
     return _finish(figure, path, dpi)
 
 
-def _epoch_curves(source: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+def _check_delays(delays: object, theta: float) -> tuple[float, ...]:
+    """The delays to decode as floats, each in ``[0, theta]``; ``(theta,)`` for None."""
+    if delays is None:
+        return (theta,)
+    if isinstance(delays, (str, bytes)) or not isinstance(delays, (Sequence, np.ndarray)):
+        raise TypeError(f"delays must be a sequence of numbers of steps; got {delays!r}.")
+    checked = []
+    for delay in np.ravel(np.asarray(delays, dtype=object)):
+        if isinstance(delay, (bool, np.bool_)) or not isinstance(delay, numbers.Real):
+            raise TypeError(f"delays must be numbers of steps; got {delay!r}.")
+        if not 0 <= delay <= theta:  # False for NaN too
+            raise ValueError(f"delays must lie in [0, theta={theta:g}]; got {delay!r}.")
+        checked.append(float(delay))
+    if not checked:
+        raise ValueError("delays must hold at least one delay (or be None for theta).")
+    return tuple(checked)
+
+
+def _real_curve(values: Any, name: str) -> np.ndarray:
+    """One curve as a non-empty 1-D float array, or an error naming ``name``."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"The curve {name!r} must hold numbers; got dtype {array.dtype}.")
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(
+            f"The curve {name!r} must be a non-empty 1-D sequence (one value per epoch); "
+            f"got shape {array.shape}."
+        )
+    return array.astype(float)
+
+
+def _default_score_name(estimator: Any, scoring: Any = None) -> str:
+    """What a score of ``estimator`` measures, for axis labels."""
+    if isinstance(scoring, str):
+        return scoring
+    if scoring is not None:
+        return "score"
+    from sklearn.base import BaseEstimator, is_classifier, is_regressor
+
+    if isinstance(estimator, BaseEstimator):
+        if is_classifier(estimator):
+            return "accuracy"
+        if is_regressor(estimator):
+            return "$R^2$"
+    return "score"
+
+
+def _epoch_curves(
+    source: Any, score_name: str
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
     """(curves on the left axis, curves on a right axis) of per-epoch values, or None."""
     if isinstance(source, Mapping):
-        return {str(k): np.asarray(v, dtype=float) for k, v in source.items()}, {}
+        if not source:
+            raise ValueError("The mapping of curves is empty; pass at least one curve.")
+        return {str(k): _real_curve(v, str(k)) for k, v in source.items()}, {}
     loss = getattr(source, "loss_curve_", getattr(source, "loss_curve", None))
     if loss is None:
         return None
     scores = getattr(source, "validation_scores_", getattr(source, "validation_scores", None))
     has_scores = scores is not None and len(scores) > 0
-    right = {"validation score": np.asarray(scores, dtype=float)} if has_scores else {}
-    return {"training loss": np.asarray(loss, dtype=float)}, right
+    name = f"validation {score_name}"
+    right = {name: _real_curve(scores, name)} if has_scores else {}
+    return {"training loss": _real_curve(loss, "training loss")}, right
 
 
 def _size_curves(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(train_sizes, train_scores, test_scores) as returned by scikit-learn, or None."""
     if isinstance(source, (tuple, list)) and len(source) >= 3:
-        sizes, train, test = (np.asarray(a, dtype=float) for a in source[:3])
+        try:
+            sizes, train, test = (np.asarray(a, dtype=float) for a in source[:3])
+        except (TypeError, ValueError):
+            return None
         if sizes.ndim == 1 and train.ndim == 2 and test.ndim == 2:
+            if not (sizes.size > 0 and train.shape[0] == test.shape[0] == sizes.size):
+                raise ValueError(
+                    "train_scores and test_scores need one row per training size; got "
+                    f"{sizes.size} sizes and score arrays of shapes {train.shape} and "
+                    f"{test.shape}."
+                )
             return sizes, train, test
     return None
 
@@ -248,6 +456,7 @@ def plot_learning_curve(
     cv: Any = 5,
     scoring: Any = None,
     n_jobs: int | None = None,
+    score_name: str | None = None,
     title: str | None = None,
     path: str | os.PathLike | None = None,
     figsize: tuple[float, float] | None = None,
@@ -267,10 +476,44 @@ def plot_learning_curve(
     - an estimator together with ``X`` and ``y``: that learning curve is computed first
       (``train_sizes``, ``cv``, ``scoring`` and ``n_jobs`` are passed on).
 
+    The legend sits below the axes, clear of the curves.
+
+    Parameters
+    ----------
+    estimator_or_curves : estimator, training history, mapping or tuple
+        What to plot, as listed above.
+    X, y : array-like, optional
+        Data for computing a learning curve of an estimator.
+    train_sizes, cv, scoring, n_jobs
+        Passed to :func:`sklearn.model_selection.learning_curve`.
+    score_name : str, optional
+        What the scores measure, for the axis labels and legend. Defaults to the
+        ``scoring`` string when one is given, else ``'accuracy'`` for a classifier and
+        ``'$R^2$'`` for a regressor (their default scores), else ``'score'``.
+    title : str, optional
+        Title of the axes.
+    path : str or path-like, optional
+        Save the figure there as a PNG.
+    figsize : (float, float), optional
+        Figure size in inches.
+    dpi : int, default=100
+        Resolution of the saved PNG.
+
     Returns
     -------
     figure : matplotlib.figure.Figure
+
+    Raises
+    ------
+    TypeError
+        If ``estimator_or_curves`` is none of the above, or a curve holds no numbers.
+    ValueError
+        If only one of ``X`` and ``y`` is given, a curve is empty or not 1-D, the score
+        arrays do not match the training sizes, or ``figsize`` or ``dpi`` is not positive.
     """
+    _check_figure_options(figsize, dpi)
+    if score_name is None:
+        score_name = _default_score_name(estimator_or_curves, scoring)
     if X is not None or y is not None:
         if X is None or y is None:
             raise ValueError("Pass both X and y to compute a learning curve, or neither.")
@@ -292,17 +535,22 @@ def plot_learning_curve(
     if size_curves is not None:
         sizes, train, test = size_curves
         figure, (ax,) = _new_figure(1, figsize)
-        for scores, label in ((train, "training score"), (test, "cross-validation score")):
+        from matplotlib.patches import Patch
+
+        for scores, label in ((train, "training"), (test, "cross-validation")):
             mean, std = scores.mean(axis=1), scores.std(axis=1)
-            (line,) = ax.plot(sizes, mean, marker="o", label=label)
+            (line,) = ax.plot(sizes, mean, marker="o", label=f"{label} {score_name}")
             ax.fill_between(sizes, mean - std, mean + std, color=line.get_color(), alpha=0.2)
+        handles, labels = ax.get_legend_handles_labels()
+        handles.append(Patch(facecolor="0.5", alpha=0.3))
+        labels.append("shaded: $\\pm$1 std over the folds")
         ax.set_xlabel("training samples")
-        ax.set_ylabel("score")
+        ax.set_ylabel(score_name)
         ax.set_title(title or "Learning curve")
-        ax.legend()
+        _legend_below(figure, handles, labels)
         return _finish(figure, path, dpi)
 
-    curves = _epoch_curves(estimator_or_curves)
+    curves = _epoch_curves(estimator_or_curves, score_name)
     if curves is None:
         raise TypeError(
             "plot_learning_curve needs a fitted estimator with loss_curve_, a mapping of "
@@ -319,11 +567,25 @@ def plot_learning_curve(
         twin = ax.twinx()
         for label, values in right.items():
             twin.plot(np.arange(1, values.size + 1), values, color="C1", label=label)
-        twin.set_ylabel("validation score")
+        twin.set_ylabel(f"validation {score_name}")
         more_handles, more_labels = twin.get_legend_handles_labels()
         handles, labels = handles + more_handles, labels + more_labels
         ax.set_ylabel("training loss")
     ax.set_xlabel("epoch")
     ax.set_title(title or "Training history")
-    ax.legend(handles, labels)
+    _legend_below(figure, handles, labels)
     return _finish(figure, path, dpi)
+
+
+def _legend_below(figure: Figure, handles: list, labels: list) -> None:
+    """One legend for the figure, below its axes (constrained layout makes room).
+
+    As many columns (up to three) as fit in the width of the figure.
+    """
+    for ncol in range(min(len(labels), 3), 0, -1):
+        legend = figure.legend(
+            handles, labels, loc="outside lower center", ncol=ncol, fontsize="small"
+        )
+        if ncol == 1 or legend.get_window_extent().width <= 0.98 * figure.bbox.width:
+            return
+        legend.remove()

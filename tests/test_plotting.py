@@ -116,7 +116,12 @@ def test_learning_curve_from_scikit_learn(tmp_path):
     )
     (ax,) = figure.axes
     lines = labelled_lines(ax)
-    assert [line.get_label() for line in lines] == ["training score", "cross-validation score"]
+    # a classifier's default score is its accuracy, and the labels say so
+    assert [line.get_label() for line in lines] == [
+        "training accuracy",
+        "cross-validation accuracy",
+    ]
+    assert ax.get_ylabel() == "accuracy"
     assert len(ax.collections) == 2  # one standard-deviation band per curve
     assert_png(path)
 
@@ -143,3 +148,157 @@ def test_missing_matplotlib_message(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     with pytest.raises(ImportError, match=r"pip install 'lmu_sk\[plot\]'"):
         plotting.plot_legendre_basis(3)
+
+
+# ---------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    ("function", "kwargs", "error", "match"),
+    [
+        ("plot_delay_decoding", {"theta": -1}, ValueError, "theta must be a positive"),
+        ("plot_delay_decoding", {"theta": np.inf}, ValueError, "theta must be a positive"),
+        ("plot_delay_decoding", {"order": np.nan}, TypeError, "order must be an integer"),
+        ("plot_delay_decoding", {"order": 0}, ValueError, "order must be an integer >= 1"),
+        ("plot_delay_decoding", {"delays": [np.nan]}, ValueError, r"delays must lie in \[0"),
+        ("plot_delay_decoding", {"delays": [150.0]}, ValueError, r"delays must lie in \[0"),
+        ("plot_delay_decoding", {"delays": []}, ValueError, "at least one delay"),
+        ("plot_delay_decoding", {"delays": 50.0}, TypeError, "delays must be a sequence"),
+        ("plot_delay_decoding", {"delays": ["a"]}, TypeError, "delays must be numbers"),
+        ("plot_delay_decoding", {"n_steps": 2.5}, TypeError, "n_steps must be an integer"),
+        ("plot_delay_decoding", {"n_steps": 0}, ValueError, "n_steps must be an integer in"),
+        ("plot_delay_decoding", {"n_steps": 10**12}, ValueError, "n_steps"),
+        ("plot_delay_decoding", {"signal": [1.0, np.nan]}, ValueError, "signal must be finite"),
+        ("plot_delay_decoding", {"signal": ["a", "b"]}, TypeError, "real numbers"),
+        ("plot_delay_decoding", {"discretizer": "rk4"}, ValueError, "discretizer must be"),
+        ("plot_delay_decoding", {"figsize": (0, 4)}, ValueError, "figsize"),
+        ("plot_delay_decoding", {"dpi": np.nan}, ValueError, "dpi must be a positive"),
+        # the Delay Network's own memory check, before minutes of work
+        ("plot_delay_decoding", {"order": 10**6}, ValueError, "would need"),
+        ("plot_legendre_basis", {"order": np.nan}, TypeError, "order must be an integer"),
+        ("plot_legendre_basis", {"theta": 0.0}, ValueError, "theta must be a positive"),
+        ("plot_legendre_basis", {"order": 10**6}, ValueError, "one line per state"),
+        ("plot_legendre_basis", {"n_steps": np.nan}, TypeError, "n_steps must be an integer"),
+        ("plot_legendre_basis", {"n_steps": -5}, ValueError, "n_steps must be an integer in"),
+        ("plot_legendre_basis", {"n_points": 1}, ValueError, "n_points must be an integer in"),
+        ("plot_legendre_basis", {"n_points": 10**12}, ValueError, "n_points"),
+        ("plot_legendre_basis", {"theta": 1e300}, ValueError, "default n_steps"),
+        ("plot_legendre_basis", {"discretizer": "rk4"}, ValueError, "discretizer must be"),
+        ("plot_legendre_basis", {"dpi": -1}, ValueError, "dpi must be a positive"),
+    ],
+)
+def test_plot_parameters_are_validated(function, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        getattr(plotting, function)(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("curves", "error", "match"),
+    [
+        ({}, ValueError, "empty"),
+        ({"loss": [[1.0, 2.0], [3.0, 4.0]]}, ValueError, "'loss' must be a non-empty 1-D"),
+        ({"loss": []}, ValueError, "'loss' must be a non-empty 1-D"),
+        ({"loss": ["x"]}, TypeError, "'loss' must hold numbers"),
+        (types.SimpleNamespace(loss_curve_=[]), ValueError, "'training loss'"),
+        ((np.arange(3), np.ones((2, 3)), np.ones((3, 3))), ValueError, "one row per"),
+    ],
+)
+def test_learning_curve_rejects_malformed_curves(curves, error, match):
+    with pytest.raises(error, match=match):
+        plotting.plot_learning_curve(curves)
+
+
+# ---------------------------------------------------------------------------- layout
+def _learning_history():
+    return types.SimpleNamespace(
+        loss_curve_=list(1 / np.arange(1, 60) + 0.05),
+        validation_scores_=list(0.97 - 0.5 / np.arange(1, 60)),
+    )
+
+
+def _sizes_curves():
+    rng = np.random.default_rng(0)
+    sizes = np.array([30.0, 100.0, 200.0, 300.0])
+    test = np.linspace(0.6, 0.9, 4)[:, None] + rng.uniform(-0.05, 0.05, (4, 3))
+    return sizes, 1.0 - rng.uniform(0, 0.02, (4, 3)), test
+
+
+FIGURES = {
+    "legendre_basis": lambda: plotting.plot_legendre_basis(6, theta=100.0),
+    "legendre_basis_order_20": lambda: plotting.plot_legendre_basis(20, theta=100.0),
+    "delay_decoding": lambda: plotting.plot_delay_decoding(
+        order=24, theta=100.0, delays=[25.0, 50.0, 100.0]
+    ),
+    "history": lambda: plotting.plot_learning_curve(_learning_history()),
+    "mapping": lambda: plotting.plot_learning_curve(
+        {"training loss": [3, 2, 1.5, 1.2], "validation loss": [2.5, 2, 1.8, 1.7]}
+    ),
+    "sizes": lambda: plotting.plot_learning_curve(_sizes_curves()),
+}
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_legends_stay_clear_of_the_curves(name):
+    figure = FIGURES[name]()
+    figure.draw_without_rendering()
+    legends = [ax.get_legend() for ax in figure.axes if ax.get_legend() is not None]
+    legends += list(figure.legends)
+    assert legends
+    figure_box = figure.bbox
+    for legend in legends:
+        box = legend.get_window_extent()
+        # whole on the canvas (nothing cut off) ...
+        assert box.x0 >= figure_box.x0 - 1 and box.x1 <= figure_box.x1 + 1
+        assert box.y0 >= figure_box.y0 - 1 and box.y1 <= figure_box.y1 + 1
+        for ax in figure.axes:
+            # ... and outside every axes, so that no curve, band or tick label can lie under it
+            assert not box.overlaps(ax.get_window_extent()), (name, ax.get_title())
+            for line in ax.get_lines():
+                points = ax.transData.transform(np.column_stack(line.get_data()))
+                inside = (
+                    (points[:, 0] > box.x0)
+                    & (points[:, 0] < box.x1)
+                    & (points[:, 1] > box.y0)
+                    & (points[:, 1] < box.y1)
+                )
+                assert not inside.any(), (name, line.get_label())
+
+
+def test_shaded_regions_are_labelled():
+    decoding = plotting.plot_delay_decoding(order=12, theta=50.0, n_steps=200)
+    basis = plotting.plot_legendre_basis(4, theta=50.0, kind="impulse_response")
+    for figure, expected in ((decoding, "warm-up"), (basis, "window")):
+        (ax,) = figure.axes
+        (shade,) = ax.patches  # the axvspan
+        assert expected in shade.get_label()
+        legend_texts = [text.get_text() for text in ax.get_legend().get_texts()]
+        assert shade.get_label() in legend_texts
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_validation_axis_says_what_the_score_is():
+    from sklearn.linear_model import Ridge
+
+    from lmu_sk import DenseHeadClassifier, DenseHeadRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 4))
+    y = (X[:, 0] > 0).astype(int)
+    kwargs = {"max_iter": 5, "early_stopping": True, "n_iter_no_change": 5, "random_state": 0}
+    classifier = DenseHeadClassifier(**kwargs).fit(X, y)
+    regressor = DenseHeadRegressor(**kwargs).fit(X, X[:, 0])
+    for model, expected in ((classifier, "validation accuracy"), (regressor, "validation $R^2$")):
+        figure = plotting.plot_learning_curve(model)
+        assert figure.axes[1].get_ylabel() == expected
+        assert expected in [text.get_text() for text in figure.legends[0].get_texts()]
+    # a training history does not say what its score is; the caller can
+    history = _learning_history()
+    assert plotting.plot_learning_curve(history).axes[1].get_ylabel() == "validation score"
+    figure = plotting.plot_learning_curve(history, score_name="accuracy")
+    assert figure.axes[1].get_ylabel() == "validation accuracy"
+    # learning curves per training size: the scoring string, or the default score
+    Xr, yr = X[:60], X[:60, 0]
+    figure = plotting.plot_learning_curve(Ridge(), Xr, yr, cv=3, train_sizes=[0.5, 1.0])
+    assert figure.axes[0].get_ylabel() == "$R^2$"
+    figure = plotting.plot_learning_curve(
+        Ridge(), Xr, yr, cv=3, train_sizes=[0.5, 1.0], scoring="neg_mean_absolute_error"
+    )
+    assert figure.axes[0].get_ylabel() == "neg_mean_absolute_error"
