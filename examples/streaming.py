@@ -46,7 +46,9 @@ def plot(
 
     n_pixels = len(accuracy)
     pixels = np.arange(1, n_pixels + 1)
-    fig, axes = plt.subplots(1, n_examples + 1, figsize=(4 * (n_examples + 1), 3.4))
+    fig, axes = plt.subplots(
+        1, n_examples + 1, figsize=(4 * (n_examples + 1), 3.9), layout="constrained"
+    )
     for ax, i in zip(axes[:n_examples], range(n_examples), strict=True):
         for k, label in enumerate(classes):
             is_true = label == y_test[i]
@@ -55,17 +57,37 @@ def plot(
                 probabilities[:, i, k],
                 lw=2.2 if is_true else 0.8,
                 color="C3" if is_true else "0.6",
-                label=f"true class {label}" if is_true else None,
+                zorder=3 if is_true else 2,
+                label="probability of the true class" if is_true and i == 0 else None,
             )
-        ax.set(title=f"held-out image {i}", xlabel="pixels seen", ylim=(0, 1))
-        ax.legend(loc="upper left", fontsize=8)
+        ax.set(title=f"held-out image {i} (class {y_test[i]})", xlabel="pixels seen", ylim=(0, 1))
+    axes[0].plot([], [], lw=0.8, color="0.6", label="other classes")
     axes[0].set_ylabel("class probability")
-    axes[-1].plot(pixels, accuracy, color="C0", label="trained on prefixes")
-    axes[-1].plot(pixels, default_accuracy, color="C1", label="LMUClassifier(), whole images")
-    axes[-1].axhline(1 / len(classes), color="0.6", ls=":", label="chance")
-    axes[-1].set(title="all held-out images", xlabel="pixels seen", ylabel="accuracy", ylim=(0, 1))
-    axes[-1].legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+    last = axes[-1]
+    last.plot(pixels, accuracy, color="C0", label="test accuracy, trained on prefixes")
+    last.plot(
+        pixels,
+        default_accuracy,
+        color="C1",
+        label="test accuracy, LMUClassifier() on whole images",
+    )
+    last.axhline(1 / len(classes), color="0.6", ls=":", label="chance")
+    last.set(
+        title=f"all {len(y_test)} held-out images",
+        xlabel="pixels seen",
+        ylabel="test accuracy",
+        ylim=(0, 1),
+    )
+    # one legend for all panels, below them, where it covers no curve
+    handles, labels = axes[0].get_legend_handles_labels()
+    more_handles, more_labels = last.get_legend_handles_labels()
+    fig.legend(
+        handles + more_handles,
+        labels + more_labels,
+        loc="outside lower center",
+        ncol=5,
+        fontsize=9,
+    )
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
