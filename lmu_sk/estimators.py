@@ -210,6 +210,7 @@ class _LMUBase(BaseEstimator):
     n_outputs_ = _FromHead()
     n_layers_ = _FromHead()
     out_activation_ = _FromHead()
+    activation_ = _FromHead()
     alpha_ = _FromHead()
 
     def __init__(
