@@ -15,8 +15,6 @@ it.
 from __future__ import annotations
 
 import contextlib
-import numbers
-import os
 from collections.abc import Iterator
 from typing import ClassVar
 
@@ -26,6 +24,7 @@ try:
     from aeon.classification import BaseClassifier
     from aeon.regression import BaseRegressor
     from aeon.transformations.collection import BaseCollectionTransformer
+    from aeon.utils.validation import check_n_jobs
 except ImportError as error:  # pragma: no cover - exercised without aeon installed
     raise ImportError(
         'lmu_sk.aeon needs aeon; install it with: pip install "lmu_sk[aeon]" '
@@ -51,16 +50,6 @@ _COMMON_TAGS = {
 }
 
 _FEATURE_OUTPUTS = ("pooled", "final", "mean", "max")
-
-
-def _n_threads(n_jobs) -> int:
-    """Threads for ``n_jobs`` as scikit-learn reads it: None or 0 is 1, -1 all cores."""
-    if n_jobs is None or n_jobs == 0:
-        return 1
-    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool):
-        raise TypeError(f"n_jobs must be None or an integer; got {n_jobs!r}.")
-    n_cpus = os.cpu_count() or 1
-    return max(1, n_cpus + 1 + int(n_jobs)) if n_jobs < 0 else int(n_jobs)
 
 
 @contextlib.contextmanager
@@ -131,7 +120,7 @@ class _LMUAeonPredictor:
         }
 
     def _fit(self, X, y):
-        self._n_jobs = _n_threads(self.n_jobs)
+        self._n_jobs = check_n_jobs(self.n_jobs)
         params = _merged_params(self, self._own_params(), self._lmu_class)
         estimator = self._lmu_class(**params)
         with _thread_limit(self._n_jobs):
@@ -474,7 +463,7 @@ class LMUAeonTransformer(BaseCollectionTransformer):
             return np.asarray(self.estimator_.transform(X))
 
     def _fit_transform(self, X, y=None, transform: bool = True) -> np.ndarray | None:
-        self._n_jobs = _n_threads(self.n_jobs)
+        self._n_jobs = check_n_jobs(self.n_jobs)
         estimator = self._wrapped()
         with _thread_limit(self._n_jobs):
             Xt = estimator.fit_transform(X) if transform else estimator.fit(X)
