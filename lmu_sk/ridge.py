@@ -515,13 +515,21 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
     """Ridge regression with the penalty chosen by exact leave-one-out cross-validation.
 
     Gives the results of :class:`sklearn.linear_model.RidgeCV` with the same ``alphas``
-    (one penalty for all targets); runs on CuPy arrays on a GPU as well.
+    (one penalty for all targets) for predictions inside the guard below; runs on CuPy
+    arrays on a GPU as well.
 
     Parameters
     ----------
     alphas : sequence of float, default=None
         See :class:`RidgeHeadClassifier`.
     fit_intercept : bool, default=True
+    clip_margin : float or None, default=0.1
+        Predictions are clipped to the range of the training targets widened on each side
+        by ``clip_margin`` times its width (per target). A linear model on standardized
+        pooled features can extrapolate wildly: a pool that is almost constant on the
+        training set has a tiny scale, and a new sequence whose pool differs (its input
+        still inside the training range) gets a standardized value of millions. ``None``
+        never clips, as :class:`sklearn.linear_model.RidgeCV`.
 
     Attributes
     ----------
@@ -529,7 +537,14 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
     intercept_ : float or ndarray of shape (n_targets,)
     alpha_, best_score_, cv_errors_, n_features_in_
         As in :class:`RidgeHeadClassifier`.
+    target_range_ : ndarray of shape (2, n_targets)
+        The smallest and largest training target (of the samples of positive weight);
+        predictions stay within it widened by ``clip_margin`` times its width.
     """
+
+    def __init__(self, alphas=None, fit_intercept=True, clip_margin=0.1):
+        super().__init__(alphas=alphas, fit_intercept=fit_intercept)
+        self.clip_margin = clip_margin
 
     def fit(self, X, y, sample_weight=None):
         """Fit the ridge model and choose the penalty.
@@ -546,6 +561,12 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         -------
         self
         """
+        margin = self.clip_margin
+        if margin is not None and not _is_weight(margin):
+            raise ValueError(
+                "clip_margin must be None (no clipping) or a finite number >= 0, the fraction "
+                f"of the training targets' range allowed beyond it; got {margin!r}."
+            )
         X, y = self._validate_X_y(X, y, y_numeric=True)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         y = np.asarray(y, dtype=np.float64)
@@ -556,12 +577,15 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
                 "Leave-one-out cross-validation needs at least two training samples; got one "
                 "sample."
             )
-        path = self._solve(X, y.reshape(len(y), -1), sample_weight)
+        Y = y.reshape(len(y), -1)
+        path = self._solve(X, Y, sample_weight)
         coef, intercept = to_numpy(path.coef), to_numpy(path.intercept)
         if y.ndim == 1:
             self.coef_, self.intercept_ = coef[0], float(intercept[0])
         else:
             self.coef_, self.intercept_ = coef, intercept
+        seen = Y if sample_weight is None else Y[sample_weight > 0]
+        self.target_range_ = np.stack([seen.min(axis=0), seen.max(axis=0)])
         return self
 
     def __sklearn_tags__(self):
@@ -570,6 +594,11 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         return tags
 
     def predict(self, X):
-        """Predicted targets, shape (n_samples,) or (n_samples, n_targets)."""
+        """Predicted targets, shape (n_samples,) or (n_samples, n_targets), clipped as
+        ``clip_margin`` says."""
         out = to_numpy(self._decision(X))
+        if self.clip_margin is not None:
+            low, high = self.target_range_
+            room = float(self.clip_margin) * (high - low)
+            out = np.clip(out, low - room, high + room)
         return out if np.ndim(self.coef_) == 2 else out.reshape(-1)

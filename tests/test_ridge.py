@@ -68,7 +68,8 @@ def test_regressor_matches_ridge_cv(problem, n_targets):
         (len(X), max(n_targets, 1))
     )
     y = y[:, 0] if n_targets == 0 else y
-    ours = RidgeHeadRegressor(alphas=ALPHAS, fit_intercept=fit_intercept).fit(X, y)
+    ours = RidgeHeadRegressor(alphas=ALPHAS, fit_intercept=fit_intercept, clip_margin=None)
+    ours.fit(X, y)
     theirs = RidgeCV(alphas=ALPHAS, fit_intercept=fit_intercept).fit(X, y)
     assert ours.alpha_ == theirs.alpha_
     np.testing.assert_allclose(ours.best_score_, theirs.best_score_, rtol=1e-6)
@@ -137,7 +138,7 @@ def test_weighted_fits_match_scikit_learn(problem, n_targets, with_zeros):
         (len(X), max(n_targets, 1))
     )
     target = target[:, 0] if n_targets == 0 else target
-    ours = RidgeHeadRegressor(alphas=ALPHAS, fit_intercept=fit_intercept)
+    ours = RidgeHeadRegressor(alphas=ALPHAS, fit_intercept=fit_intercept, clip_margin=None)
     ours.fit(X, target, sample_weight=w)
     theirs = RidgeCV(alphas=ALPHAS, fit_intercept=fit_intercept).fit(X, target, sample_weight=w)
     assert ours.alpha_ == theirs.alpha_
@@ -449,3 +450,58 @@ def test_a_class_of_one_sample_beside_larger_ones_keeps_leave_one_out():
     theirs = RidgeClassifierCV(alphas=ALPHAS).fit(X, y)
     assert clf.alpha_ == theirs.alpha_
     assert clf.cv_errors_.shape == (len(ALPHAS),)
+
+
+# ---------------------------------------------------------------- regression guard
+
+
+def nearly_constant_feature(seed=0):
+    """The extrapolation of ridge on standardized pooled features: a feature that is zero on
+    every training row but one (a pool that is one-signed in training) has a tiny scale,
+    and a new row where it is large gets a standardized value of millions."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((40, 5))
+    y = X @ rng.standard_normal(5) + 0.1 * rng.standard_normal(40)
+    rare = np.zeros(40)
+    rare[7] = 1e-4
+    X = np.column_stack([X, rare])
+    mean, scale = X.mean(axis=0), X.std(axis=0)
+    X_new = np.column_stack([rng.standard_normal((10, 5)), np.full(10, 500.0)])
+    return (X - mean) / scale, y, (X_new - mean) / scale
+
+
+def test_clip_margin_bounds_the_extrapolation():
+    Z, y, Z_new = nearly_constant_feature()
+    free = RidgeHeadRegressor(clip_margin=None).fit(Z, y)
+    guarded = RidgeHeadRegressor().fit(Z, y)
+    span = y.max() - y.min()
+    assert np.abs(free.predict(Z_new)).max() > 100 * span  # the failure the guard is for
+    predicted = guarded.predict(Z_new)
+    assert (predicted >= y.min() - 0.1 * span).all() and (predicted <= y.max() + 0.1 * span).all()
+    np.testing.assert_array_equal(guarded.target_range_, [[y.min()], [y.max()]])
+    # predictions inside the widened range are the unclipped ones
+    inside = free.predict(Z)
+    keep = (inside > y.min() - 0.1 * span) & (inside < y.max() + 0.1 * span)
+    assert keep.mean() > 0.9
+    np.testing.assert_array_equal(guarded.predict(Z)[keep], inside[keep])
+
+
+def test_clip_margin_per_target_and_weights():
+    """Each target has its own range; rows of zero weight do not widen it."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((30, 4))
+    Y = np.column_stack([X[:, 0], 100.0 + 10.0 * X[:, 1]])
+    w = np.ones(30)
+    w[0] = 0.0
+    Y[0] = [1e6, -1e6]  # ignored: zero weight
+    reg = RidgeHeadRegressor(clip_margin=0.0).fit(X, Y, sample_weight=w)
+    np.testing.assert_allclose(reg.target_range_, [Y[1:].min(axis=0), Y[1:].max(axis=0)])
+    predicted = reg.predict(50.0 * rng.standard_normal((20, 4)))
+    assert predicted.shape == (20, 2)
+    assert (predicted >= reg.target_range_[0]).all() and (predicted <= reg.target_range_[1]).all()
+
+
+@pytest.mark.parametrize("margin", [-0.1, np.inf, np.nan, "wide", True])
+def test_bad_clip_margin(margin):
+    with pytest.raises(ValueError, match="clip_margin"):
+        RidgeHeadRegressor(clip_margin=margin).fit(np.eye(4), np.arange(4.0))
