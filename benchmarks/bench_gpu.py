@@ -15,7 +15,7 @@ Sections
    cuBLAS handle, kernels) and warm calls; against a bare cuBLAS GEMM of the same shape.
 2. All states (N=1000, n=784, order 64): the FFT route against bare ``cupy.fft`` rfft/irfft
    of the same sizes, and the blocked-GEMM route against the FFT route.
-3. Numba-CUDA kernels (ragged final, recurrence, pooled) against their CuPy routes.
+3. Numba-CUDA kernels (ragged final, recurrence, pooled) against the engine's CuPy routes.
 4. Estimators: head time per epoch and end-to-end ``LMUClassifier`` fit (skipped with a
    message when the estimators are not available).
 """
@@ -31,8 +31,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from lmu_sk._device import gpu_available
 from lmu_sk.dn import discrete_system, impulse_response
-from lmu_sk.kernels import gpu_cupy, xp_kernels
+from lmu_sk.engine import algebra, constants, features, plan
 
 
 def report(name: str, value: float, unit: str, baseline: float | None = None, what: str = ""):
@@ -83,7 +84,7 @@ def bench_psmnist(cp, n_samples: int) -> None:
     print(f"\n== psMNIST final states: {n_samples} x {n_steps} steps, order {order}, float32 ==")
     rng = np.random.default_rng(0)
     X = rng.random((n_samples, n_steps, 1), dtype=np.float32)
-    options = dict(order=order, theta=theta, discretizer="zoh", output="final", dtype="float32")
+    options = dict(order=order, theta=theta, discretizer="zoh", output="final", xp=cp)
 
     t0 = time.perf_counter()
     Abar, Bbar = discrete_system(order, theta, "zoh")
@@ -91,20 +92,20 @@ def bench_psmnist(cp, n_samples: int) -> None:
     host_build = time.perf_counter() - t0
     report("impulse response build (host, float64)", host_build, "s")
 
-    gpu_cupy.clear_device_cache()
+    constants.clear()
     t0 = time.perf_counter()
-    gpu_cupy.transform_gpu(X, **options)
+    features(X, **options)
     cp.cuda.Device().synchronize()
     cold = time.perf_counter() - t0
     report("precompute, first call in process (host in/out, with warm-up)", cold, "s")
 
     def fresh():
-        gpu_cupy.clear_device_cache()
-        gpu_cupy.transform_gpu(X, **options)
+        constants.clear()
+        features(X, **options)
 
     warm_fresh = wall_seconds(cp, fresh)
     report("precompute, warm, impulse response rebuilt (host in/out)", warm_fresh, "s")
-    warm = wall_seconds(cp, lambda: gpu_cupy.transform_gpu(X, **options))
+    warm = wall_seconds(cp, lambda: features(X, **options))
     report("precompute, warm, impulse response cached (host in/out)", warm, "s")
     print(f"target: < 0.2 s on an H100 -> {'met' if warm_fresh < 0.2 else 'NOT met'}")
 
@@ -114,47 +115,50 @@ def bench_psmnist(cp, n_samples: int) -> None:
     flops = 2.0 * n_samples * n_steps * order
     report("baseline cuBLAS GEMM (60000x784 @ 784x468)", gemm * 1e3, "ms")
     report("baseline GEMM throughput", flops / gemm / 1e12, "TFLOP/s")
-    device_call = gpu_seconds(
-        cp, lambda: gpu_cupy.transform_gpu(X_dev, return_cupy=True, **options)
-    )
-    report("transform_gpu, device in/out", device_call * 1e3, "ms", gemm * 1e3, "GEMM")
+    device_call = gpu_seconds(cp, lambda: features(X_dev, return_device=True, **options))
+    report("engine.features, device in/out", device_call * 1e3, "ms", gemm * 1e3, "GEMM")
     copy_in = gpu_seconds(cp, lambda: cp.asarray(X))
     report("host->device copy of X alone (pageable)", copy_in * 1e3, "ms")
-    report("transform_gpu, host in/out", warm * 1e3, "ms", gemm * 1e3, "GEMM")
+    report("engine.features, host in/out", warm * 1e3, "ms", gemm * 1e3, "GEMM")
 
 
 def bench_all_states(cp, n_samples: int, order: int = 64, n_steps: int = 784) -> None:
     print(f"\n== all states: N={n_samples}, n={n_steps}, order {order}, float32 ==")
     rng = np.random.default_rng(1)
     X = cp.asarray(rng.standard_normal((n_samples, n_steps, 1), dtype=np.float32))
-    Abar, Bbar = discrete_system(order, float(n_steps), "zoh")
-    H = impulse_response(Abar, Bbar, n_steps)
-    n_fft = xp_kernels.fft_length(n_steps)
-    H_hat = xp_kernels.impulse_spectrum(cp.asarray(H), n_fft, np.float32, cp)
+    key = (order, float(n_steps), "zoh")
+    n_fft = plan.fft_length(n_steps)
+    H_hat = constants.get("H_hat", *key, n_steps, np.float32, cp, param=n_fft)
     out_bytes = n_samples * n_steps * order * 4
+    rows = algebra.rows(X, cp)
 
-    fft = gpu_seconds(cp, lambda: xp_kernels.all_states_fft(X, None, cp, H_hat=H_hat, n_fft=n_fft))
-    rows = X.reshape(n_samples, n_steps)
-    spectra = cp.zeros((n_samples, order, n_fft // 2 + 1), dtype=cp.complex64)
+    def fft_route():
+        return cp.ascontiguousarray(algebra.fft_states(rows, H_hat, n_fft, cp))
+
+    fft = gpu_seconds(cp, fft_route)
+    spectra = cp.zeros((n_samples, n_fft // 2 + 1, order), dtype=cp.complex64)
 
     def bare_fft():
-        cp.fft.rfft(rows, n=n_fft, axis=-1)
-        cp.fft.irfft(spectra, n=n_fft, axis=-1)
+        cp.fft.rfft(rows, n=n_fft, axis=1)
+        cp.fft.irfft(spectra, n=n_fft, axis=1)
 
     bare = gpu_seconds(cp, bare_fft)
     report("bare cupy.fft rfft + irfft of the same sizes", bare * 1e3, "ms")
     report("all states, FFT route", fft * 1e3, "ms", bare * 1e3, "bare FFT")
     report("all states, FFT route throughput", out_bytes / fft / 1e9, "GB/s of states")
 
-    block = xp_kernels.default_block(order, n_steps)
-    W = cp.asarray(xp_kernels.block_matrix(Abar, H, block), dtype=cp.float32)
-    H_dev = cp.asarray(H, dtype=cp.float32)
-    blocked = gpu_seconds(
-        cp, lambda: xp_kernels.all_states_blocked(X, None, H_dev, block, cp, W=W)
-    )
+    block = plan.block_steps(order, n_steps, "gpu")
+    W = constants.get("W", *key, dtype=np.float32, xp=cp, param=block)
+    out = cp.empty((n_samples, n_steps, order), dtype=cp.float32)
+
+    def all_blocks():
+        for _ in algebra.iter_blocks(rows, W, order, cp, out=out):
+            pass
+
+    blocked = gpu_seconds(cp, all_blocks)
     report(f"all states, blocked GEMM route (T={block})", blocked * 1e3, "ms", fft * 1e3, "FFT")
-    picked = gpu_cupy.all_states_method(n_steps, order, 4)
-    faster = "gemm" if blocked < fft else "fft"
+    picked = plan.choose_route("sequence", "auto", order, n_steps, 4, "gpu")
+    faster = "blocked" if blocked < fft else "fft"
     print(f"cost model picks: {picked}; measured faster: {faster}")
 
 
@@ -162,7 +166,7 @@ def bench_numba(cp, n_samples: int, order: int = 64, n_steps: int = 784) -> None
     try:
         from numba import cuda
 
-        from lmu_sk.kernels import cuda_numba
+        from lmu_sk.engine.compiled import cuda as cuda_numba
     except ImportError as exc:
         print(f"\n== Numba-CUDA kernels: skipped ({exc}) ==")
         return
@@ -173,43 +177,47 @@ def bench_numba(cp, n_samples: int, order: int = 64, n_steps: int = 784) -> None
     rng = np.random.default_rng(2)
     X = cp.asarray(rng.standard_normal((n_samples, n_steps, 1), dtype=np.float32))
     lengths = cp.asarray(rng.integers(n_steps // 2, n_steps + 1, n_samples))
-    Abar, Bbar = discrete_system(order, float(n_steps), "zoh")
-    H = impulse_response(Abar, Bbar, n_steps)
-    H_dev = cp.asarray(H, dtype=cp.float32)
-    H_rev = cp.ascontiguousarray(H_dev[::-1])
-    C_rev = cp.asarray(np.cumsum(H, axis=0)[::-1], dtype=cp.float32)
-    block = xp_kernels.default_block(order, n_steps)
-    W = cp.asarray(xp_kernels.block_matrix(Abar, H, block), dtype=cp.float32)
+    key = (order, float(n_steps), "zoh")
+    Abar, Bbar = discrete_system(*key)
+    H_dev = constants.get("H", *key, n_steps, np.float32, cp)
+    H_rev = constants.get("H_rev", *key, n_steps, np.float32, cp)
+    C_rev = constants.get("C_rev", *key, n_steps, np.float32, cp)
+    block = plan.block_steps(order, n_steps, "gpu")
+    W = constants.get("W", *key, dtype=np.float32, xp=cp, param=block)
+    rows = algebra.rows(X, cp)
+    out = cp.empty((n_samples, n_steps, order), dtype=cp.float32)
 
     pairs = [
         (
             "ragged final",
             lambda: cuda_numba.ragged_final_states(X, lengths, H_dev),
-            lambda: xp_kernels.ragged_final_states(X, lengths, H_rev, cp),
+            lambda: algebra.final_states(
+                algebra.rows(algebra.right_align(X, lengths, cp), cp), H_rev, cp
+            ),
             "CuPy right-align + GEMM",
         ),
         (
             "recurrence final",
             lambda: cuda_numba.recurrence_states(X, Abar, Bbar, "final"),
-            lambda: xp_kernels.final_states(X, H_rev, cp),
+            lambda: algebra.final_states(rows, H_rev, cp),
             "CuPy GEMM",
         ),
         (
             "recurrence sequence",
             lambda: cuda_numba.recurrence_states(X, Abar, Bbar, "sequence"),
-            lambda: xp_kernels.all_states_blocked(X, None, H_dev, block, cp, W=W),
+            lambda: [G for _, G in algebra.iter_blocks(rows, W, order, cp, out=out)],
             "CuPy blocked GEMM",
         ),
         (
             "pooled mean",
             lambda: cuda_numba.pooled_states(X, Abar, Bbar, "mean"),
-            lambda: xp_kernels.mean_states(X, C_rev, cp),
+            lambda: algebra.final_states(rows, C_rev, cp) / n_steps,
             "CuPy cumulative-response GEMM",
         ),
         (
             "pooled max",
             lambda: cuda_numba.pooled_states(X, Abar, Bbar, "max"),
-            lambda: xp_kernels.pooled_states_blocked(X, None, H_dev, "max", block, cp, W=W),
+            lambda: algebra.reduce_blocks(rows, W, order, "max", cp),
             "CuPy blocked GEMM + max",
         ),
     ]
@@ -239,14 +247,7 @@ def bench_estimators(cp, n_samples: int) -> None:
     report("LMUClassifier fit, end to end", fit, "s")
     features = wall_seconds(
         cp,
-        lambda: gpu_cupy.transform_gpu(
-            X[:, :, None],
-            order=468,
-            theta=784.0,
-            discretizer="zoh",
-            output="final",
-            dtype="float32",
-        ),
+        lambda: features(X[:, :, None], order=468, theta=784.0, output="final", xp=cp),
         repeat=3,
     )
     epochs = getattr(clf, "n_iter_", None)
@@ -260,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="scale the sample counts")
     args = parser.parse_args(argv)
-    if not gpu_cupy.gpu_available():
+    if not gpu_available():
         print("skipped: CuPy is missing or sees no CUDA device; nothing to benchmark.")
         return 0
     import cupy as cp

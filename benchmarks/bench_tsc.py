@@ -17,13 +17,25 @@ lengths, gets them zero-padded to the longest training sequence.
 
     pip install ".[bench]"
     python benchmarks/bench_tsc.py
+
+``--baseline DIR`` compares this checkout's ``LMUClassifier()`` with another version's
+instead (a checkout in ``DIR``, e.g. ``git worktree add /tmp/v020 b60a7e6``): each data
+set is run in fresh processes, alternating the two versions, ``--repeats`` times; the best
+seconds of the pooled features (fit + transform of the training set, transform of the
+test set, with the fitted classifier's feature parameters) and of the whole fit + predict
+are printed with their ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -89,8 +101,86 @@ def run(model, X, y, X_test, y_test):
     return accuracy, time.perf_counter() - start
 
 
+def _lmu_only(name: str) -> dict:
+    """Seconds of ``LMUClassifier()`` and of its features on data set ``name`` (child)."""
+    warnings.filterwarnings("ignore")
+    rng = np.random.default_rng(0)
+    X_warm = rng.standard_normal((20, 50))
+    LMUClassifier().fit(X_warm, np.arange(20) % 2).predict(X_warm)  # compile or load
+    (X, y), (X_test, y_test) = LOADERS[name]()
+    X, X_test = for_lmu(X), for_lmu(X_test)
+    accuracy, seconds = run(LMUClassifier(), X, y, X_test, y_test)
+    model = LMUClassifier().fit(X, y)
+    features = type(model.features_)(**model.features_.get_params())
+    start = time.perf_counter()
+    features.fit_transform(X)
+    features.transform(X_test)
+    return {"accuracy": accuracy, "seconds": seconds, "features": time.perf_counter() - start}
+
+
+def compare(baseline: str, repeats: int) -> int:
+    """This checkout against the lmu_sk in ``baseline``, data set by data set."""
+    here = str(Path(__file__).resolve().parents[1])
+    versions = {"this checkout": here, f"baseline {baseline}": str(Path(baseline).resolve())}
+    print(
+        f"{'data set':<24s} {'version':<34s} {'accuracy':>8s} {'features s':>10s} "
+        f"{'fit+predict s':>13s}"
+    )
+    ratios = []
+    for name in LOADERS:
+        best: dict[str, dict] = {}
+        for _ in range(repeats):
+            for version, path in versions.items():
+                env = {**os.environ, "PYTHONPATH": path, "PYTHONWARNINGS": "ignore"}
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", name],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
+                result = json.loads(out.strip().splitlines()[-1])
+                old = best.get(version)
+                best[version] = (
+                    result
+                    if old is None
+                    else {
+                        "accuracy": result["accuracy"],
+                        "seconds": min(old["seconds"], result["seconds"]),
+                        "features": min(old["features"], result["features"]),
+                    }
+                )
+        for version, result in best.items():
+            print(
+                f"{name:<24s} {version:<34s} {result['accuracy']:8.4f} "
+                f"{result['features']:10.2f} {result['seconds']:13.2f}"
+            )
+        new, old = best.values()
+        ratios.append((old["features"] / new["features"], old["seconds"] / new["seconds"]))
+    features = float(np.exp(np.mean(np.log([r[0] for r in ratios]))))
+    whole = float(np.exp(np.mean(np.log([r[1] for r in ratios]))))
+    print(
+        f"speed of this checkout over the baseline (geometric mean): features {features:.2f}x, "
+        f"fit + predict {whole:.2f}x; load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores"
+    )
+    print(
+        f"  pooled features no slower than the baseline: {'met' if features >= 1 else 'NOT met'}"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", help="another lmu_sk checkout to compare with")
+    parser.add_argument("--repeats", type=int, default=2, help="runs per version and set")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(_lmu_only(args.child)))
+        return 0
+    if args.baseline:
+        return compare(args.baseline, args.repeats)
     from aeon.classification.convolution_based import MiniRocketClassifier
 
     warnings.filterwarnings("ignore")

@@ -75,14 +75,21 @@ class Costs:
 
 COSTS = {
     # measured on the project's 2-core x86 machine (AVX-512, NumPy 2.3 with OpenBLAS,
-    # SciPy 1.17): benchmarks/bench_features.py --calibrate
+    # SciPy 1.17) by benchmarks/bench_features.py --calibrate: float32 GEMM 92 GFLOP/s,
+    # batched real FFTs 11 GFLOP/s, writes 22 GB/s, the recurrence 48 GFLOP/s, the
+    # pooled kernel 9.4 ns per state and step at order 8 (of which 2.7 ns the update),
+    # the pools by array operations 28 ns (7 pools). All states in float32, 200 x 784,
+    # interleaved best of 3: blocks 0.16 s / FFT 0.28 s at order 256, 0.40 / 0.37 at 384,
+    # 0.71 / 0.58 at 512, 2.05 / 0.88 at 768; this table puts the crossover between 256
+    # and 384. Steps per block, best of 5: order 64 T=16 0.104 s, T=32 0.109 s (1000
+    # samples); order 256 T=8 0.168 s, T=16 0.169 s, T=32 0.182 s (200 samples).
     "cpu": Costs(
-        gemm_flops=190e9,
-        fft_flops=6.5e9,
-        recurrence_flops=30e9,
-        bandwidth=10e9,
-        pool_seconds=8e-9,
-        pool_xp_seconds=5e-9,
+        gemm_flops=92e9,
+        fft_flops=11e9,
+        recurrence_flops=48e9,
+        bandwidth=22e9,
+        pool_seconds=7e-9,
+        pool_xp_seconds=4e-9,
         block_work=2048,
         block_min=8,
         block_max=16,
