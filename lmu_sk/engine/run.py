@@ -209,7 +209,10 @@ class _ArraySink:
         if y is target:
             pass  # computed in place
         elif self.order is not None:
-            self.out[self.order[a:b]] = y if is_device_array(self.out) else to_numpy(y)
+            if is_device_array(self.out):
+                self.out[xp.asarray(self.order[a:b])] = y
+            else:
+                self.out[self.order[a:b]] = to_numpy(y)
         else:
             self.out[a:b] = y if is_device_array(self.out) else to_numpy(y)
         self._stored(b - a)
