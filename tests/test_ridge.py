@@ -435,6 +435,8 @@ def test_one_sample_per_class_fits_and_logs_the_penalty(caplog):
     proba = clf.predict_proba(noisy)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(noisy))
+    # no leave-one-out evidence of reliability: near-uniform probabilities
+    assert np.abs(proba - 1 / 6).max() < 0.01
 
 
 def test_two_classes_of_one_sample_each():
