@@ -243,17 +243,24 @@ def _fit_inverse_temperature(
     class stays the one of the largest logit.
     """
     n_samples, n_classes = logits.shape
-    weights = np.ones(n_samples) if sample_weight is None else np.asarray(sample_weight)
+    weights = np.ones(n_samples) if sample_weight is None else np.asarray(sample_weight, float)
+    # a leverage within rounding of one gives a non-finite leave-one-out value: leave it out
+    finite = np.isfinite(logits).all(axis=1)
+    if not finite.all():
+        weights = np.where(finite, weights, 0.0)
+        logits = np.where(finite[:, None], logits, 0.0)
+    if weights.sum() == 0.0:
+        return 1.0, float("nan")
     weights = weights / weights.sum()
     n_seen = float(np.count_nonzero(weights))
     on_true = np.full(n_samples, (n_seen + 1.0) / (n_seen + 2.0))
     targets = np.repeat(((1.0 - on_true) / (n_classes - 1))[:, None], n_classes, axis=1)
     targets[np.arange(n_samples), indices] = on_true
     target_logit = (targets * logits).sum(axis=1)
-    spread = float(np.std(logits - logits.mean(axis=1, keepdims=True)))
-    if not np.isfinite(spread) or spread == 0.0:
+    spread = float(np.std((logits - logits.mean(axis=1, keepdims=True))[weights > 0]))
+    if spread == 0.0:
         # the decision values do not tell the classes apart: uniform probabilities
-        return 1.0, _log_loss(logits, indices, sample_weight)
+        return 1.0, _log_loss(logits, indices, weights)
     lowest = 1e-3 / spread
 
     def slope(scale: float) -> float:
@@ -275,7 +282,7 @@ def _fit_inverse_temperature(
             else:
                 high = mid
         scale = 0.5 * (low + high)
-    return scale, _log_loss(scale * logits, indices, sample_weight)
+    return scale, _log_loss(scale * logits, indices, weights)
 
 
 class _RidgeHead(BaseEstimator):

@@ -314,6 +314,22 @@ def test_calibration_lowers_the_held_out_log_loss():
     assert ours < at_one - 0.05
 
 
+def test_non_finite_loo_values_are_left_out_of_the_temperature():
+    """A leverage within rounding of one makes a leave-one-out value infinite: that row
+    takes no part, and the scale is the one fitted on the others (same bisection: 1e-9)."""
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((30, 3)) + 2.0 * np.eye(3)[np.arange(30) % 3]
+    indices = np.arange(30) % 3
+    spoiled = logits.copy()
+    spoiled[4] = [np.inf, -np.inf, np.nan]
+    weights = np.ones(30)
+    weights[4] = 0.0
+    expected = _fit_inverse_temperature(logits, indices, weights)
+    got = _fit_inverse_temperature(spoiled, indices, None)
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    assert np.isfinite(got).all()
+
+
 def test_inverse_temperature_of_tied_logits():
     """Logits equal across classes carry no information: scale 1, uniform probabilities."""
     scale, loss = _fit_inverse_temperature(np.zeros((5, 3)), np.arange(5) % 3, None)
