@@ -20,6 +20,12 @@ into an unweighted one on the scaled rows (the intercept's direction is ``sqrt(w
 of the ones vector, so its leverage is ``w_i / sum(w)`` instead of ``1/n``). The
 leave-one-out residuals are those of the scaled rows, so a zero-weight row contributes
 zero error, and the mean runs over all ``n`` rows, as in scikit-learn.
+
+The same residuals give every training sample's decision values by the model fitted
+without it. The classifier's probabilities are a softmax of its decision values divided by
+the temperature of least log loss on those leave-one-out values: calibrated without holding
+data out. When every class has a single sample, leaving one out removes its class, so the
+penalty is set relative to the spectrum instead (see :class:`RidgeHeadClassifier`).
 """
 
 from __future__ import annotations
