@@ -259,8 +259,9 @@ def fft_states(U: Array, H_hat: Array, n_fft: int, xp: ModuleType) -> Array:
 
     Returns
     -------
-    array of shape (n_rows, n_steps, order): a view of the inverse transform, the dtype
-    of ``U``.
+    array of shape (n_rows, n_steps, order) in the dtype of ``U``: a view of the inverse
+    transform where the FFT keeps single precision (SciPy, CuPy, NumPy >= 2), a cast copy
+    where it computes in double (NumPy 1.x).
     """
     rfft, irfft = fft_module(xp)
     n_steps = U.shape[1]
@@ -268,7 +269,7 @@ def fft_states(U: Array, H_hat: Array, n_fft: int, xp: ModuleType) -> Array:
     product = spectrum[:, :, None] * H_hat[None]  # (R, F, d)
     del spectrum
     states = irfft(product, n=n_fft, axis=1)  # (R, n_fft, d)
-    return states[:, :n_steps]
+    return states[:, :n_steps].astype(U.dtype, copy=False)
 
 
 def block_means(X: Array, lengths: Array, stride: int, xp: ModuleType) -> tuple[Array, Array]:
