@@ -11,7 +11,7 @@ import numpy as np
 
 from .dn import discrete_system
 
-__all__ = ["dn_states", "recurrence"]
+__all__ = ["dn_states", "pooled", "recurrence"]
 
 
 def recurrence(U: np.ndarray, Abar: np.ndarray, Bbar: np.ndarray, output: str = "final"):
@@ -82,3 +82,91 @@ def dn_states(
     if X.ndim == 2:
         X = X[:, :, None]
     return recurrence(X, Abar, Bbar, output)
+
+
+def _inputs(x: np.ndarray, transforms) -> np.ndarray:
+    """The transforms of one sequence ``x`` of shape (n, n_channels), transform-major."""
+    n = len(x)
+    made = []
+    for name in transforms:
+        if name == "series":
+            made.append(x)
+        elif name == "difference":
+            made.append(np.vstack([np.zeros((1, x.shape[1])), np.diff(x, axis=0)]))
+        elif name == "cumsum":
+            made.append(np.cumsum(x - x.mean(axis=0), axis=0) / np.sqrt(n))
+        else:
+            raise ValueError(f"Unknown transform {name!r}.")
+    return np.concatenate(made, axis=1)
+
+
+def _block_means(u: np.ndarray, stride: int) -> np.ndarray:
+    """Means of consecutive blocks of ``stride`` steps; the last one of its own steps."""
+    return np.stack([u[a : a + stride].mean(axis=0) for a in range(0, len(u), stride)])
+
+
+def _longest_run(above: np.ndarray) -> np.ndarray:
+    """Longest run of consecutive ``True`` along axis 0."""
+    run = np.zeros(above.shape[1:])
+    best = np.zeros(above.shape[1:])
+    for hit in above:
+        run = (run + 1) * hit
+        best = np.maximum(best, run)
+    return best
+
+
+def pooled(sequences, spec, biases, scales) -> np.ndarray:
+    """Pooled Delay Network features by the plain recurrence, one sequence at a time.
+
+    Parameters
+    ----------
+    sequences : list of ndarray of shape (n_steps_i, n_channels)
+    spec : lmu_sk.engine.pooling.PooledSpec
+        Windows, transforms, pools and thresholds per state.
+    biases : list of ndarray of shape (n_inputs_w, order_w, n_biases)
+        The thresholds of every window's states.
+    scales : list of ndarray of shape (n_inputs_w, order_w)
+        The scales of the ``'compete'`` pools.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), float64
+        Per window: for every input and state the threshold pools ('ppv', 'mpv', 'lspv',
+        each at every threshold) and the moments ('mean', 'max', 'min') that ``spec.pools``
+        names; then, with 'compete', for every input the proportions of steps each state
+        is the largest, then the smallest, of its scaled states.
+    """
+    rows = []
+    for x in sequences:
+        x = np.asarray(x, dtype=np.float64)
+        inputs = _inputs(x, spec.transforms)
+        features = []
+        for window, b, scale in zip(spec.windows, biases, scales, strict=True):
+            u = _block_means(inputs[:, list(window.inputs)], window.stride)
+            n = len(u)
+            Abar, Bbar = discrete_system(window.order, window.theta, spec.discretizer)
+            m = recurrence(u[None], Abar, Bbar, "sequence")[0]
+            m = m.reshape(n, len(window.inputs), window.order)  # (t, input, state)
+            above = m[..., None] > b[None]  # (t, input, state, K)
+            per_state = []
+            if "ppv" in spec.pools:
+                per_state.append(above.mean(axis=0))
+            if "mpv" in spec.pools:
+                excess = np.where(above, m[..., None] - b[None], 0.0).sum(axis=0)
+                count = above.sum(axis=0)
+                per_state.append(np.where(count > 0, excess / np.maximum(count, 1), 0.0))
+            if "lspv" in spec.pools:
+                per_state.append(_longest_run(above) / n)
+            for name, pool in (("mean", np.mean), ("max", np.max), ("min", np.min)):
+                if name in spec.pools:
+                    per_state.append(pool(m, axis=0)[..., None])
+            if per_state:
+                features.append(np.concatenate(per_state, axis=-1).ravel())
+            if "compete" in spec.pools:
+                scaled = m * scale[None]
+                d = window.order
+                wins = np.stack([(scaled.argmax(axis=2) == i).mean(axis=0) for i in range(d)])
+                loses = np.stack([(scaled.argmin(axis=2) == i).mean(axis=0) for i in range(d)])
+                features.append(np.concatenate([wins.T, loses.T], axis=1).ravel())
+        rows.append(np.concatenate(features))
+    return np.stack(rows)

@@ -1,0 +1,131 @@
+"""What pooled Delay Network features are: the windows, their inputs and the pools.
+
+The pooled features (:class:`~lmu_sk.pooled.LMUPooledFeatures`) run, for every window, a
+Delay Network (DN) over some *inputs* derived from each channel, fed the means of blocks
+of ``stride`` steps, and summarise every state over the sequence's own steps by *pools*.
+This module holds that description (:class:`PooledSpec`) and the layout of the features
+it implies; :mod:`~lmu_sk.engine.run` computes them, :mod:`~lmu_sk.reference` spells them
+out step by step.
+
+Inputs (``transforms``), each one value per channel and step, zero past a sequence's end:
+
+* ``'series'``: the channel itself;
+* ``'difference'``: ``x_t - x_{t-1}``, zero at the first step;
+* ``'cumsum'``: ``(x_1 + ... + x_t - t * mean(x)) / sqrt(n)`` over the sequence's own
+  ``n`` steps: where the series sits above or below its own level, accumulated. It uses the
+  whole sequence (its mean and length).
+
+Pools of state ``m_t[i]`` over the ``n`` steps (blocks) of a sequence, for every threshold
+``b_k`` of that state:
+
+* ``'ppv'``: the proportion of steps with ``m_t[i] > b_k``;
+* ``'mpv'``: the mean of ``m_t[i] - b_k`` over those steps (0 when there are none);
+* ``'lspv'``: the longest run of consecutive such steps, divided by ``n``;
+
+and per state ``'mean'``, ``'max'``, ``'min'``; and per window and input ``'compete'``:
+for every state the proportion of steps on which it is the largest of the window's states
+(each scaled by its fitted ``scale``), then the same for the smallest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+__all__ = [
+    "MOMENT_POOLS",
+    "POOLS",
+    "THRESHOLD_POOLS",
+    "TRANSFORMS",
+    "PooledSpec",
+    "WindowSpec",
+    "state_columns",
+]
+
+TRANSFORMS = ("series", "difference", "cumsum")
+THRESHOLD_POOLS = ("ppv", "mpv", "lspv")
+MOMENT_POOLS = ("mean", "max", "min")
+POOLS = THRESHOLD_POOLS + MOMENT_POOLS + ("compete",)
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowSpec:
+    """One window: a Delay Network of ``order`` states and window ``theta`` (in steps of
+    its input, the block means of ``stride`` steps) over the prepared inputs ``inputs``
+    (indices into the transforms' channels, transform-major)."""
+
+    order: int
+    theta: float
+    stride: int
+    inputs: tuple[int, ...]
+
+    def n_steps(self, n_raw_steps: int) -> int:
+        """Blocks of a sequence of ``n_raw_steps`` steps."""
+        return -(-n_raw_steps // self.stride)
+
+    def n_features(self, n_biases: int, pools: tuple[str, ...]) -> int:
+        per_state = n_biases * sum(p in pools for p in THRESHOLD_POOLS) + sum(
+            p in pools for p in MOMENT_POOLS
+        )
+        compete = 2 if "compete" in pools else 0
+        return len(self.inputs) * self.order * (per_state + compete)
+
+
+@dataclasses.dataclass(frozen=True)
+class PooledSpec:
+    """The fitted maps of pooled features.
+
+    Attributes
+    ----------
+    windows : tuple of WindowSpec
+    transforms : tuple of str
+        The inputs made of every channel, in this order (see the module's notes).
+    pools : tuple of str
+        The pools computed, in the order of :data:`POOLS`.
+    n_biases : int
+        Thresholds per state.
+    discretizer : str
+    """
+
+    windows: tuple[WindowSpec, ...]
+    transforms: tuple[str, ...]
+    pools: tuple[str, ...]
+    n_biases: int
+    discretizer: str = "zoh"
+
+    @property
+    def n_features(self) -> int:
+        return sum(w.n_features(self.n_biases, self.pools) for w in self.windows)
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """The distinct strides, in the order of first use."""
+        return tuple(dict.fromkeys(w.stride for w in self.windows))
+
+    def window_offsets(self) -> list[int]:
+        """Where each window's features start, and (last) their total."""
+        sizes = [w.n_features(self.n_biases, self.pools) for w in self.windows]
+        return [0, *np.cumsum(sizes).tolist()]
+
+
+def state_columns(n_biases: int, pools: tuple[str, ...]) -> np.ndarray:
+    """Which of the kernels' per-state columns ``[ppv x K, mpv x K, lspv x K, mean, max,
+    min]`` the features keep, in that order."""
+    K = n_biases
+    columns = []
+    for j, name in enumerate(THRESHOLD_POOLS):
+        if name in pools:
+            columns.extend(range(j * K, (j + 1) * K))
+    for j, name in enumerate(MOMENT_POOLS):
+        if name in pools:
+            columns.append(3 * K + j)
+    return np.asarray(columns, dtype=np.intp)
+
+
+def cumsum_windows(thetas: np.ndarray) -> np.ndarray:
+    """The windows the ``'cumsum'`` input feeds: the longer half (at least one)."""
+    n = len(thetas)
+    rank = np.argsort(np.argsort(thetas, kind="stable"), kind="stable")
+    return rank >= n - max(1, math.ceil(n / 2))
