@@ -19,7 +19,8 @@ With the impulse response ``H[k] = Abar^k Bbar`` the state after step ``t`` is
 * all states are a causal convolution (:func:`fft_states`) or a sequence of block
   products that carry the state from one block of ``T`` steps into the next
   (:func:`iter_blocks`);
-* the pools of the pooled features are accumulated block by block (:func:`pool_blocks`).
+* the pools of the pooled features are accumulated block by block (:func:`pool_window`,
+  and the older :func:`pool_blocks`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "final_states",
     "iter_blocks",
     "pool_blocks",
+    "pool_window",
     "reduce_blocks",
     "right_align",
     "row_lengths",
@@ -366,3 +368,153 @@ def pool_blocks(
     out[..., n_biases + 1] = high
     out[..., n_biases + 2] = low
     return out
+
+
+def _running_max(a: Array, xp: ModuleType) -> Array:
+    """Running maximum of ``a`` along axis 1 by ``ceil(log2 n)`` shifted maxima.
+
+    CuPy's ``maximum`` has no ``accumulate``; doubling the shift (``a[t] = max(a[t], a[t -
+    s])`` for ``s = 1, 2, 4, ...``) needs only elementwise maxima. ``a`` is overwritten.
+    """
+    n = a.shape[1]
+    other = xp.empty_like(a)
+    shift = 1
+    while shift < n:
+        other[:, :shift] = a[:, :shift]
+        xp.maximum(a[:, shift:], a[:, :-shift], out=other[:, shift:])
+        a, other = other, a
+        shift *= 2
+    return a
+
+
+def pool_window(
+    U: Array,
+    W: Array,
+    order: int,
+    biases: Array,
+    scale: Array,
+    lengths: Array,
+    xp: ModuleType,
+) -> tuple[Array, Array]:
+    """Every pool of one window's states (:mod:`~lmu_sk.engine.pooling`), block by block.
+
+    The states come block by block from :func:`iter_blocks`; the pools are accumulated
+    over the blocks, each row over its own ``lengths[r]`` steps only. Per state ``i`` and
+    threshold ``b_k`` (ascending along ``k``), over the ``n`` own steps of a row:
+
+    * ``ppv``: the proportion of steps with ``m_t[i] > b_k``;
+    * ``mpv``: the mean of ``m_t[i] - b_k`` over those steps, 0 when there are none;
+    * ``lspv``: the longest run of consecutive such steps, divided by ``n``;
+    * ``mean``, ``max``, ``min`` of ``m_t[i]``;
+
+    and per row the proportion of steps on which each state is the first largest of the
+    scaled states ``m_t * scale`` (``argmax``), then the first smallest (``argmin``).
+
+    The longest run carries the run at the end of each block into the next: within a
+    block the run at step ``t`` is ``t - L_t``, ``L_t`` the last step ``<= t`` not above
+    (a step ``-1 - run`` before the block when there is none), a running maximum.
+
+    Parameters
+    ----------
+    U, W, order, xp
+        As for :func:`iter_blocks`: one input per row, the window's block matrix.
+    biases : array of shape (n_rows, order, n_biases)
+        Thresholds of every row's states, ascending along the last axis.
+    scale : array of shape (n_rows, order)
+        Scales of the states for the ``'compete'`` pools, cast to the dtype of ``U``.
+    lengths : int array of shape (n_rows,)
+        Each row's own number of steps, ``1 .. n_steps``; later steps are ignored.
+
+    Returns
+    -------
+    pools : array of shape (n_rows, order, 3 * n_biases + 3)
+        Per state ``[ppv x n_biases, mpv x n_biases, lspv x n_biases, mean, max, min]``.
+    compete : array of shape (n_rows, 2 * order)
+        ``[proportion of steps each state is the argmax, then the argmin]``.
+
+    Both in the dtype of ``U``. Counts are integers and the sums of the means float64 (a
+    float32 running sum loses ``~n_steps * eps``); the comparisons, maxima and minima are
+    in the dtype of ``U`` against the thresholds as given.
+    """
+    n_rows, n_steps = U.shape
+    d = int(order)
+    if biases.ndim != 3 or biases.shape[:2] != (n_rows, d):
+        raise ValueError(
+            f"biases must have shape ({n_rows}, {d}, n_biases) (rows, order, thresholds); "
+            f"got {tuple(biases.shape)}."
+        )
+    if tuple(scale.shape) != (n_rows, d):
+        raise ValueError(
+            f"scale must have shape ({n_rows}, {d}) (rows, order); got {tuple(scale.shape)}."
+        )
+    if tuple(lengths.shape) != (n_rows,):
+        raise ValueError(f"lengths must have shape ({n_rows},); got {tuple(lengths.shape)}.")
+    n_biases = biases.shape[2]
+    dtype = U.dtype
+    pools = xp.empty((n_rows, d, 3 * n_biases + 3), dtype=dtype)
+    compete = xp.empty((n_rows, 2 * d), dtype=dtype)
+    if n_rows == 0:
+        return pools, compete
+    shortest, longest = int(lengths.min()), int(lengths.max())
+    if shortest < 1 or longest > n_steps:
+        raise ValueError(
+            f"lengths must lie in 1 .. {n_steps} (the steps of U); got {shortest} .. {longest}."
+        )
+    U = U[:, :longest]  # steps past every row's length change nothing
+    index = xp.int32 if longest < 2**30 else xp.int64
+
+    counts = xp.zeros((n_rows, d, n_biases), dtype=xp.int64)
+    above_sums = xp.zeros((n_rows, d, n_biases), dtype=xp.float64)
+    longest_run = xp.zeros((n_rows, d, n_biases), dtype=index)
+    run = xp.zeros((n_rows, d, n_biases), dtype=index)  # the run after the last step seen
+    total = xp.zeros((n_rows, d), dtype=xp.float64)
+    high = xp.full((n_rows, d), -math.inf, dtype=dtype)
+    low = xp.full((n_rows, d), math.inf, dtype=dtype)
+    wins = xp.zeros((n_rows, d), dtype=xp.int64)
+    losses = xp.zeros((n_rows, d), dtype=xp.int64)
+    states = xp.arange(d)[None, None, :]
+    scale = scale.astype(dtype, copy=False)[:, None, :]
+
+    for t0, G in iter_blocks(U, W, d, xp):
+        steps = G.shape[1]
+        valid = None
+        if t0 + steps > shortest:
+            valid = valid_steps(lengths, t0, steps, xp)[:, :, None]
+            total += (G * valid).sum(axis=1, dtype=xp.float64)
+            xp.maximum(high, xp.where(valid, G, -math.inf).max(axis=1), out=high)
+            xp.minimum(low, xp.where(valid, G, math.inf).min(axis=1), out=low)
+        else:
+            total += G.sum(axis=1, dtype=xp.float64)
+            xp.maximum(high, G.max(axis=1), out=high)
+            xp.minimum(low, G.min(axis=1), out=low)
+        t = xp.arange(steps, dtype=index)[None, :, None]
+        for k in range(n_biases):
+            hits = G > biases[:, None, :, k]
+            if valid is not None:
+                hits &= valid
+            counts[..., k] += hits.sum(axis=1)
+            above_sums[..., k] += xp.where(hits, G, 0).sum(axis=1, dtype=xp.float64)
+            # the last step not above, at or before each step
+            last = _running_max(xp.where(hits, (-1 - run[:, None, :, k]), t), xp)
+            runs = t - last
+            xp.maximum(longest_run[..., k], runs.max(axis=1), out=longest_run[..., k])
+            run[..., k] = runs[:, -1]
+        scaled = G * scale
+        for tally, pick in ((wins, scaled.argmax(axis=2)), (losses, scaled.argmin(axis=2))):
+            picked = pick[:, :, None] == states
+            if valid is not None:
+                picked &= valid
+            tally += picked.sum(axis=1)
+
+    n = lengths.astype(xp.float64)
+    K = n_biases
+    pools[..., :K] = counts / n[:, None, None]
+    mean_above = above_sums / xp.maximum(counts, 1) - biases.astype(xp.float64)
+    pools[..., K : 2 * K] = xp.where(counts > 0, mean_above, 0.0)
+    pools[..., 2 * K : 3 * K] = longest_run / n[:, None, None]
+    pools[..., 3 * K] = total / n[:, None]
+    pools[..., 3 * K + 1] = high
+    pools[..., 3 * K + 2] = low
+    compete[:, :d] = wins / n[:, None]
+    compete[:, d:] = losses / n[:, None]
+    return pools, compete
