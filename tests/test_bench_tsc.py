@@ -1,0 +1,200 @@
+"""The classification benchmark's loaders and summary arithmetic, on tiny hand-made data."""
+
+import gzip
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_tsc.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_tsc", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _write(path: Path, text: str, compress: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if compress:
+        with gzip.open(path.with_name(path.name + ".gz"), "wt", encoding="utf-8") as file:
+            file.write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
+TS = """@problemName Two
+@timeStamps false
+@missing false
+@univariate false
+@dimensions 2
+@equalLength true
+@seriesLength 3
+@classLabel true a b
+@data
+1,2,3:4,5,6:a
+7,8,9:10,11,12:b
+"""
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    # unequal lengths, padded with trailing NaN as UCR 2018 writes them
+    _write(tmp_path / "Ragged" / "Ragged_TRAIN.tsv", "1\t1.0\t2.0\tNaN\n2\t3.0\t4.0\t5.0\n", True)
+    _write(tmp_path / "Ragged" / "Ragged_TEST.tsv", "2\t6.0\tNaN\tNaN\n", True)
+    _write(tmp_path / "Two" / "Two_TRAIN.ts", TS, False)
+    _write(tmp_path / "Two" / "Two_TEST.ts", TS, True)
+    _write(tmp_path / "Half" / "Half_TRAIN.tsv", "1\t1.0\n", False)  # no TEST: not a set
+    (tmp_path / "notes.txt").write_text("not a set")
+    return tmp_path
+
+
+def test_finds_and_loads_the_sets(bench, data_dir):
+    sets = bench.find_sets(data_dir)
+    assert list(sets) == ["Ragged", "Two"]
+    X, y, X_test, y_test = bench.load_set(sets["Ragged"])
+    assert [x.tolist() for x in X] == [[[1.0, 2.0]], [[3.0, 4.0, 5.0]]]
+    assert y.tolist() == ["1", "2"] and y_test.tolist() == ["2"]
+    assert [x.tolist() for x in X_test] == [[[6.0]]]
+    assert bench.describe(X, X_test) == {"n_channels": 1, "min_length": 1, "max_length": 3}
+    # lmu_sk gets (n_steps_i, n_channels) sequences; aeon's models zeros at the end
+    assert [x.shape for x in bench.for_lmu(X)] == [(2, 1), (3, 1)]
+    np.testing.assert_array_equal(bench.for_aeon(X, 3), [[[1, 2, 0]], [[3, 4, 5]]])
+    np.testing.assert_array_equal(bench.for_aeon(X, 2), [[[1, 2]], [[3, 4]]])
+
+
+def test_loads_uea_ts_files_plain_and_compressed(bench, data_dir):
+    pytest.importorskip("aeon")
+    X, y, X_test, y_test = bench.load_set(bench.find_sets(data_dir)["Two"])
+    assert y.tolist() == ["a", "b"] and y_test.tolist() == ["a", "b"]
+    np.testing.assert_array_equal(np.stack(X), [[[1, 2, 3], [4, 5, 6]], [[7, 8, 9], [10, 11, 12]]])
+    lmu = bench.for_lmu(X)  # equal lengths: (n_cases, n_steps, n_channels)
+    np.testing.assert_array_equal(lmu[1], [[7, 10], [8, 11], [9, 12]])
+    np.testing.assert_array_equal(np.stack(X_test), np.stack(X))
+
+
+def test_log_loss_clips_at_1e_15_and_renormalises(bench):
+    from sklearn.metrics import log_loss
+
+    proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    y = np.array(["b", "c"])
+    expected = -(math.log(0.2) + math.log(0.8)) / 2
+    # 1e-12: the clipping moves a probability of 0.1 by ~2e-16, and float64 rounding
+    assert bench.log_loss_clipped(y, proba, ["a", "b", "c"]) == pytest.approx(expected, rel=1e-12)
+    assert bench.log_loss_clipped(y, proba, ["a", "b", "c"]) == pytest.approx(
+        log_loss(y, proba, labels=["a", "b", "c"]), rel=1e-12
+    )
+    # a one-hot wrong answer costs -log(1e-15); a class never seen costs the same
+    one_hot = np.array([[1.0, 0.0], [1.0, 0.0]])
+    wrong = -math.log(1e-15) / 2
+    assert bench.log_loss_clipped(["a", "b"], one_hot, ["a", "b"]) == pytest.approx(wrong)
+    assert bench.log_loss_clipped(["a", "z"], one_hot, ["a", "b"]) == pytest.approx(wrong)
+
+
+def test_mean_rank_averages_ties(bench):
+    accuracy = np.array(
+        [
+            [0.9, 0.9, 0.8],  # ranks 1.5 1.5 3
+            [0.7, 0.8, 0.9],  # ranks 3 2 1
+            [0.5, 0.5, 0.5],  # ranks 2 2 2
+            [0.1 + 0.2, 0.3, 0.2],  # 0.30000000000000004 ties 0.3: ranks 1.5 1.5 3
+        ]
+    )
+    np.testing.assert_allclose(bench.mean_ranks(accuracy), [8 / 4, 7 / 4, 9 / 4], rtol=1e-12)
+
+
+def test_win_tie_loss(bench):
+    assert bench.win_tie_loss([0.9, 0.5, 0.3, 0.1 + 0.2], [0.8, 0.5, 0.4, 0.3]) == (1, 2, 1)
+
+
+def _row(name, **models):
+    return {
+        "set": name,
+        "models": {
+            label: (
+                {"error": "ValueError: boom"}
+                if value is None
+                else {"accuracy": value[0], "cpu_s": value[1], "wall_s": 2 * value[1]}
+            )
+            for label, value in models.items()
+        },
+    }
+
+
+def test_classification_summary_and_targets(bench):
+    rows = [
+        _row("A", LMU=(0.90, 1.0), MiniRocket=(0.95, 2.0), **{"MultiRocket-Hydra": (0.95, 4.0)}),
+        _row("B", LMU=(0.80, 1.0), MiniRocket=(0.86, 2.0), **{"MultiRocket-Hydra": (0.70, 4.0)}),
+        _row("C", LMU=(0.70, 3.0), MiniRocket=(0.60, 1.0), **{"MultiRocket-Hydra": (0.70, 2.0)}),
+        _row("D", LMU=None, MiniRocket=(0.50, 1.0), **{"MultiRocket-Hydra": (0.50, 1.0)}),
+    ]
+    rows[0]["models"]["LMU"]["log_loss"] = 0.2
+    rows[1]["models"]["LMU"]["log_loss"] = 0.4
+    rows[2]["models"]["LMU"]["log_loss"] = 0.6
+    models = ["LMU", "MiniRocket", "MultiRocket-Hydra"]
+    summary = bench.summarise_classification(rows, models)
+    assert summary["n_sets"] == 4 and summary["n_complete"] == 3
+    assert summary["failed"] == {"LMU": ["D"], "MiniRocket": [], "MultiRocket-Hydra": []}
+    assert summary["mean_accuracy"]["LMU"] == pytest.approx(0.8)
+    assert summary["mean_accuracy"]["MultiRocket-Hydra"] == pytest.approx(2.35 / 3)
+    # A: 3, 1.5, 1.5; B: 2, 1, 3; C: 1.5, 3, 1.5
+    assert summary["mean_rank"] == pytest.approx(
+        {"LMU": 6.5 / 3, "MiniRocket": 5.5 / 3, "MultiRocket-Hydra": 6 / 3}
+    )
+    assert summary["win_tie_loss"] == {"MiniRocket": (1, 0, 2), "MultiRocket-Hydra": (1, 1, 1)}
+    assert summary["total_seconds"] == {"LMU": 5.0, "MiniRocket": 5.0, "MultiRocket-Hydra": 10.0}
+    assert summary["time_ratio"] == {"MiniRocket": 1.0, "MultiRocket-Hydra": 0.5}
+    assert summary["mean_log_loss"] == {"LMU": pytest.approx(0.4)}  # only LMU has them all
+    # 0.95 - 0.90 is 5 points (not more); 0.86 - 0.80 is 6
+    assert summary["behind"]["MiniRocket"] == ["B"]
+    targets = dict(bench.classification_targets(summary))
+    assert targets == {
+        "mean accuracy >= MultiRocket-Hydra's": True,
+        "total fit + predict time <= MiniRocket's": True,
+        "no set failing": False,
+        "no set more than 5 points behind MiniRocket": False,
+    }
+    wall = bench.summarise_classification(rows, models, clock="wall")
+    assert wall["total_seconds"]["LMU"] == 10.0
+    # without the peers, their targets are not evaluated
+    alone = bench.summarise_classification(rows[:3], ["LMU"])
+    assert [met for _, met in bench.classification_targets(alone)] == [None, None, True, None]
+
+
+def test_regression_summary_is_a_geometric_mean(bench):
+    def row(name, ours, theirs):
+        return {
+            "set": name,
+            "models": {
+                "LMU": {"rmse": ours, "cpu_s": 1.0, "wall_s": 1.0},
+                "MiniRocket": {"rmse": theirs, "cpu_s": 1.0, "wall_s": 1.0},
+            },
+        }
+
+    rows = [row("A", 2.0, 1.0), row("B", 1.0, 2.0), row("C", 3.0, 3.0)]
+    summary = bench.summarise_regression(rows, ["LMU", "MiniRocket"])
+    assert summary["geo_mean_rmse_ratio"]["MiniRocket"] == pytest.approx(1.0)
+    assert dict(bench.regression_targets(summary))["geometric-mean RMSE <= MiniRocketRegressor's"]
+    rows.append(row("D", 8.0, 1.0))  # ratios 2, 1/2, 1, 8: geometric mean 8 ** (1/4)
+    summary = bench.summarise_regression(rows, ["LMU", "MiniRocket"])
+    assert summary["geo_mean_rmse_ratio"]["MiniRocket"] == pytest.approx(8**0.25)
+    assert not dict(bench.regression_targets(summary))[
+        "geometric-mean RMSE <= MiniRocketRegressor's"
+    ]
+
+
+def test_needs_a_data_dir_and_known_sets(bench, data_dir, capsys):
+    with pytest.raises(SystemExit):
+        bench.main([])
+    assert "DATA_DIR is required" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main([str(data_dir), "--sets", "Nope"])
+    assert "unknown sets ['Nope']" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main([str(data_dir / "missing")])
+    assert "is not a folder" in capsys.readouterr().err
