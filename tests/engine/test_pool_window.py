@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from lmu_sk.dn import discrete_system, impulse_response
-from lmu_sk.engine import PooledSpec, WindowSpec, algebra, constants
-from lmu_sk.engine.pooling import POOLS
+from lmu_sk.engine import algebra, constants
+from lmu_sk.engine.pooling import POOLS, PooledSpec, WindowSpec
 from lmu_sk.reference import pooled, recurrence
 
 TOLERANCE = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 2e-5}
