@@ -496,7 +496,7 @@ def pool_window(
             above_sums[..., k] += xp.where(hits, G, 0).sum(axis=1, dtype=xp.float64)
             # the last step not above, at or before each step
             last = _running_max(xp.where(hits, (-1 - run[:, None, :, k]), t), xp)
-            runs = t - last
+            runs = xp.subtract(t, last, out=last)
             xp.maximum(longest_run[..., k], runs.max(axis=1), out=longest_run[..., k])
             run[..., k] = runs[:, -1]
         scaled = G * scale
