@@ -267,7 +267,8 @@ def make_models(peers: Sequence[str], seed: int, regression: bool = False) -> di
             factory = aeon_factory(*registry[peer], seed)
             factory()
         except (ImportError, ModuleNotFoundError) as error:
-            print(f"{peer}: not available, left out ({error})".splitlines()[0], flush=True)
+            reason = str(error).splitlines()[0].split(". ")[0]
+            print(f"{peer}: not available, left out ({reason})", flush=True)
             continue
         models[peer] = factory
     return models
@@ -801,7 +802,10 @@ def main(argv: list[str] | None = None) -> int:
         f"random_state={args.seed}; aeon {settings['aeon']} with n_jobs=1, "
         f"random_state={args.seed}"
     )
-    print(f"one thread each: {settings['threads']} before imports; process {settings['process']}")
+    print(
+        f"one thread each: {settings['threads']} before imports, aeon's n_jobs=1; "
+        f"process {settings['process']}"
+    )
     clock = "process CPU" if args.clock == "cpu" else "wall-clock"
     print(
         f"times: {clock} seconds of fit + predict, after an untimed warm-up fit of each model "
@@ -817,7 +821,7 @@ def main(argv: list[str] | None = None) -> int:
         models = make_models(args.peers, args.seed)
         seconds = warm_up(models)
         print("warm-up (not counted): " + ", ".join(f"{m} {s:.1f} s" for m, s in seconds.items()))
-        print(f"\nclassification: {len(sets)} sets from {args.data_dir}", flush=True)
+        print(f"\nclassification, sets from {args.data_dir}:", flush=True)
         rows = run_classification(sets, models, args.clock)
         summary = summarise_classification(rows, list(models), args.clock)
         print_classification_summary(summary, list(models))
