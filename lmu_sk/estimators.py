@@ -31,7 +31,7 @@ from ._persistence import VersionedPickleMixin
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
 from .neural.training import check_sample_weight
-from .pooled import LMUPooledFeatures, default_thetas
+from .pooled import LMUPooledFeatures
 from .ridge import RidgeHeadClassifier, RidgeHeadRegressor
 
 __all__ = ["LMUClassifier", "LMURegressor"]
@@ -46,17 +46,6 @@ HEADS = ("auto", "dense", "ridge")
 _SCALE_BLOCK_ROWS = 4096
 # head='auto' solves ridge in closed form up to this many training sequences
 _RIDGE_MAX_SAMPLES = 10_000
-# Pooled features: states per window and input, at most this many per window in all
-_POOLED_MAX_ORDER = 32
-_POOLED_STATES_PER_WINDOW = 64
-_POOLED_BIASES = 16
-# series longer than this are fed to pooled features as means of blocks of steps ...
-_POOLED_LONG = 512
-# ... that leave at most this many steps
-_POOLED_BLOCKED_STEPS = 256
-# windows of pooled features when theta=None: from this fraction of the length to all of it
-_POOLED_WINDOWS = 8
-_POOLED_FINEST = 1 / 128
 # Default order: rich enough for a first result, and at most this many features in all.
 _DEFAULT_MAX_ORDER = 128
 _DEFAULT_MAX_FEATURES = 2048
@@ -65,20 +54,6 @@ _DEFAULT_MAX_FEATURES = 2048
 def default_order(n_steps: int, n_channels: int) -> int:
     """The order used when ``order=None``: ``min(n_steps, 128, 2048 // n_channels)``."""
     return max(1, min(n_steps, _DEFAULT_MAX_ORDER, _DEFAULT_MAX_FEATURES // n_channels))
-
-
-def default_pooled_order(n_channels: int) -> int:
-    """The order of pooled features when ``order=None``: ``min(32, 64 // n_channels)``, >= 4.
-
-    A series and its difference make two inputs per channel; a window has at most about
-    ``2 * 64`` states, so many channels get fewer states each.
-    """
-    return max(4, min(_POOLED_MAX_ORDER, _POOLED_STATES_PER_WINDOW // n_channels))
-
-
-def pooled_stride(n_steps: int) -> int:
-    """Steps per block mean of pooled features: 1 up to 512 steps, then ``ceil(n / 256)``."""
-    return 1 if n_steps <= _POOLED_LONG else -(-n_steps // _POOLED_BLOCKED_STEPS)
 
 
 def _features_of(transformer_params: dict, X, on_device: bool = False, verbose=False):
@@ -313,41 +288,35 @@ class _LMUBase(BaseEstimator):
         if not isinstance(self.scale_features, (bool, np.bool_)):
             raise TypeError(f"scale_features must be True or False; got {self.scale_features!r}.")
         output = self._resolved_output(self.head_kind_)
-        order = self.order
-        if order is None or output == "pooled":
-            theta = None if output == "pooled" else self.theta
-            # the features below warn about the layout where it applies; the probe does not
-            layout = False if self.channels_first is None else self.channels_first
-            probe = LMUFeatures(order=1, theta=theta, device="cpu", channels_first=layout).fit(X)
-        if order is None:
-            if output == "pooled":
-                order = default_pooled_order(probe.n_channels_)
-            else:
-                order = default_order(probe.n_steps_, probe.n_channels_)
         dtype = self.dtype if self.dtype in ("float32", "float64") else None
+        # checked here (device='gpu' needs one now) but stored as 'auto' so that the
+        # fitted model also transforms on machines without a GPU
+        device = "cpu" if resolve_device(self.device) == "cpu" else "auto"
         if output == "pooled":
+            # LMUPooledFeatures' own defaults, but for what the composite is given
             return {
-                "order": order,
-                "thetas": self.theta
-                if self.theta is not None
-                else default_thetas(probe.n_steps_, _POOLED_WINDOWS, _POOLED_FINEST),
-                "stride": pooled_stride(probe.n_steps_),
-                "n_biases": _POOLED_BIASES,
+                "order": self.order,
+                "thetas": self.theta,
                 "discretizer": self.discretizer,
                 "output": output,
                 "dtype": dtype,
-                "device": "cpu" if resolve_device(self.device) == "cpu" else "auto",
+                "device": device,
                 "channels_first": self.channels_first,
             }
+        order = self.order
+        if order is None:
+            # the features below warn about the layout where it applies; the probe does not
+            layout = False if self.channels_first is None else self.channels_first
+            probe = LMUFeatures(order=1, theta=self.theta, device="cpu", channels_first=layout)
+            probe.fit(X)
+            order = default_order(probe.n_steps_, probe.n_channels_)
         return {
             "order": order,
             "theta": self.theta,
             "discretizer": self.discretizer,
             "output": output,
             "dtype": dtype,
-            # checked here (device='gpu' needs one now) but stored as 'auto' so that the
-            # fitted model also transforms on machines without a GPU
-            "device": "cpu" if resolve_device(self.device) == "cpu" else "auto",
+            "device": device,
             "channels_first": self.channels_first,
         }
 
@@ -364,7 +333,9 @@ class _LMUBase(BaseEstimator):
         compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
         self.features_, F = compute(params, X, on_device, verbose=self.verbose)
         self.features_.set_params(verbose=self.verbose)  # a cached transformer may differ
-        self.order_ = int(params["order"])
+        # pooled features with order=None choose an order per window: the largest
+        order = params["order"]
+        self.order_ = int(self.features_.orders_.max() if order is None else order)
         self.n_features_in_ = self.features_.n_features_in_
         F = self._as_rows(F)
         self._fit_scaling(F, sample_weight)
@@ -601,7 +572,9 @@ class _LMUBase(BaseEstimator):
         """Fit ``features_`` on the dask array ``X``; its lazy training features."""
         params = self._transformer_params(X)
         self.features_ = _make_transformer(params, self.verbose).fit(X)
-        self.order_ = int(params["order"])
+        # pooled features with order=None choose an order per window: the largest
+        order = params["order"]
+        self.order_ = int(self.features_.orders_.max() if order is None else order)
         self.n_features_in_ = self.features_.n_features_in_
         return self.features_.transform(X)
 

@@ -1,15 +1,18 @@
 """``LMUPooledFeatures``: multi-scale Delay Network states pooled over time.
 
 A time-series classifier needs to know *what happened* in a series, not only where it
-ended. These features run Delay Networks of several windows over each series (and its first
-difference) and summarise every state over time: the proportion of steps on which it
-exceeds each of a few thresholds fitted on the training states, and its mean, maximum and
-minimum. The pools are accumulated as the states are computed (:mod:`lmu_sk.engine`), so
-memory is ``O(n_samples * n_features)``; the states of a dataset are never all held.
+ended. These features run Delay Networks of many windows over each series, its first
+difference and its centred cumulative sum, and summarise every state over the series' own
+steps: how often, by how much and for how long at a stretch it exceeds each of its
+thresholds (quantiles of the training states), and which state of a window is the largest
+or the smallest most often. The pools are accumulated as the states are computed
+(:mod:`lmu_sk.engine`), so memory is ``O(n_samples * n_features)``; the states of a dataset
+are never all held.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -24,26 +27,67 @@ from ._memory import check_fits, format_bytes, resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
+from .engine.pooling import (
+    MOMENT_POOLS,
+    POOLS,
+    THRESHOLD_POOLS,
+    TRANSFORMS,
+    PooledSpec,
+    WindowSpec,
+    cumsum_windows,
+)
 
-__all__ = ["LMUPooledFeatures", "default_thetas"]
+__all__ = ["LMUPooledFeatures", "default_orders", "default_strides", "default_thetas"]
 
 logger = get_logger(__name__)
 
-_POOL_NAMES = ("mean", "max", "min")
-N_MOMENTS = len(_POOL_NAMES)
-# Training states used to fit the biases: at most this many samples, and at most this many
-# bytes of states per window.
+# Training states used to fit the thresholds: at most this many bytes of states per
+# window from the evenly spaced samples ...
 _BIAS_STATE_BYTES = 32 * 1024**2
 # ... and at most this many of their steps, evenly spaced, per state
-_BIAS_MAX_STEPS = 8192
+_BIAS_MAX_STEPS = 2048
 # fitting holds about this many arrays of the thresholds' size at once (np.quantile's
-# results and their ascending copy; measured with tracemalloc: 2.1)
+# results and their ascending copy)
 _THRESHOLD_COPIES = 2.5
+# default windows: this many, from this fraction of the longest training length to all of it
+_N_WINDOWS = 16
+_FINEST = 1 / 128
+# default orders: ceil(theta), at least 2, at most 8 and at most 16 states per window
+# across the channels
+_MIN_ORDER = 2
+_MAX_ORDER = 8
+_STATES_PER_WINDOW = 16
+# default strides: a window sees block means of about theta / (2 * order) steps
+_STEPS_PER_STATE = 2
+_SHORT_NAMES = {"series": "x", "difference": "d", "cumsum": "s"}
 
 
-def default_thetas(n_steps: int, n_windows: int = 6, finest: float = 1 / 32) -> np.ndarray:
-    """``n_windows`` windows in geometric progression from ``finest * n_steps`` to ``n_steps``."""
-    return float(n_steps) * np.geomspace(finest, 1.0, n_windows)
+def default_thetas(
+    n_steps: int, n_windows: int = _N_WINDOWS, finest: float = _FINEST
+) -> np.ndarray:
+    """``n_windows`` windows in geometric progression from ``finest * n_steps`` to
+    ``n_steps``, at least one step each."""
+    return np.maximum(float(n_steps) * np.geomspace(finest, 1.0, n_windows), 1.0)
+
+
+def default_orders(thetas: np.ndarray, n_channels: int) -> np.ndarray:
+    """States per window when ``order=None``: ``ceil(theta)``, at least 2, at most
+    ``max(2, min(8, 16 // n_channels))``."""
+    cap = max(_MIN_ORDER, min(_MAX_ORDER, _STATES_PER_WINDOW // n_channels))
+    return np.asarray(
+        [min(cap, max(_MIN_ORDER, math.ceil(theta))) for theta in thetas], dtype=np.int64
+    )
+
+
+def default_strides(thetas: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """Steps per block mean when ``stride='auto'``: ``floor(theta / (2 * order))``, >= 1."""
+    return np.asarray(
+        [
+            max(1, int(theta // (_STEPS_PER_STATE * d)))
+            for theta, d in zip(thetas, orders, strict=True)
+        ],
+        dtype=np.int64,
+    )
 
 
 def _check_thetas(thetas) -> np.ndarray:
@@ -61,46 +105,76 @@ def _check_count(value, name: str, minimum: int) -> int:
     return int(value)
 
 
-class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
-    """Delay Network states of several windows, pooled over time.
+def _check_names(value, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """A non-empty selection of ``allowed`` names, returned in the order of ``allowed``."""
+    if isinstance(value, str):
+        value = (value,)
+    try:
+        chosen = list(value)
+    except TypeError:
+        chosen = None
+    if not chosen or not all(isinstance(v, str) for v in chosen):
+        raise TypeError(
+            f"{name} must be a non-empty sequence of names from {allowed}; got {value!r}."
+        )
+    unknown = [v for v in chosen if v not in allowed]
+    if unknown:
+        raise ValueError(f"Unknown {name} {unknown}; use names from {allowed}.")
+    return tuple(v for v in allowed if v in chosen)
 
-    Every channel (and, with ``difference``, its first difference) drives one Delay
-    Network (DN) of ``order`` states per window in ``thetas``. Each state is summarised
-    over the steps of its sequence by ``n_biases`` proportions of steps on which it exceeds
-    a threshold (quantiles of the training states, fitted in ``fit``) and by its mean,
-    maximum and minimum. This gives ``n_windows * n_inputs * order * (n_biases + 3)``
-    features with ``n_inputs = n_channels * (2 if difference else 1)``.
+
+class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
+    """Delay Network states of many windows, pooled over time.
+
+    Every channel gives up to three inputs (``transforms``): the series, its first
+    difference and its centred cumulative sum. Each window ``theta`` in ``thetas`` runs a
+    Delay Network (DN) of its own order over the inputs, fed the means of blocks of its
+    own ``stride`` steps (the cumulative sum feeds only the longer half of the windows).
+    Every state is summarised over the sequence's own steps (``pools``), for each of
+    ``n_biases`` thresholds fitted on the training states: the proportion of steps above
+    it ('ppv'), the mean excess on those steps ('mpv') and the longest stretch above it
+    ('lspv'); optionally the state's mean, maximum and minimum; and, per window and input,
+    the proportion of steps each state is the largest of the window, and the smallest
+    ('compete', states scaled by their training standard deviations).
 
     Parameters
     ----------
-    order : int, default=8
-        DN states per window and input.
+    order : int, default=None
+        DN states per window and input. ``None`` gives each window ``ceil(theta)`` states,
+        at least 2 and at most ``max(2, min(8, 16 // n_channels))``.
     thetas : float or sequence of float, default=None
-        Windows in time steps. ``None`` uses six windows from 1/32 of the training length
-        to the whole of it, in powers of two.
-    difference : bool, default=True
-        Add the first difference of every channel (zero at the first step) as an input.
-    stride : int, default=1
-        Feed the Delay Networks the means of consecutive blocks of ``stride`` steps: about
-        ``stride`` times faster on long series, at the cost of detail finer than ``stride``
-        steps. Windows stay in steps of the original series.
-    n_biases : int, default=4
-        Thresholds per state for the proportion pools: the quantiles ``k / (n_biases + 1)``,
-        ``k = 1 .. n_biases``, of the state over training steps.
+        Windows in time steps. ``None`` uses 16 windows in geometric progression from
+        1/128 of the longest training sequence to the whole of it (at least one step).
+    transforms : sequence of {'series', 'difference', 'cumsum'}, default=('series', \
+'difference', 'cumsum')
+        The inputs made of every channel. 'cumsum' is ``(x_1 + ... + x_t - t * mean) /
+        sqrt(n)`` with the sequence's own mean and length ``n``: it uses the whole
+        sequence, so a :meth:`stream` recomputes the windows it feeds at each
+        ``transform()``.
+    pools : sequence of {'ppv', 'mpv', 'lspv', 'mean', 'max', 'min', 'compete'}, \
+default=('ppv', 'mpv', 'lspv', 'compete')
+        The pools of every state (see above).
+    stride : 'auto' or int, default='auto'
+        Steps per block mean fed to the DNs. 'auto' gives each window
+        ``floor(theta / (2 * order))`` steps (at least 1): about two blocks per state,
+        whatever the window. An integer applies to every window. Windows stay in steps of
+        the original series.
+    n_biases : int, default=16
+        Thresholds per state: the quantiles ``k / (n_biases + 1)``, ``k = 1 .. n_biases``,
+        of the state over training steps.
     bias_samples : int, default=64
         At most this many training sequences (evenly spaced in the training set) provide
-        the states the thresholds are fitted on, at most 8192 of their steps (evenly
-        spaced) per state.
+        the states the thresholds and scales are fitted on, at most 2048 of their steps
+        (evenly spaced) per state.
     discretizer : {'zoh', 'euler'}, default='zoh'
     dtype : {None, 'float32', 'float64'}, default=None
         Output dtype; ``None`` keeps float32 input as float32 and makes the rest float64.
-        The states are accumulated in float64 on the CPU and in the input's dtype on a GPU.
+        On the CPU the states run in float64 and are compared with the thresholds in
+        float32; on a GPU everything runs in the output dtype.
     max_memory : int, float or str, default=None
         Working memory allowed besides the result (bytes or a string like ``'2GB'``);
-        samples are processed in chunks that fit, in ``fit`` too, where the states the
-        thresholds are fitted on are computed in windows of steps that fit (what is kept
-        of them, at most 8192 per state and window, counts as the result). ``None``
-        allows half of what is free.
+        samples are processed in chunks that fit, in ``fit`` too. ``None`` allows half of
+        what is free.
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one.
     return_gpu_arrays : bool, default=False
@@ -112,15 +186,20 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         warning when a 3-D array has fewer steps than channels. ``False``: the same, silent.
     verbose : bool or int, default=False
         Show the progress of ``transform`` and ``fit_transform`` over the samples on
-        standard error: a bar redrawn in place on a terminal, at most a line per tenth of
-        the samples (or per 10 s) elsewhere. Results do not change.
+        standard error. Results do not change.
 
     Attributes
     ----------
     thetas_ : ndarray of shape (n_windows,)
-    biases_ : ndarray of shape (n_windows, n_inputs, order, n_biases)
-        The thresholds; input ``k`` is channel ``k`` for ``k < n_channels_`` and the
-        difference of channel ``k - n_channels_`` after them.
+        The windows, in steps of the original series.
+    orders_, strides_ : int ndarray of shape (n_windows,)
+    spec_ : lmu_sk.engine.PooledSpec
+        The fitted windows, inputs and pools, as the engine computes them.
+    biases_ : list of ndarray of shape (n_inputs_w, order_w, n_biases), float32
+        The thresholds of every window's states, ascending. Input ``j * n_channels + k`` is
+        transform ``j`` of channel ``k``, over the transforms the window is fed.
+    scales_ : list of ndarray of shape (n_inputs_w, order_w)
+        One over every state's training standard deviation, for 'compete'.
     n_features_in_ : int
         Steps of the training sequences (the longest one when lengths differ); any length
         can be transformed.
@@ -129,26 +208,30 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Feature order: window, input, state, pool (the ``n_biases`` proportions, then mean, max,
-    min); :meth:`get_feature_names_out` names them. Input layout as for
-    :class:`~lmu_sk.features.LMUFeatures`.
+    Feature order: window; then input, state and pool (each threshold pool at every
+    threshold, then the moments); then, with 'compete', input and state's wins and losses.
+    :meth:`get_feature_names_out` names them. Input layout as for
+    :class:`~lmu_sk.features.LMUFeatures`. Every pool runs over each sequence's own steps:
+    unequal lengths are neither padded nor resampled.
 
     Examples
     --------
     >>> import numpy as np
     >>> from lmu_sk import LMUPooledFeatures
     >>> X = np.random.default_rng(0).standard_normal((5, 100))
-    >>> LMUPooledFeatures(order=4, thetas=[10, 100]).fit_transform(X).shape
-    (5, 112)
+    >>> f = LMUPooledFeatures(order=4, thetas=[10, 100], n_biases=4).fit(X)
+    >>> f.transform(X).shape
+    (5, 280)
     """
 
     def __init__(
         self,
-        order=8,
+        order=None,
         thetas=None,
-        difference=True,
-        stride=1,
-        n_biases=4,
+        transforms=TRANSFORMS,
+        pools=("ppv", "mpv", "lspv", "compete"),
+        stride="auto",
+        n_biases=16,
         bias_samples=64,
         discretizer="zoh",
         dtype=None,
@@ -160,7 +243,8 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
     ):
         self.order = order
         self.thetas = thetas
-        self.difference = difference
+        self.transforms = transforms
+        self.pools = pools
         self.stride = stride
         self.n_biases = n_biases
         self.bias_samples = bias_samples
@@ -192,39 +276,47 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         U = self._validate_input(X, reset=True)
         n_steps = max(len(u) for u in U) if isinstance(U, list) else U.shape[1]
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
-        order = _check_count(self.order, "order", 1)
-        _check_count(self.n_biases, "n_biases (the number of quantile thresholds)", 1)
+        n_biases = _check_count(self.n_biases, "n_biases (the number of quantile thresholds)", 1)
         _check_count(self.bias_samples, "bias_samples", 1)
-        stride = _check_count(self.stride, "stride", 1)
+        transforms = _check_names(self.transforms, "transforms", TRANSFORMS)
+        pools = _check_names(self.pools, "pools", POOLS)
         if self.discretizer not in DISCRETIZERS:
             raise ValueError(
                 f"Unknown discretizer {self.discretizer!r}; use one of {DISCRETIZERS}."
             )
-        if not isinstance(self.difference, (bool, np.bool_)):
-            raise TypeError(f"difference must be True or False; got {self.difference!r}.")
         budget = resolve_budget(self.max_memory)
         get_array_module(self.device)
         check_verbose(self.verbose)
-        thetas = self.thetas
-        thetas = default_thetas(n_steps) if thetas is None else _check_thetas(thetas)
-        self._check_memory(len(thetas), n_channels, order, budget)
-        self.thetas_ = thetas
-        self.stride_ = stride
-        self.difference_ = bool(self.difference)
-        for theta in self.thetas_:
-            warn_if_euler_unstable(order, theta / stride, self.discretizer)
-        systems = [
-            engine.constants.system(order, theta / stride, self.discretizer)
-            for theta in self.thetas_
-        ]
-        self.state_matrices_ = np.stack([A for A, _ in systems])
-        self.input_matrices_ = np.stack([B for _, B in systems])
+        thetas = default_thetas(n_steps) if self.thetas is None else _check_thetas(self.thetas)
+        if self.order is None:
+            orders = default_orders(thetas, n_channels)
+        else:
+            orders = np.full(len(thetas), _check_count(self.order, "order", 1), dtype=np.int64)
+        if isinstance(self.stride, str) and self.stride == "auto":
+            strides = default_strides(thetas, orders)
+        else:
+            strides = np.full(len(thetas), _check_count(self.stride, "stride ('auto' or", 1))
+        fed_cumsum = cumsum_windows(thetas)
+        n_plain = sum(name != "cumsum" for name in transforms) * n_channels
+        windows = []
+        for theta, d, stride, cumsum in zip(thetas, orders, strides, fed_cumsum, strict=True):
+            inputs = tuple(range(n_plain))
+            if "cumsum" in transforms and cumsum:
+                inputs += tuple(range(n_plain, n_plain + n_channels))
+            if not inputs:  # only the cumulative sum, and this window is not fed it
+                continue
+            warn_if_euler_unstable(int(d), theta / stride, self.discretizer)
+            windows.append(WindowSpec(int(d), float(theta / stride), int(stride), inputs))
+        spec = PooledSpec(tuple(windows), transforms, pools, n_biases, self.discretizer)
+        self._check_memory(spec, budget)
+        self.thetas_ = np.asarray([w.theta * w.stride for w in spec.windows])
+        self.orders_ = np.asarray([w.order for w in spec.windows], dtype=np.int64)
+        self.strides_ = np.asarray([w.stride for w in spec.windows], dtype=np.int64)
+        self.spec_ = spec
         self.n_features_in_ = n_steps
         self.n_channels_ = n_channels
-        self.biases_ = self._fit_biases(U, budget)
-        self.n_features_out_ = int(np.prod(self.biases_.shape[:3])) * (
-            self.biases_.shape[3] + N_MOMENTS
-        )
+        self.biases_, self.scales_ = self._fit_biases(U, budget)
+        self.n_features_out_ = spec.n_features
         return self
 
     def _channels_last(self, X):
@@ -235,59 +327,52 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         X = self._channels_last(X)
         return as_sequences(X, check_dtype_param(self.dtype), type(self).__name__, True)
 
-    def _check_memory(self, n_windows: int, n_channels: int, order: int, budget: int) -> None:
+    def _check_memory(self, spec: PooledSpec, budget: int) -> None:
         """Refuse, before allocating, thresholds and features that exceed ``max_memory``."""
-        n_biases = int(self.n_biases)
-        n_inputs = n_channels * (2 if self.difference else 1)
-        thresholds = n_windows * n_inputs * order * n_biases * 8
-        features = n_windows * n_inputs * order * (n_biases + N_MOMENTS) * 8
+        n_thresholds = sum(len(w.inputs) * w.order for w in spec.windows) * spec.n_biases
+        features = spec.n_features * 8
         # the thresholds while they are fitted, and one sample's float64 pools and features
-        need = thresholds * _THRESHOLD_COPIES + 2 * features
+        need = n_thresholds * 8 * _THRESHOLD_COPIES + 4 * features
         check_fits(
             need,
-            f"{type(self).__name__} with n_biases={n_biases} ({n_windows} window(s) x "
-            f"{n_inputs} input(s) x order {order} x {n_biases} thresholds, and "
-            f"{format_bytes(features)} of features per sequence)",
+            f"{type(self).__name__} with n_biases={spec.n_biases} ({len(spec.windows)} "
+            f"window(s), {n_thresholds} thresholds, and {format_bytes(features)} of "
+            "features per sequence)",
             "Use fewer thresholds (n_biases of 4 to 16 is usual), fewer windows or a "
             "smaller order, or raise max_memory.",
             budget,
         )
 
-    def _spec(self) -> engine.PooledSpec:
-        """The fitted maps of the engine: windows in steps of the block means."""
-        return engine.PooledSpec(
-            order=int(self.state_matrices_.shape[1]),
-            thetas=tuple(float(theta) / self.stride_ for theta in self.thetas_),
-            discretizer=self.discretizer,
-            stride=int(self.stride_),
-            difference=bool(self.difference_),
-        )
-
-    def _fit_biases(self, U, budget: int) -> np.ndarray:
-        """Quantiles over time of the states of a few evenly spaced training sequences.
+    def _fit_biases(self, U, budget: int) -> tuple[list, list]:
+        """Quantiles and standard deviations over time of the states of a few evenly
+        spaced training sequences.
 
         The states come window of steps by window of steps from the engine, which keeps
-        only the evenly spaced ones the quantiles use: the working memory stays within
-        ``max_memory`` however long the sequences.
+        only the evenly spaced ones: the working memory stays within ``max_memory``
+        however long the sequences.
         """
         U = to_numpy(U) if not isinstance(U, list) else U
         n_samples = len(U)
-        order = int(self.order)
-        n_windows = len(self.thetas_)
-        n_inputs = self.n_channels_ * (2 if self.difference_ else 1)
-        per_sample = 8 * (self.n_features_in_ // self.stride_ + 1) * n_inputs * order
+        spec = self.spec_
+        per_sample = (
+            8 * (self.n_features_in_ + 1) * max(len(w.inputs) * w.order for w in spec.windows)
+        )
         n_take = max(1, min(n_samples, int(self.bias_samples), _BIAS_STATE_BYTES // per_sample))
         take = np.unique(np.linspace(0, n_samples - 1, n_take).round().astype(int))
-        # views of the taken sequences, not a copy
-        taken = [U[i] for i in take]
-        states = engine.sampled_states(taken, self._spec(), _BIAS_MAX_STEPS, budget=budget)
-        levels = np.arange(1, self.n_biases + 1) / (self.n_biases + 1)
-        biases = np.empty((n_windows, n_inputs, order, int(self.n_biases)))
-        for w, steps in enumerate(states):  # steps: (n_kept, n_inputs * order)
+        taken = [U[i] for i in take]  # views of the taken sequences, not a copy
+        levels = np.arange(1, spec.n_biases + 1) / (spec.n_biases + 1)
+        biases, scales = [], []
+        states = engine.sampled_states(taken, spec, _BIAS_MAX_STEPS, budget=budget)
+        for window, steps in zip(spec.windows, states, strict=True):
+            # steps: (n_kept, n_inputs * order)
+            shape = (len(window.inputs), window.order)
             by_state = np.ascontiguousarray(steps.T)  # partitioned along contiguous rows
-            quantiles = np.quantile(by_state, levels, axis=1).T.reshape(n_inputs, order, -1)
-            biases[w] = np.maximum.accumulate(quantiles, axis=-1)  # ascending, as the kernel needs
-        return biases
+            quantiles = np.quantile(by_state, levels, axis=1).T.reshape(*shape, -1)
+            # ascending, as the kernels need
+            biases.append(np.maximum.accumulate(quantiles, axis=-1).astype(np.float32))
+            spread = by_state.std(axis=1).reshape(shape)
+            scales.append(1.0 / np.where(spread > 0, spread, 1.0))
+        return biases, scales
 
     # ------------------------------------------------------------------ transform
     def transform(self, X):
@@ -328,8 +413,9 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         with bar:
             out = engine.pooled_features(
                 U,
-                self._spec(),
+                self.spec_,
                 self.biases_,
+                self.scales_,
                 dtype=dtype,
                 xp=xp,
                 budget=resolve_budget(self.max_memory),
@@ -348,24 +434,30 @@ class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         return PooledStream(self, n_streams)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
-        """Names ``'w{w}_{input}_m{i}_{pool}'``: window, input (``c{k}`` a channel,
-        ``d{k}`` its difference), state and pool (``p{k}`` a proportion, mean, max, min)."""
+        """Names ``'w{w}_{input}_m{i}_{pool}'``: window, input (``x{k}`` channel ``k``,
+        ``d{k}`` its difference, ``s{k}`` its cumulative sum), state and pool (``ppv{j}``,
+        ``mpv{j}``, ``lspv{j}`` at threshold ``j``; ``mean``, ``max``, ``min``; ``top`` and
+        ``bottom`` for 'compete')."""
         check_is_fitted(self)
-        n_windows, _, order, n_biases = self.biases_.shape
-        inputs = [f"c{k}" for k in range(self.n_channels_)]
-        if self.difference_:
-            inputs += [f"d{k}" for k in range(self.n_channels_)]
-        pools = [f"p{k}" for k in range(n_biases)] + list(_POOL_NAMES)
-        return np.asarray(
-            [
-                f"w{w}_{name}_m{i}_{pool}"
-                for w in range(n_windows)
-                for name in inputs
-                for i in range(order)
-                for pool in pools
-            ],
-            dtype=object,
-        )
+        spec = self.spec_
+        C = self.n_channels_
+        inputs = [f"{_SHORT_NAMES[t]}{k}" for t in spec.transforms for k in range(C)]
+        per_state = [
+            f"{name}{j}"
+            for name in THRESHOLD_POOLS
+            if name in spec.pools
+            for j in range(spec.n_biases)
+        ] + [name for name in MOMENT_POOLS if name in spec.pools]
+        names = []
+        for w, window in enumerate(spec.windows):
+            fed = [inputs[j] for j in window.inputs]
+            d = window.order
+            names += [f"w{w}_{x}_m{i}_{p}" for x in fed for i in range(d) for p in per_state]
+            if "compete" in spec.pools:
+                names += [
+                    f"w{w}_{x}_m{i}_{p}" for x in fed for p in ("top", "bottom") for i in range(d)
+                ]
+        return np.asarray(names, dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -6,6 +6,7 @@ Layers, each using only those before it:
   matrices, spectra, step matrices) per system, length, dtype and device;
 * :mod:`.algebra`: the maps, written once against an array module ``xp`` (NumPy or CuPy);
 * :mod:`.compiled`: Numba CPU and Numba-CUDA kernels, plain functions over arrays;
+* :mod:`.pooling`: what pooled features are (windows, input transforms, pools);
 * :mod:`.plan`: the one planner (route, steps per block, FFT length, rows per chunk) with
   one cost table per device;
 * :mod:`.run`: the one chunk loop, with one ragged convention (left-aligned, zero-padded
@@ -18,6 +19,15 @@ The engine imports no estimator: the transformers call :func:`features`,
 from __future__ import annotations
 
 from .plan import METHODS, OUTPUTS
-from .run import PooledSpec, features, pooled_features, sampled_states
+from .pooling import PooledSpec, WindowSpec
+from .run import features, pooled_features, sampled_states
 
-__all__ = ["METHODS", "OUTPUTS", "PooledSpec", "features", "pooled_features", "sampled_states"]
+__all__ = [
+    "METHODS",
+    "OUTPUTS",
+    "PooledSpec",
+    "WindowSpec",
+    "features",
+    "pooled_features",
+    "sampled_states",
+]

@@ -19,8 +19,8 @@ With the impulse response ``H[k] = Abar^k Bbar`` the state after step ``t`` is
 * all states are a causal convolution (:func:`fft_states`) or a sequence of block
   products that carry the state from one block of ``T`` steps into the next
   (:func:`iter_blocks`);
-* the pools of the pooled features are accumulated block by block (:func:`pool_window`,
-  and the older :func:`pool_blocks`).
+* the pools of the pooled features are accumulated block by block (:func:`pool_window`),
+  over the inputs :func:`input_transforms` makes.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ __all__ = [
     "fft_module",
     "fft_states",
     "final_states",
+    "input_transforms",
     "iter_blocks",
-    "pool_blocks",
     "pool_window",
     "reduce_blocks",
     "right_align",
@@ -48,7 +48,6 @@ __all__ = [
     "rows",
     "states_to_features",
     "valid_steps",
-    "with_difference",
 ]
 
 Array = Any
@@ -292,81 +291,49 @@ def block_means(X: Array, lengths: Array, stride: int, xp: ModuleType) -> tuple[
     return sums / counts[..., None], (lengths + stride - 1) // stride
 
 
-def with_difference(X: Array, lengths: Array, xp: ModuleType) -> Array:
-    """``X`` with its first difference (zero at the first step and after each sample's
-    length) as extra channels."""
-    n_samples, n_steps, c = X.shape
-    out = xp.empty((n_samples, n_steps, 2 * c), dtype=X.dtype)
-    out[:, :, :c] = X
-    diff = out[:, :, c:]
-    diff[:, 0] = 0
-    xp.subtract(X[:, 1:], X[:, :-1], out=diff[:, 1:])
-    if int(lengths.min()) < n_steps:
-        diff *= valid_steps(lengths, 0, n_steps, xp)[:, :, None]
-    return out
-
-
-def pool_blocks(
-    U: Array,
-    W: Array,
-    order: int,
-    biases: Array,
-    lengths: Array,
-    xp: ModuleType,
-    out: Array = None,
+def input_transforms(
+    X: Array, lengths: Array, transforms: tuple[str, ...], xp: ModuleType
 ) -> Array:
-    """Pools over time of every row's states, accumulated block by block.
-
-    Pools of state ``i`` over the ``n`` own steps of a row, along the last axis: the
-    proportion of steps on which it exceeds each of its thresholds, then its mean, maximum
-    and minimum.
+    """The inputs of pooled features made of every channel, transform-major, zero past each
+    sample's length (:mod:`~lmu_sk.engine.pooling` defines them).
 
     Parameters
     ----------
-    U, W, order, xp
-        As for :func:`iter_blocks`.
-    biases : array of shape (n_rows, order, n_biases)
-        Thresholds of every row's states.
-    lengths : int array of shape (n_rows,)
-    out : array of shape (n_rows, order, n_biases + 3), optional
+    X : array of shape (n_samples, n_steps, n_channels)
+        Left-aligned sequences, zero past each sample's length.
+    lengths : int array of shape (n_samples,)
+    transforms : tuple of {'series', 'difference', 'cumsum'}
 
     Returns
     -------
-    array of shape (n_rows, order, n_biases + 3), the dtype of ``U``
+    array of shape (n_samples, n_steps, len(transforms) * n_channels), the dtype of ``X``
     """
-    n_rows = U.shape[0]
-    n_biases = biases.shape[-1]
-    dtype = U.dtype
-    if out is None:
-        out = xp.empty((n_rows, order, n_biases + 3), dtype=dtype)
-    above = out[..., :n_biases]
-    above[...] = 0
-    total = xp.zeros((n_rows, order), dtype=xp.float64)
-    high = xp.full((n_rows, order), -math.inf, dtype=dtype)
-    low = xp.full((n_rows, order), math.inf, dtype=dtype)
-    shortest = int(lengths.min())
-    for t0, G in iter_blocks(U, W, order, xp):
-        steps = G.shape[1]
-        if t0 + steps > shortest:
-            valid = valid_steps(lengths, t0, steps, xp)[:, :, None]
-            total += (G * valid).sum(axis=1, dtype=xp.float64)
-            xp.maximum(high, xp.where(valid, G, -math.inf).max(axis=1), out=high)
-            xp.minimum(low, xp.where(valid, G, math.inf).min(axis=1), out=low)
-        else:
-            valid = None
-            total += G.sum(axis=1, dtype=xp.float64)
-            xp.maximum(high, G.max(axis=1), out=high)
-            xp.minimum(low, G.min(axis=1), out=low)
-        for k in range(n_biases):
-            hits = G > biases[:, None, :, k]
+    n_samples, n_steps, c = X.shape
+    out = xp.empty((n_samples, n_steps, len(transforms) * c), dtype=X.dtype)
+    valid = None
+    if int(lengths.min()) < n_steps:
+        valid = valid_steps(lengths, 0, n_steps, xp)[:, :, None]
+    for j, name in enumerate(transforms):
+        part = out[:, :, j * c : (j + 1) * c]
+        if name == "series":
+            part[...] = X
+        elif name == "difference":
+            part[:, 0] = 0
+            xp.subtract(X[:, 1:], X[:, :-1], out=part[:, 1:])
             if valid is not None:
-                hits &= valid
-            above[..., k] += hits.sum(axis=1, dtype=dtype)
-    n = lengths[:, None].astype(dtype)
-    above /= n[..., None]
-    out[..., n_biases] = total / n
-    out[..., n_biases + 1] = high
-    out[..., n_biases + 2] = low
+                part *= valid
+        elif name == "cumsum":
+            n = lengths.astype(X.dtype)[:, None, None]
+            level = X.sum(axis=1, keepdims=True) / n
+            centred = X - level
+            if valid is not None:
+                centred *= valid
+            xp.cumsum(centred, axis=1, out=part)
+            part /= xp.sqrt(n)
+            if valid is not None:
+                part *= valid
+        else:
+            raise ValueError(f"Unknown input transform {name!r}.")
     return out
 
 

@@ -22,6 +22,7 @@ x86, AVX-512); the GPU ones are an H100's data-sheet rates, untested without a G
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .._memory import MemoryBudgetError, format_bytes
@@ -70,7 +71,7 @@ class Costs:
     block_min: int
     block_max: int
     memory_fraction: float = 1.0  # share of the free device memory one chunk may use
-    pooled_routes: tuple[str, ...] = field(default=("pooled_recurrence", "pooled_blocked"))
+    pooled_routes: tuple[str, ...] = field(default=("pooled_recurrence",))
 
 
 COSTS = {
@@ -382,66 +383,74 @@ def plan_features(
 
 def plan_pooled(
     n_samples: int,
-    n_steps: int,
-    n_inputs: int,
-    order: int,
-    n_windows: int,
+    n_raw_steps: int,
+    n_channels: int,
+    windows: Sequence[tuple[int, int, int]],
+    n_transformed: int,
     n_features: int,
     itemsize: int,
     device: str,
     budget: int,
     *,
+    n_biases: int = 16,
     device_budget: int | None = None,
     host_input: bool = True,
     host_output: bool = True,
-    n_channels: int | None = None,
-    n_raw_steps: int | None = None,
 ) -> Plan:
     """The plan of pooled features.
 
     Parameters
     ----------
-    n_samples : int
-    n_steps : int
-        Steps the Delay Networks see (after the block means of ``stride``).
-    n_inputs : int
-        Inputs per sample (channels and their differences).
-    order, n_windows : int
+    n_samples, n_raw_steps, n_channels : int
+        The sequences before any transform (the longest length).
+    windows : sequence of (n_inputs, order, n_steps)
+        Every window's inputs, states and steps (blocks) of the longest sequence.
+    n_transformed : int
+        Inputs made of every step (channels times transforms).
     n_features : int
         Features per sample.
     itemsize : int
         Bytes per element of the compute dtype.
     device, budget, device_budget, host_input, host_output
         As for :func:`plan_features`.
-    n_channels, n_raw_steps : int, optional
-        Channels and steps of the inputs before the block means and differences.
+    n_biases : int
+        Thresholds per state.
     """
     costs = COSTS[device]
-    d, n = order, n_steps
-    n_channels = n_channels or n_inputs
-    n_raw_steps = n_raw_steps or n_steps
-    updates = n_windows * n_inputs * (n + 1)
-    pools = n_features / max(n_windows * n_inputs * d, 1)  # pools per state
+    # one pool costs about this share of pool_seconds (measured with 4 thresholds and 3
+    # moments) per state and step; the thresholds run three pools each
+    pools = 3 * n_biases + 3
     candidates = {}
-    if "pooled_recurrence" in costs.pooled_routes:
-        candidates["pooled_recurrence"] = updates * (
-            d * costs.pool_seconds + 2.0 * d * d / costs.recurrence_flops
-        )
-    if "pooled_blocked" in costs.pooled_routes:
-        T = block_steps(d, n, device)
-        candidates["pooled_blocked"] = (
-            (itemsize / 4.0)
-            * updates
-            * (2.0 * (d + T) * d / costs.gemm_flops + d * pools * costs.pool_xp_seconds)
-        )
+    for route in costs.pooled_routes:
+        seconds = 0.0
+        for n_inputs, d, n in windows:
+            updates = n_inputs * (n + 1)
+            if route == "pooled_recurrence":
+                seconds += updates * (
+                    d * costs.pool_seconds * pools / 7 + 2.0 * d * d / costs.recurrence_flops
+                )
+            else:
+                T = block_steps(d, n, device)
+                seconds += (
+                    (itemsize / 4.0)
+                    * updates
+                    * (2.0 * (d + T) * d / costs.gemm_flops + d * pools * costs.pool_xp_seconds)
+                )
+        candidates[route] = seconds
     route = min(candidates, key=candidates.get)
     seconds = candidates[route]
-    block = block_steps(d, n, device)
-    # the padded inputs in the compute dtype, their block means and differences, and the pools
-    per_sample = itemsize * (2 * n_raw_steps * n_channels + 2 * n * n_inputs) + 8 * n_features
+    order = max(d for _, d, _ in windows)
+    # the padded inputs and their transforms, the block means of one stride and one
+    # window's inputs, the kernel's pools and the features
+    per_sample = itemsize * n_raw_steps * (2 * n_channels + 3 * n_transformed)
+    per_sample += 8 * max(n_inputs * d * (pools + 2) for n_inputs, d, _ in windows)
+    per_sample += 8 * n_features
     if route == "pooled_blocked":
         # one block of states, its masked copies and comparisons
-        per_sample += 4 * itemsize * n_inputs * block * d
+        per_sample += max(
+            (4 + n_biases) * itemsize * n_inputs * block_steps(d, n, device) * d
+            for n_inputs, d, n in windows
+        )
     if device == "gpu":
         per_sample += 2 * n_raw_steps * n_channels * itemsize
     limit = _gpu_budget(budget, device_budget, costs) if device == "gpu" else budget
@@ -461,10 +470,10 @@ def plan_pooled(
         route=route,
         output="pooled",
         method="auto",
-        order=d,
-        n_steps=n,
-        block=block,
-        n_fft=fft_length(n),
+        order=order,
+        n_steps=n_raw_steps,
+        block=block_steps(order, n_raw_steps, device),
+        n_fft=fft_length(n_raw_steps),
         rows=rows,
         bytes_per_sample=int(per_sample),
         seconds_per_sample=seconds,

@@ -39,9 +39,10 @@ from .._device import (
 )
 from .._logging import get_logger
 from .._memory import check_fits
-from . import algebra, constants
+from . import algebra, constants, pooling
 from .compiled import cpu
-from .plan import Plan, plan_features, plan_pooled, plan_sampled_states
+from .plan import Plan, block_steps, plan_features, plan_pooled, plan_sampled_states
+from .pooling import PooledSpec
 
 __all__ = ["PooledSpec", "features", "pooled_features", "sampled_states"]
 
@@ -532,71 +533,86 @@ def features(
 
 
 # ----------------------------------------------------------------------------- pooled
-@dataclasses.dataclass(frozen=True)
-class PooledSpec:
-    """The pooled features' maps: Delay Networks of several windows over each input (the
-    channels, and with ``difference`` their first differences) of the block means of
-    ``stride`` steps, pooled over each sequence's own steps."""
-
-    order: int
-    thetas: tuple[float, ...]  # windows in steps of the Delay Networks' input
-    discretizer: str
-    stride: int
-    difference: bool
-
-    def prepare(self, x: Array, lengths: Array, xp: ModuleType) -> tuple[Array, Array]:
-        """The chunk's inputs to the Delay Networks and their lengths."""
-        if self.stride > 1:
-            x, lengths = algebra.block_means(x, lengths, self.stride, xp)
-        if self.difference:
-            x = algebra.with_difference(x, lengths, xp)
-        return x, lengths
-
-    def n_steps(self, n_raw_steps: int) -> int:
-        return -(-n_raw_steps // self.stride)
-
-
 def _full_lengths(x: Array, lengths: Array, xp: ModuleType) -> Array:
     if lengths is not None:
         return lengths.astype(xp.int64)
     return xp.full(x.shape[0], x.shape[1], dtype=xp.int64)
 
 
-def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, biases, xp, out_dtype):
+def _window_inputs(spec: PooledSpec, x: Array, lengths: Array, xp: ModuleType):
+    """For each window in turn: its inputs (block means of its stride) and their lengths.
+
+    The transforms are made once per chunk and the block means once per stride.
+    """
     lengths = _full_lengths(x, lengths, xp)
-    x, lengths = spec.prepare(x, lengths, xp)
-    N = x.shape[0]
-    n_windows, n_inputs, d, n_biases = biases.shape
-    shape = (N, n_windows, n_inputs, d, n_biases + 3)
-    if plan.route == "pooled_recurrence":
-        A_T = np.stack([constants.get("A_T", d, th, spec.discretizer) for th in spec.thetas])
-        Bbar = np.stack([constants.system(d, th, spec.discretizer)[1] for th in spec.thetas])
-        direct = target is not None and target.dtype == np.float64
-        pools = cpu.pooled_recurrence(
-            x, lengths, A_T, Bbar, biases, out=target.reshape(shape) if direct else None
-        )
-        if direct:
-            return target
-    else:
-        U = algebra.rows(x, xp)
-        row_lengths = algebra.row_lengths(lengths, n_inputs, xp)
-        pools = xp.empty(shape, dtype=x.dtype)
-        for w, theta in enumerate(spec.thetas):
-            W = constants.get(
-                "W", d, theta, spec.discretizer, dtype=x.dtype, xp=xp, param=plan.block
+    inputs = algebra.input_transforms(x, lengths, spec.transforms, xp)
+    made: dict[int, tuple[Array, Array]] = {}
+    for window in spec.windows:
+        if window.stride not in made:
+            made.clear()  # windows come by stride, mostly: keep one at a time
+            made[window.stride] = (
+                algebra.block_means(inputs, lengths, window.stride, xp)
+                if window.stride > 1
+                else (inputs, lengths)
             )
-            rows_biases = xp.tile(biases[w], (N, 1, 1))
-            part = algebra.pool_blocks(U, W, d, rows_biases, row_lengths, xp)
-            pools[:, w] = part.reshape(N, n_inputs, d, n_biases + 3)
-    # float64 pools beyond float32 become inf: the caller reports them
-    with np.errstate(over="ignore"):
-        return _into(pools.reshape(N, -1).astype(out_dtype, copy=False), target)
+        u, n = made[window.stride]
+        yield window, u[:, :, list(window.inputs)], n
+
+
+def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, out_dtype):
+    biases, scales = fitted
+    N = x.shape[0]
+    out = target if target is not None else xp.empty((N, spec.n_features), dtype=out_dtype)
+    columns = pooling.state_columns(spec.n_biases, spec.pools)
+    compete = "compete" in spec.pools
+    offsets = spec.window_offsets()
+    windows = _window_inputs(spec, x, lengths, xp)
+    for w, (window, u, n) in enumerate(windows):
+        d, theta = window.order, window.theta
+        if plan.route == "pooled_recurrence":
+            A_T = constants.get("A_T", d, theta, spec.discretizer)
+            Bbar = constants.system(d, theta, spec.discretizer)[1]
+            pools, comp = cpu.pooled_window(u, n, A_T, Bbar, biases[w], scales[w])
+        else:
+            n_in = len(window.inputs)
+            W = constants.get(
+                "W",
+                d,
+                theta,
+                spec.discretizer,
+                dtype=u.dtype,
+                xp=xp,
+                param=block_steps(d, u.shape[1], plan.device),
+            )
+            pools, comp = algebra.pool_window(
+                algebra.rows(u, xp),
+                W,
+                d,
+                xp.tile(biases[w], (N, 1, 1)),
+                xp.tile(scales[w], (N, 1)),
+                algebra.row_lengths(n, n_in, xp),
+                xp,
+            )
+            pools = pools.reshape(N, n_in, d, -1)
+            comp = comp.reshape(N, n_in, 2 * d)
+        part = out[:, offsets[w] : offsets[w + 1]]
+        n_state = 0
+        if len(columns):
+            kept = pools[..., columns].reshape(N, -1)
+            n_state = kept.shape[1]
+            # float64 pools beyond float32 become inf: the caller reports them
+            with np.errstate(over="ignore"):
+                part[:, :n_state] = kept
+        if compete:
+            part[:, n_state:] = comp.reshape(N, -1)
+    return out
 
 
 def pooled_features(
     U: Any,
     spec: PooledSpec,
-    biases: np.ndarray,
+    biases: list,
+    scales: list,
     *,
     dtype: Any,
     xp: ModuleType = np,
@@ -611,50 +627,51 @@ def pooled_features(
     U : array of shape (n_samples, n_steps, n_channels) or list of arrays of shape
         (n_steps_i, n_channels)
     spec : PooledSpec
-    biases : ndarray of shape (n_windows, n_inputs, order, n_biases), float64
-        Thresholds of the proportion pools, ascending along the last axis.
+    biases : list of ndarray of shape (n_inputs_w, order_w, n_biases), float32
+        Thresholds of every window's states, ascending along the last axis.
+    scales : list of ndarray of shape (n_inputs_w, order_w)
+        Scales of every window's states for the 'compete' pools.
     dtype : float32 or float64
-        Output dtype. The compiled CPU route accumulates in float64; the block-product
-        route computes in this dtype.
+        Output dtype. The compiled CPU route runs the states in float64 (and compares
+        them with the thresholds in float32); the block-product route computes in this
+        dtype.
     xp, budget, progress, return_device
         As for :func:`features`.
 
     Returns
     -------
-    array of shape (n_samples, n_windows * n_inputs * order * (n_biases + 3))
+    array of shape (n_samples, spec.n_features)
     """
     source = _Source(U)
     dtype = np.dtype(dtype)
     n_samples = source.n_samples
-    n_windows, n_inputs, order, n_biases = biases.shape
-    n_features = n_windows * n_inputs * order * (n_biases + 3)
+    n_features = spec.n_features
     device = device_key(xp)[0]
     host_out = device == "cpu" or not return_device
+    n_channels = source.n_channels
     plan = plan_pooled(
         max(n_samples, 1),
-        spec.n_steps(source.n_steps),
-        n_inputs,
-        order,
-        n_windows,
+        source.n_steps,
+        n_channels,
+        [(len(w.inputs), w.order, w.n_steps(source.n_steps)) for w in spec.windows],
+        n_channels * len(spec.transforms),
         n_features,
         dtype.itemsize,
         device,
         budget,
+        n_biases=spec.n_biases,
         device_budget=_device_budget(xp),
         host_input=not source.on_device,
         host_output=host_out,
-        n_channels=source.n_channels,
-        n_raw_steps=source.n_steps,
     )
     compute_dtype = np.dtype(np.float64) if plan.route == "pooled_recurrence" else dtype
     logger.debug(
-        "Pooled Delay Network features of %d sample(s) x %d step(s) x %d input(s), order "
-        "%d, %d window(s) on the %s: route %r in %s, %d chunk(s) of up to %d sample(s)",
+        "Pooled Delay Network features of %d sample(s) x %d step(s) x %d channel(s), %d "
+        "window(s) on the %s: route %r in %s, %d chunk(s) of up to %d sample(s)",
         n_samples,
         source.n_steps,
-        n_inputs,
-        order,
-        n_windows,
+        n_channels,
+        len(spec.windows),
         device,
         plan.route,
         compute_dtype.name,
@@ -671,7 +688,9 @@ def pooled_features(
     if n_samples == 0:
         return out
     progress = progress or (lambda count: None)
-    biases_xp = xp.asarray(biases, dtype=compute_dtype) if xp is not np else biases
+    if xp is not np:
+        biases = [xp.asarray(b, dtype=compute_dtype) for b in biases]
+        scales = [xp.asarray(c, dtype=compute_dtype) for c in scales]
 
     def make_sink(rows):
         if device == "gpu" and host_out:
@@ -679,7 +698,7 @@ def pooled_features(
         return _ArraySink(out, source, progress)
 
     def compute(x, lengths, target):
-        return _pooled_chunk(x, lengths, target, plan, spec, biases_xp, xp, dtype)
+        return _pooled_chunk(x, lengths, target, plan, spec, (biases, scales), xp, dtype)
 
     _run(source, plan, xp, compute_dtype, make_sink, compute)
     return out
@@ -694,10 +713,10 @@ def sampled_states(
 ) -> Iterator[np.ndarray]:
     """Evenly spaced states of each window in turn, for fitting thresholds, within ``budget``.
 
-    The states of all (sample, step) pairs in sample-major order are numbered ``g``; those
-    with ``g`` a multiple of ``ceil(n_states / max_steps)`` are kept. A chunk of samples at
-    a time, their states are computed window of steps by window of steps by the compiled
-    recurrence, carrying the state across windows, so that no more than one window of
+    The states of all (sample, block) pairs of a window in sample-major order are numbered
+    ``g``; those with ``g`` a multiple of ``ceil(n_states / max_steps)`` are kept. A chunk
+    of samples at a time, their states are computed window of steps by window of steps by
+    the compiled recurrence, carrying the state across, so that no more than one window of
     states is ever held. What is kept, at most ``max_steps`` states of one Delay Network
     at a time, is the result: not counted against ``budget``.
 
@@ -713,50 +732,44 @@ def sampled_states(
 
     Yields
     ------
-    ndarray of shape (n_kept, n_inputs * order), float64, for each window of ``spec``
+    ndarray of shape (n_kept, n_inputs_w * order_w), float64, for each window of ``spec``
     """
     source = _Source(U)
     lengths = source.lengths
     if lengths is None:
         lengths = np.full(source.n_samples, source.n_steps, dtype=np.int64)
-    steps = -(-lengths // spec.stride)
-    every = max(1, -(-int(steps.sum()) // max_steps))
-    n_inputs = source.n_channels * (2 if spec.difference else 1)
-    d = spec.order
-    n_kept = -(-int(steps.sum()) // every)
-    rows, window = plan_sampled_states(
-        source.n_samples,
-        spec.n_steps(source.n_steps),
-        n_inputs,
-        d,
-        8,
-        budget,
-        n_channels=source.n_channels,
-        n_raw_steps=source.n_steps,
-    )
-    logger.debug(
-        "States for the thresholds: %d sample(s), chunks of %d, windows of %d step(s), "
-        "every %d-th state kept",
-        source.n_samples,
-        rows,
-        window,
-        every,
-    )
-    # sample-major numbering of the states, in the caller's order
-    first = np.concatenate([[0], np.cumsum(steps)[:-1]])
-    for theta in spec.thetas:
-        D_T = constants.get("D_T", d, theta, spec.discretizer)
-        Bbar = constants.system(d, theta, spec.discretizer)[1]
+    n_transformed = source.n_channels * len(spec.transforms)
+    for window in spec.windows:
+        d, n_inputs = window.order, len(window.inputs)
+        steps = -(-lengths // window.stride)
+        every = max(1, -(-int(steps.sum()) // max_steps))
+        n_kept = -(-int(steps.sum()) // every)
+        rows, chunk_steps = plan_sampled_states(
+            source.n_samples,
+            window.n_steps(source.n_steps),
+            n_inputs,
+            d,
+            8,
+            budget,
+            n_channels=source.n_channels + n_transformed,
+            n_raw_steps=source.n_steps,
+        )
+        # sample-major numbering of the states, in the caller's order
+        first = np.concatenate([[0], np.cumsum(steps)[:-1]])
+        D_T = constants.get("D_T", d, window.theta, spec.discretizer)
+        Bbar = constants.system(d, window.theta, spec.discretizer)[1]
         kept = np.empty((n_kept, n_inputs * d))
         filled = 0
         for a in range(0, source.n_samples, rows):
             b = min(a + rows, source.n_samples)
             index = source.order[a:b] if source.is_list else np.arange(a, b)
-            x, own = spec.prepare(source.chunk(a, b, np.dtype(np.float64)), lengths[index], np)
+            x = source.chunk(a, b, np.dtype(np.float64))
+            one = dataclasses.replace(spec, windows=(window,))
+            _, x, own = next(_window_inputs(one, x, lengths[index], np))
             offsets = first[index]
             state = None
-            for t0 in range(0, x.shape[1], window):
-                t1 = min(t0 + window, x.shape[1])
+            for t0 in range(0, x.shape[1], chunk_steps):
+                t1 = min(t0 + chunk_steps, x.shape[1])
                 run = np.clip(own - t0, 0, t1 - t0)
                 states, state = cpu.recurrence(
                     np.ascontiguousarray(x[:, t0:t1]), run, D_T, Bbar, "sequence", state

@@ -45,11 +45,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fake_cupy import clear_caches, install
+from pooled_oracle import decided, state_scale, tolerances
 
 from lmu_sk import dn_states
 from lmu_sk._device import gpu_available
 from lmu_sk.dn import discrete_system, impulse_response
-from lmu_sk.engine import PooledSpec, features, plan, pooled_features
+from lmu_sk.engine import PooledSpec, WindowSpec, features, plan, pooled_features
+from lmu_sk.engine.pooling import POOLS, TRANSFORMS
+from lmu_sk.reference import pooled as pooled_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 IN_SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
@@ -63,7 +66,12 @@ METHODS = {
     "cupy": ("auto", "gemm", "fft", "recurrence"),
 }
 ORDER, THETA = 5, 17.0
-POOLED = PooledSpec(order=4, thetas=(3.0, 17.0), discretizer="zoh", stride=1, difference=True)
+POOLED = PooledSpec(
+    windows=(WindowSpec(4, 3.0, 1, (0, 1, 2, 3)), WindowSpec(3, 6.0, 3, (0, 1, 2, 3, 4, 5))),
+    transforms=TRANSFORMS,
+    pools=POOLS,
+    n_biases=2,
+)
 
 
 def scale(U, order, theta):
@@ -95,30 +103,20 @@ def assert_features_close(got, expected, tol):
         assert error <= tol, (error, tol)
 
 
-def thresholds(U, spec):
-    """Ascending thresholds per window, input and state, near the states' own values."""
-    rng = np.random.default_rng(3)
-    n_inputs = U[0].shape[-1] * (2 if spec.difference else 1)
-    spread = rng.standard_normal((len(spec.thetas), n_inputs, spec.order, 3))
-    return np.sort(0.3 * spread, axis=-1)
-
-
-def pooled_bounds(U, spec, biases, tol):
-    """Lower and upper bounds of every pooled feature by pooling the reference's states."""
-    lows, highs = [], []
-    for u in U:
-        u = np.concatenate([u, np.diff(u, axis=0, prepend=u[:1])], axis=1)
-        low, high = [], []
-        for w, theta in enumerate(spec.thetas):
-            S = dn_states(u[None].astype(np.float64), spec.order, theta, output="sequence")[0]
-            S = S.reshape(len(u), u.shape[1], spec.order)  # (steps, inputs, order)
-            b = biases[w][None]
-            moments = np.stack([S.mean(0), S.max(0), S.min(0)], axis=-1)
-            low.append(np.concatenate([(S[..., None] > b + tol).mean(0), moments - tol], -1))
-            high.append(np.concatenate([(S[..., None] > b - tol).mean(0), moments + tol], -1))
-        lows.append(np.stack(low).ravel())
-        highs.append(np.stack(high).ravel())
-    return np.stack(lows), np.stack(highs)
+def thresholds(U, spec, gap):
+    """Ascending thresholds per window, input and state near the states' own values, and
+    the competition's scales, with every comparison clear of the thresholds by ``gap``."""
+    for seed in range(50):
+        rng = np.random.default_rng(seed)
+        biases = [
+            np.sort(0.3 * rng.standard_normal((len(w.inputs), w.order, spec.n_biases)), -1)
+            for w in spec.windows
+        ]
+        biases = [b.astype(np.float32) for b in biases]
+        scales = [rng.uniform(0.5, 2, (len(w.inputs), w.order)) for w in spec.windows]
+        if decided(U, spec, biases, scales, gap):
+            return biases, scales
+    raise AssertionError("no thresholds clear of the states")
 
 
 # ----------------------------------------------------------------------------- back-ends
@@ -190,16 +188,17 @@ def test_engine_matches_the_reference(backend, output, ragged, dtype, make_seque
     if output == "pooled":
         if name == "cudasim":
             pytest.skip("pooled features have no Numba-CUDA kernel (the GPU pools blocks)")
-        biases = thresholds(U, POOLED)
-        theta_scale = max(scale(U, POOLED.order, theta) for theta in POOLED.thetas)
-        low, high = pooled_bounds(list(U), POOLED, biases, 2 * tol * theta_scale)  # u and du
+        U = [u.astype(np.float64) for u in U]
+        # comparisons clear of the states' rounding (relative to the largest state)
+        biases, scales = thresholds(U, POOLED, 2 * tol)
+        expected = pooled_reference(U, POOLED, [b.astype(np.float64) for b in biases], scales)
+        limits = tolerances(POOLED, state_scale(U, POOLED, biases, scales), 8 * tol)
         # and the features' own rounding to their dtype at the end
-        eps = np.finfo(dtype).eps
-        low, high = low - eps * np.abs(low), high + eps * np.abs(high)
+        limits = limits + 2 * np.finfo(dtype).eps * np.abs(expected)
         for chunks in one_and_many():
-            got = to_host(pooled_features(U, POOLED, biases, dtype=dtype, xp=xp))
+            got = to_host(pooled_features(U, POOLED, biases, scales, dtype=dtype, xp=xp))
             assert got.dtype == dtype
-            assert np.all(got >= low) and np.all(got <= high), chunks
+            assert np.all(np.abs(got - expected) <= limits), chunks
         return
     expected = reference(U, output)
     tol *= scale(U, ORDER, THETA)

@@ -24,11 +24,9 @@ from numba import prange
 from ._jit import njit_cached
 from ._threading import parallel_section
 
-__all__ = ["MODES", "N_MOMENTS", "pooled_recurrence", "recurrence"]
+__all__ = ["MODES", "N_MOMENTS", "pooled_window", "recurrence"]
 
 MODES = {"final": 0, "sequence": 1, "mean": 2, "max": 3}
-# mean, max and min follow the proportions above the biases in the pools
-N_MOMENTS = 3
 
 
 @njit_cached(parallel=True)
@@ -150,61 +148,116 @@ def recurrence(
     return out[:, 0], last
 
 
+# Counts, sums and runs above the thresholds accumulate in float32 (8 SIMD lanes) and are
+# flushed into float64 every this many steps: exact counts, and the rounding of a sum
+# bounded by that many terms.
+FLUSH_STEPS = 1024
+# per state: ppv, mpv and lspv at every threshold, then mean, max and min
+N_MOMENTS = 3
+
+
 # reassociation lets the state update vectorize; no 'nnan'/'ninf': the pools start at +-inf
 @njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
-def _pooled(U, lengths, Abar_T, Bbar, biases, out):  # pragma: no cover - compiled
-    n_samples = U.shape[0]
-    n_channels = U.shape[2]
-    n_windows, order = Bbar.shape
-    n_biases = biases.shape[3]
+def _pooled_window(U, lengths, Abar_T, Bbar, biases, scale, pools, comp):  # pragma: no cover
+    n_samples, _, n_inputs = U.shape
+    order = Bbar.shape[0]
+    K = biases.shape[2]
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
     for s in prange(n_samples):
         n = lengths[s]
         state = np.empty(order)
         new = np.empty(order)
-        for w in range(n_windows):
-            for c in range(n_channels):
-                acc = out[s, w, c]
-                acc[:, :] = 0.0
-                acc[:, n_biases + 1] = -np.inf
-                acc[:, n_biases + 2] = np.inf
-                state[:] = 0.0
-                for t in range(n):
-                    u = U[s, t, c]
-                    for i in range(order):
-                        new[i] = Bbar[w, i] * u
-                    for j in range(order):
-                        mj = state[j]
-                        for i in range(order):
-                            new[i] += Abar_T[w, j, i] * mj
-                    state, new = new, state
-                    for i in range(order):
-                        m = state[i]
-                        # one branch-free comparison per threshold: vectorises, where a
-                        # bisection over the ascending thresholds mispredicts its branches
-                        b = biases[w, c, i]
-                        for k in range(n_biases):
-                            acc[i, k] += 1.0 if m > b[k] else 0.0
-                        acc[i, n_biases] += m
-                        acc[i, n_biases + 1] = max(acc[i, n_biases + 1], m)
-                        acc[i, n_biases + 2] = min(acc[i, n_biases + 2], m)
+        count = np.empty((order, K), dtype=np.float32)
+        total = np.empty((order, K), dtype=np.float32)
+        run = np.empty((order, K), dtype=np.float32)
+        best = np.empty((order, K), dtype=np.float32)
+        count64 = np.empty((order, K))
+        total64 = np.empty((order, K))
+        for c in range(n_inputs):
+            state[:] = 0.0
+            count[:, :] = 0.0
+            total[:, :] = 0.0
+            run[:, :] = 0.0
+            best[:, :] = 0.0
+            count64[:, :] = 0.0
+            total64[:, :] = 0.0
+            acc = pools[s, c]
+            acc[:, 3 * K] = 0.0
+            acc[:, 3 * K + 1] = -np.inf
+            acc[:, 3 * K + 2] = np.inf
+            wins = comp[s, c]
+            wins[:] = 0.0
+            b = biases[c]
+            for t in range(n):
+                u = U[s, t, c]
                 for i in range(order):
-                    for k in range(n_biases + 1):
-                        acc[i, k] /= n
+                    new[i] = Bbar[i] * u
+                for j in range(order):
+                    mj = state[j]
+                    for i in range(order):
+                        new[i] += Abar_T[j, i] * mj
+                state, new = new, state
+                high = -np.inf
+                low = np.inf
+                winner = 0
+                loser = 0
+                for i in range(order):
+                    m = state[i]
+                    m32 = np.float32(m)
+                    # branch-free over the thresholds: vectorises across them
+                    bi, ci, ti, ri, qi = b[i], count[i], total[i], run[i], best[i]
+                    for k in range(K):
+                        hit = one if m32 > bi[k] else zero
+                        ci[k] += hit
+                        ti[k] += hit * m32
+                        r = (ri[k] + one) * hit
+                        ri[k] = r
+                        qi[k] = max(qi[k], r)
+                    acc[i, 3 * K] += m
+                    acc[i, 3 * K + 1] = max(acc[i, 3 * K + 1], m)
+                    acc[i, 3 * K + 2] = min(acc[i, 3 * K + 2], m)
+                    v = m * scale[c, i]
+                    if v > high:
+                        high = v
+                        winner = i
+                    if v < low:
+                        low = v
+                        loser = i
+                wins[winner] += 1.0
+                wins[order + loser] += 1.0
+                if (t + 1) % FLUSH_STEPS == 0:
+                    for i in range(order):
+                        for k in range(K):
+                            count64[i, k] += count[i, k]
+                            total64[i, k] += total[i, k]
+                            count[i, k] = 0.0
+                            total[i, k] = 0.0
+            for i in range(order):
+                for k in range(K):
+                    hits = count64[i, k] + count[i, k]
+                    above = total64[i, k] + total[i, k]
+                    acc[i, k] = hits / n
+                    acc[i, K + k] = above / hits - b[i, k] if hits > 0 else 0.0
+                    acc[i, 2 * K + k] = best[i, k] / n
+                acc[i, 3 * K] /= n
+            for i in range(2 * order):
+                wins[i] /= n
 
 
-def pooled_recurrence(
+def pooled_window(
     U: np.ndarray,
     lengths: np.ndarray,
     Abar_T: np.ndarray,
     Bbar: np.ndarray,
     biases: np.ndarray,
-    out: np.ndarray | None = None,
-) -> np.ndarray:
-    """Pools over time of the Delay Network states of every sample, window and input.
+    scale: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pools over time of the states of one window's Delay Network over every input.
 
-    Pools of state ``i`` over the ``n`` steps of a sequence, along the last axis:
-    ``mean_t [m_t[i] > b_k]`` for each bias ``b_k`` (the proportion of steps above it),
-    then ``mean_t m_t[i]``, ``max_t m_t[i]`` and ``min_t m_t[i]``.
+    The state runs in float64; each step it is rounded to float32 and compared with the
+    float32 thresholds: a state within float32 rounding of a threshold (a relative
+    ``6e-8``) may count on either side, a change of at most ``1 / n`` in a proportion.
 
     Parameters
     ----------
@@ -212,30 +265,38 @@ def pooled_recurrence(
         Left-aligned sequences; steps at or after a sample's length are ignored.
     lengths : int ndarray of shape (n_samples,)
         Each sample's own number of steps, ``1 <= lengths <= n_steps``.
-    Abar_T : ndarray of shape (n_windows, order, order)
-        The transposed state matrix of every window, float64.
-    Bbar : ndarray of shape (n_windows, order)
-    biases : ndarray of shape (n_windows, n_inputs, order, n_biases)
-        Thresholds of the proportion pools, ascending along the last axis.
-    out : ndarray of shape (n_samples, n_windows, n_inputs, order, n_biases + 3), optional
-        float64, C-contiguous.
+    Abar_T : ndarray of shape (order, order)
+        The transposed state matrix.
+    Bbar : ndarray of shape (order,)
+    biases : ndarray of shape (n_inputs, order, n_biases), float32
+        The thresholds of every input's states.
+    scale : ndarray of shape (n_inputs, order)
+        Scales of the states for the competition pools.
 
     Returns
     -------
-    ndarray of shape (n_samples, n_windows, n_inputs, order, n_biases + 3), float64
+    pools : ndarray of shape (n_samples, n_inputs, order, 3 * n_biases + 3), float64
+        Per state: the proportion of steps above each threshold, the mean excess over each
+        threshold on those steps (0 if none), the longest run of steps above each threshold
+        divided by the length, then the mean, maximum and minimum.
+    comp : ndarray of shape (n_samples, n_inputs, 2 * order), float64
+        The proportion of steps on which each state, scaled, is the largest of the window,
+        then the smallest.
     """
     n_samples, _, n_inputs = U.shape
-    n_windows, order = Bbar.shape
-    n_biases = biases.shape[3]
-    if out is None:
-        out = np.empty((n_samples, n_windows, n_inputs, order, n_biases + N_MOMENTS))
+    order = Bbar.shape[0]
+    K = biases.shape[2]
+    pools = np.empty((n_samples, n_inputs, order, 3 * K + N_MOMENTS))
+    comp = np.empty((n_samples, n_inputs, 2 * order))
     with parallel_section():
-        _pooled(
+        _pooled_window(
             np.ascontiguousarray(U, dtype=np.float64),
             np.ascontiguousarray(lengths, dtype=np.int64),
             np.ascontiguousarray(Abar_T, dtype=np.float64),
             np.ascontiguousarray(Bbar, dtype=np.float64),
-            np.ascontiguousarray(biases, dtype=np.float64),
-            out,
+            np.ascontiguousarray(biases, dtype=np.float32),
+            np.ascontiguousarray(scale, dtype=np.float64),
+            pools,
+            comp,
         )
-    return out
+    return pools, comp
