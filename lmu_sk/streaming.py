@@ -55,9 +55,9 @@ from sklearn.utils.validation import check_is_fitted
 from ._device import get_array_module, to_numpy
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
-from .dn import impulse_response
 from .engine import algebra, constants
 from .engine.plan import block_steps
+from .engine.pooling import MOMENT_POOLS, THRESHOLD_POOLS
 from .neural.network import forward_rows
 
 __all__ = ["STREAM_OUTPUTS", "ClassifierStream", "DNStream", "PooledStream", "RegressorStream"]
@@ -78,11 +78,6 @@ _BLOCK_BYTES = 64 * 1024**2
 
 
 # ---------------------------------------------------------------------------- helpers
-def _step_matrix(Abar: np.ndarray, Bbar: np.ndarray) -> np.ndarray:
-    """``[[Abar.T], [Bbar]]``, shape ``(..., order + 1, order)``: one step as one product."""
-    return np.concatenate([np.swapaxes(Abar, -1, -2), Bbar[..., None, :]], axis=-2)
-
-
 def _piece_levels(order: int) -> int:
     """Powers of two of ``Abar`` a chunk piece needs: pieces have at most ``_MAX_PIECE``
     steps, and their impulse-response tables take at most ``_TABLE_BYTES``."""
@@ -129,7 +124,8 @@ class _FeatureStream:
         raise NotImplementedError
 
     def _state_spec(self) -> dict:  # pragma: no cover - abstract
-        """``{name: (shape, getter, setter, allowed_infinity)}`` of the state arrays."""
+        """``{name: (shape, getter, setter, allowed_infinity)}`` of the state arrays; a
+        shape may be a function of the steps seen."""
         raise NotImplementedError
 
     def _advance(self, U: Array, original: Array) -> None:  # pragma: no cover - abstract
@@ -181,7 +177,12 @@ class _FeatureStream:
         if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 0:
             raise ValueError(f"state['steps_seen'] must be an integer >= 0; got {steps!r}.")
         checked = {
-            name: self._checked_array(value[name], name, shape, allowed(int(steps)))
+            name: self._checked_array(
+                value[name],
+                name,
+                shape(int(steps)) if callable(shape) else shape,  # may grow with the steps
+                allowed(int(steps)),
+            )
             for name, (shape, _, _, allowed) in spec.items()
         }
         self._check_state(checked, int(steps))
@@ -684,347 +685,572 @@ def _minus_inf_before_first_step(steps: int):
 
 
 # ---------------------------------------------------------------------------- pooled stream
+def _running_max(z: Array, axis: int, xp: ModuleType) -> Array:
+    """Running maximum of ``z`` along ``axis`` (a loop over it where ``xp`` has no
+    ``maximum.accumulate``)."""
+    if xp is np:
+        return np.maximum.accumulate(z, axis=axis)
+    out = z.copy()
+    view = xp.moveaxis(out, axis, 0)
+    for t in range(1, view.shape[0]):
+        xp.maximum(view[t], view[t - 1], out=view[t])
+    return out
+
+
+class _WindowPools:
+    """The Delay Network of one window over some of its inputs and the running pools of
+    every state, on ``xp``.
+
+    The pools of ``n`` sequences are a tuple ``(dn, thresholds, moments, compete)``:
+
+    * ``dn`` ``(n, k, order)``: the state after the last block;
+    * ``thresholds`` ``(n, k, order, 4, n_biases)`` (None without 'ppv', 'mpv', 'lspv'):
+      per threshold the count of blocks above it, the sum of the excess over it on those
+      blocks, the current run of blocks above it and the longest such run;
+    * ``moments`` ``(n, k, order, 3)``: the sum, maximum and minimum of every state;
+    * ``compete`` ``(n, k, 2, order)`` (None without 'compete'): the count of blocks on
+      which each state, scaled, is the largest of the window's states, then the smallest.
+
+    All float64; every method returns new arrays and leaves those it is given unchanged.
+    """
+
+    def __init__(self, window, discretizer, biases, scale, pools, xp: ModuleType):
+        self.order = d = int(window.order)
+        self.key = (d, float(window.theta), discretizer)
+        self.n_inputs, _, self.n_biases = biases.shape
+        self.pools = pools
+        self.thresholds = any(p in pools for p in THRESHOLD_POOLS)
+        self.compete = "compete" in pools
+        self.xp = xp
+        Abar, Bbar = constants.system(*self.key)
+        self.A_T = xp.asarray(Abar.T)
+        self.B = xp.asarray(Bbar)
+        # (k, 1, order, n_biases): against time; compared in float32 as the batch kernel does
+        self.biases = xp.asarray(biases[:, None])
+        self.biases32 = xp.asarray(biases[:, None], dtype=np.float32)  # exact: see above
+        self.scale = xp.asarray(scale[:, None])  # (k, 1, order)
+        self.block = block_steps(d, None, _device_name(xp))
+        self._W = None
+
+    def empty(self, n: int) -> tuple:
+        """The pools before the first block."""
+        xp, k, d, K = self.xp, self.n_inputs, self.order, self.n_biases
+        moments = _filled(xp, (n, k, d, 3), 0.0, np.float64)
+        moments[..., 1] = -np.inf
+        moments[..., 2] = np.inf
+        return (
+            _filled(xp, (n, k, d), 0.0, np.float64),
+            _filled(xp, (n, k, d, 4, K), 0.0, np.float64) if self.thresholds else None,
+            moments,
+            _filled(xp, (n, k, 2, d), 0.0, np.float64) if self.compete else None,
+        )
+
+    def _copy(self, acc: tuple) -> tuple:
+        return tuple(None if a is None else a.copy() for a in acc)
+
+    def step(self, acc: tuple, u: Array) -> tuple:
+        """The pools after one block of inputs ``u`` ``(n, k)``."""
+        _, thresholds, moments, compete = self._copy(acc)
+        state = acc[0] @ self.A_T + u[..., None] * self.B
+        self._pool(state[:, :, None], thresholds, moments, compete)
+        return state, thresholds, moments, compete
+
+    def chunk(self, acc: tuple, U: Array) -> tuple:
+        """The pools after the blocks of inputs ``U`` ``(n, n_blocks, k)``, their states
+        computed a time block at a time (one matrix product each), for groups of
+        sequences whose time block of states and comparisons fits ``_BLOCK_BYTES``."""
+        xp, d, k = self.xp, self.order, self.n_inputs
+        n, m, _ = U.shape
+        if m == 1:
+            return self.step(acc, U[:, 0])
+        if self._W is None:
+            self._W = constants.get("W", *self.key, dtype=np.float64, xp=xp, param=self.block)
+        _, thresholds, moments, compete = self._copy(acc)
+        rows = U.transpose(0, 2, 1).reshape(n * k, m)
+        state = xp.empty((n, k, d))
+        group = max(1, _BLOCK_BYTES // (k * self.block * d * (32 + 26 * self.n_biases)))
+        for s0 in range(0, n, group):
+            s1 = min(n, s0 + group)
+            part = slice(s0, s1)
+            start = acc[0][part].reshape(-1, d)
+            G = None
+            for _, G in algebra.iter_blocks(rows[s0 * k : s1 * k], self._W, d, xp, state=start):
+                self._pool(
+                    G.reshape(s1 - s0, k, G.shape[1], d),
+                    None if thresholds is None else thresholds[part],
+                    moments[part],
+                    None if compete is None else compete[part],
+                )
+            state[part] = G[:, -1].reshape(s1 - s0, k, d)
+        return state, thresholds, moments, compete
+
+    def _pool(self, G: Array, thresholds, moments, compete) -> None:
+        """Add the states ``G`` ``(n, k, T, order)`` of ``T`` consecutive blocks to the
+        pools, in place."""
+        xp = self.xp
+        if thresholds is not None:
+            # the state rounded to float32 against the float32 thresholds, as the batch
+            # transform's CPU kernel compares them: a state within float32 rounding of a
+            # threshold counts as it counts there
+            with np.errstate(over="ignore"):
+                rounded = G.astype(np.float32)
+            above = rounded[..., None] > self.biases32  # (n, k, T, order, n_biases)
+            thresholds[..., 0, :] += above.sum(axis=2)
+            if "mpv" in self.pools:
+                excess = xp.where(above, G[..., None] - self.biases, 0.0)
+                thresholds[..., 1, :] += excess.sum(axis=2)
+            if "lspv" in self.pools:
+                # the run at step i is i minus the last step not above (at or before i);
+                # the run carried in counts as steps -run .. -1 above, -1 - run not above
+                index = xp.arange(G.shape[2], dtype=np.float64)[:, None, None]
+                start = (-1.0 - thresholds[..., 2, :])[:, :, None]
+                runs = index - _running_max(xp.where(above, start, index), 2, xp)
+                thresholds[..., 3, :] = xp.maximum(thresholds[..., 3, :], runs.max(axis=2))
+                thresholds[..., 2, :] = runs[:, :, -1]
+        moments[..., 0] += G.sum(axis=2)
+        moments[..., 1] = xp.maximum(moments[..., 1], G.max(axis=2))
+        moments[..., 2] = xp.minimum(moments[..., 2], G.min(axis=2))
+        if compete is not None:
+            scaled = G * self.scale
+            states = xp.arange(self.order)
+            compete[:, :, 0] += (scaled.argmax(axis=3)[..., None] == states).sum(axis=2)
+            compete[:, :, 1] += (scaled.argmin(axis=3)[..., None] == states).sum(axis=2)
+
+    def features(self, acc: tuple, blocks: int) -> tuple[Array, Array]:
+        """The pools of ``blocks`` blocks as features: ``(n, k, order, columns)`` per state
+        (the threshold pools, then the moments named in ``pools``) and ``(n, k, 2, order)``
+        for 'compete' (None without it)."""
+        xp = self.xp
+        _, thresholds, moments, compete = acc
+        columns = []
+        if thresholds is not None:
+            count = thresholds[..., 0, :]
+            if "ppv" in self.pools:
+                columns.append(count / blocks)
+            if "mpv" in self.pools:
+                mean_excess = thresholds[..., 1, :] / xp.maximum(count, 1.0)
+                columns.append(xp.where(count > 0, mean_excess, 0.0))
+            if "lspv" in self.pools:
+                columns.append(thresholds[..., 3, :] / blocks)
+        for j, name in enumerate(MOMENT_POOLS):
+            if name in self.pools:
+                value = moments[..., j : j + 1]
+                columns.append(value / blocks if name == "mean" else value)
+        n, k, d = moments.shape[:3]
+        per_state = xp.concatenate(columns, axis=-1) if columns else xp.empty((n, k, d, 0))
+        return per_state, None if compete is None else compete / blocks
+
+
 class PooledStream(_FeatureStream):
-    """Pooled multi-scale Delay Network features of ``n_streams`` sequences, online.
+    """Pooled Delay Network features of ``n_streams`` sequences, online.
 
     Made by :meth:`LMUPooledFeatures.stream <lmu_sk.pooled.LMUPooledFeatures.stream>`; it
     snapshots the fitted transformer. After ``t`` steps :meth:`transform` equals
-    ``LMUPooledFeatures.transform`` of the first ``t`` steps.
+    ``LMUPooledFeatures.transform`` of the first ``t`` steps (and
+    :func:`lmu_sk.reference.pooled`).
 
-    Every window's Delay Network runs over each channel (and, with the fitted
-    ``difference``, its first difference); every state is pooled as it comes: its count of
-    steps above each fitted threshold, its sum, maximum and minimum, in float64. With a
-    fitted ``stride > 1`` the networks see means of blocks of ``stride`` steps: the stream
-    keeps the state after the last whole block and the sum of the steps of the block under
-    way; :meth:`transform` then evaluates that partial block, averaged over its own steps
-    as the batch transform does, without committing it.
+    Every window (:class:`~lmu_sk.engine.pooling.WindowSpec`: its own order, theta,
+    stride and inputs) runs its Delay Network over the means of blocks of ``stride``
+    steps of its inputs. The stream keeps per stride the sum of the steps of the block
+    under way; :meth:`transform` evaluates that partial block, averaged over its own
+    steps as the batch transform does, without committing it.
+
+    Inputs of the transforms 'series' and 'difference' stream in constant memory and
+    time per step: per window the state after the last whole block and, per state, the
+    running pools: the counts of blocks above each threshold, the sums of the excess over
+    them, the current and the longest runs above them, the sum, maximum and minimum, and
+    the counts of blocks on which the state wins or loses the competition. The
+    'cumsum' input cannot: it subtracts the mean of the whole sequence and divides by
+    the square root of its length, both known only at :meth:`transform`. For it the
+    stream keeps the running sum of the steps and, per stride of the windows it feeds,
+    the block means of that running sum (``t / stride`` numbers per channel after ``t``
+    steps); :meth:`transform` rebuilds those windows' inputs from them and computes their
+    pools from the first block: ``O(t / stride)`` work and memory per call for windows
+    fed by 'cumsum', ``O(1)`` for the others.
 
     Parameters
     ----------
     features : LMUPooledFeatures
-        A fitted transformer; its fitted windows, systems, thresholds, ``stride_`` and
-        ``difference_`` are used.
+        A fitted transformer; its ``spec_``, ``biases_`` and ``scales_`` are used.
     n_streams : int, default=1
     return_device_arrays : bool, default=None
         As for :class:`DNStream`.
 
     Attributes
     ----------
-    n_streams, n_channels, n_windows, n_inputs, order, n_biases, stride : int
-    difference : bool
+    n_streams, n_channels, n_features : int
+    spec : lmu_sk.engine.pooling.PooledSpec
     dtype : numpy.dtype
         Dtype of the features: the transformer's ``dtype``, or float64 when that is None.
-        The state and the pools are float64.
+        The states and the pools are float64.
     steps_seen : int
     state : dict
-        ``'dn'`` ``(n_streams, n_windows, n_inputs, order)``: the states after the last
-        whole block; ``'pools'`` ``(n_streams, n_windows, n_inputs, order, n_biases + 3)``:
-        per state the counts of blocks above each threshold, then the sum, maximum and
-        minimum over the whole blocks; ``'steps_seen'``; with ``stride > 1``
-        ``'block_sum'`` ``(n_streams, n_channels)``, the sum of the inputs of the block
-        under way; with ``difference`` ``'previous'`` ``(n_streams, n_channels)``, the
-        input (block mean) of the last whole block.
+        ``'steps_seen'``; with 'difference' ``'last'`` ``(n_streams, n_channels)``, the
+        latest step; with 'cumsum' ``'origin'`` (the first step) and ``'sum'`` (the sum of
+        the steps less the first, every step), both ``(n_streams, n_channels)``; per
+        stride ``s > 1`` ``'block_sum_s'`` ``(n_streams, n_transforms * n_channels)``, the
+        sums of the block under way (of the running sum for 'cumsum'); per stride of
+        windows fed by 'cumsum' ``'cumsum_s'`` ``(n_streams, steps_seen // s,
+        n_channels)``, the block means of the running sum; per window ``w`` with
+        streamed inputs ``k`` (those not 'cumsum', in the window's order) ``'dn_w'``
+        ``(n_streams, k, order)``, ``'moments_w'`` ``(n_streams, k, order, 3)`` (sum,
+        maximum, minimum), with threshold pools ``'thresholds_w'`` ``(n_streams, k, order,
+        4, n_biases)`` (count, excess, current run, longest run) and with 'compete'
+        ``'compete_w'`` ``(n_streams, k, 2, order)`` (counts of wins, then of losses).
 
     Notes
     -----
-    A proportion pool counts the steps on which a state exceeds a threshold: where a state
-    equals a threshold exactly (inputs that repeat exact values, such as integers, can
-    give the very state a threshold was fitted on), stream and batch compute it with
-    different rounding and may count that step differently.
+    The states and pools are float64; as the batch transform's CPU kernel does, the
+    stream compares every state rounded to float32 with the float32 thresholds, so a
+    state within float32 rounding of a threshold counts as it counts there
+    (:func:`lmu_sk.reference.pooled` compares in float64 and may count it on the other
+    side). On a GPU the batch transform compares in its dtype instead.
     """
 
-    _device_attributes = (
-        "_step",
-        "_blocks",
-        "_biases",
-        "_buffer",
-        "_next",
-        "_cmp",
-        "_above",
-        "_total",
-        "_high",
-        "_low",
-        "_block_sum",
-        "_previous",
-    )
+    _device_attributes = ("_windows", "_cumsum_windows", "_arrays", "_history")
 
     def __init__(self, features, n_streams: int = 1, return_device_arrays: bool | None = None):
         check_is_fitted(features)
         self.n_streams = _check_n_streams(n_streams)
-        stride = getattr(features, "stride_", features.stride)
-        difference = getattr(features, "difference_", features.difference)
-        if isinstance(stride, bool) or not isinstance(stride, numbers.Integral) or stride < 1:
-            raise ValueError(
-                f"The fitted stride must be an integer >= 1; got {stride!r}. Fit the "
-                "transformer again."
-            )
-        self.stride = int(stride)
-        self.difference = bool(difference)
-        self._biases_host = np.asarray(features.biases_, dtype=np.float64)
-        self.n_windows, self.n_inputs, self.order, self.n_biases = self._biases_host.shape
-        self.n_channels = int(features.n_channels_)
-        if self.n_inputs != self.n_channels * (2 if self.difference else 1):
-            raise ValueError(
-                f"The fitted thresholds serve {self.n_inputs} inputs, not the "
-                f"{self.n_channels} channel(s){' and their differences' * self.difference} "
-                "of the fitted transformer: difference was changed after fit. Fit again."
-            )
-        self._Abars = np.asarray(features.state_matrices_, dtype=np.float64)
-        self._Bbars = np.asarray(features.input_matrices_, dtype=np.float64)
+        spec = features.spec_
+        self.spec = spec
+        self.n_channels = C = int(features.n_channels_)
+        self._biases_host, self._scales_host = self._check_fitted(features, spec, C)
         self.n_features = int(features.n_features_out_)
+        if self.n_features != spec.n_features:
+            raise ValueError(
+                f"The fitted n_features_out_ ({self.n_features}) does not match the fitted "
+                f"spec_ ({spec.n_features} features); fit the transformer again."
+            )
         self.channels_first = bool(getattr(features, "channels_first", False))
         self.dtype = np.dtype(check_dtype_param(features.dtype) or np.float64)
         self.device = features.device
         if return_device_arrays is None:
             return_device_arrays = bool(features.return_gpu_arrays)
         self.return_device_arrays = return_device_arrays
-        states = self.n_windows * self.n_streams * self.n_inputs * self.order
+        transforms = tuple(spec.transforms)
+        self._cumsum_column = transforms.index("cumsum") * C if "cumsum" in transforms else None
+        # per window: (positions in the window's inputs, their columns) streamed and cumsum
+        self._split = []
+        for window in spec.windows:
+            inputs = np.asarray(window.inputs, dtype=np.intp)
+            by_cumsum = np.array([transforms[i // C] == "cumsum" for i in inputs], dtype=bool)
+            streamed, cumsum = np.flatnonzero(~by_cumsum), np.flatnonzero(by_cumsum)
+            self._split.append(
+                (streamed, inputs[streamed], cumsum, inputs[cumsum] - (self._cumsum_column or 0))
+            )
+        fed = [w.stride for w, sp in zip(spec.windows, self._split, strict=True) if len(sp[2])]
+        self._history_strides = tuple(dict.fromkeys(fed))  # strides of 'cumsum' windows
+        K, n = spec.n_biases, self.n_streams
+        per_stream = sum(
+            len(streamed) * w.order * (8 * (4 + 4 * K + 2 * 2) + 4 * (K + 1) * 30)
+            for w, (streamed, *_) in zip(spec.windows, self._split, strict=True)
+        ) + 8 * C * (3 + len(transforms) * len(spec.strides))
         check_fits(
-            states * (17 * self.n_biases + 8 * 6),
-            f"A pooled stream of {self.n_streams} sequences with {self.n_features} features",
+            n * per_stream,
+            f"A pooled stream of {n} sequences with {self.n_features} features",
             "Use fewer streams per object (several streams can run side by side).",
         )
         self._setup(get_array_module(self.device))
         self.reset()
 
+    @staticmethod
+    def _check_fitted(features, spec, n_channels: int) -> tuple[list, list]:
+        """The fitted thresholds (rounded to float32, as the batch transform uses them) and
+        scales as float64 host arrays, checked against the spec."""
+        n_inputs = len(spec.transforms) * n_channels
+        biases, scales = list(features.biases_), list(features.scales_)
+        if len(biases) != len(spec.windows) or len(scales) != len(spec.windows):
+            raise ValueError(
+                f"The fitted biases_ and scales_ must hold one array per window of spec_ "
+                f"({len(spec.windows)}); got {len(biases)} and {len(scales)}. Fit again."
+            )
+        checked_biases, checked_scales = [], []
+        for w, (window, b, s) in enumerate(zip(spec.windows, biases, scales, strict=True)):
+            # the thresholds as the batch transform uses them, in float32; copies: a snapshot
+            b = np.array(b, dtype=np.float32).astype(np.float64)
+            s = np.array(s, dtype=np.float64)
+            shape = (len(window.inputs), window.order)
+            if b.shape != (*shape, spec.n_biases) or s.shape != shape:
+                raise ValueError(
+                    f"Window {w}: biases_ of shape {b.shape} and scales_ of shape "
+                    f"{s.shape} do not fit its {shape[0]} input(s) of order {shape[1]} with "
+                    f"{spec.n_biases} threshold(s); fit the transformer again."
+                )
+            if min(window.inputs, default=0) < 0 or max(window.inputs, default=0) >= n_inputs:
+                raise ValueError(
+                    f"Window {w} reads inputs {window.inputs}, beyond the {n_inputs} inputs "
+                    "of the fitted transforms and channels; fit the transformer again."
+                )
+            checked_biases.append(b)
+            checked_scales.append(s)
+        return checked_biases, checked_scales
+
     # ------------------------------------------------------------------ device and state
     def _setup(self, xp: ModuleType) -> None:
         self._xp = xp
-        self._step = xp.asarray(_step_matrix(self._Abars, self._Bbars))  # (W, d + 1, d)
-        # thresholds first, against states (W, n_streams, n_inputs, order): the comparisons
-        # then run along the states, not along the few thresholds
-        self._biases = xp.asarray(np.moveaxis(self._biases_host, -1, 0)[:, :, None])
-        self._blocks = None  # block weights of every window, for chunks
+        spec = self.spec
+        self._windows, self._cumsum_windows = [], []
+        for window, b, s, (streamed, _, cumsum, _) in zip(
+            spec.windows, self._biases_host, self._scales_host, self._split, strict=True
+        ):
+            made = []
+            for positions in (streamed, cumsum):
+                made.append(
+                    _WindowPools(
+                        window, spec.discretizer, b[positions], s[positions], spec.pools, xp
+                    )
+                    if len(positions)
+                    else None
+                )
+            self._windows.append(made[0])
+            self._cumsum_windows.append(made[1])
 
     def _allocate(self) -> None:
-        xp = self._xp
-        W, n, k, d, b = self.n_windows, self.n_streams, self.n_inputs, self.order, self.n_biases
-        f64 = np.float64
-        self._buffer = _filled(xp, (W, n * k, d + 1), 0.0, f64)  # state, then input slot
-        self._next = xp.empty((W, n * k, d), f64)
-        self._cmp = xp.empty((b, W, n, k, d), bool)
-        # the pools: counts above each threshold, sum, maximum and minimum of every state
-        self._above = _filled(xp, (b, W, n, k, d), 0, np.int64)
-        self._total = _filled(xp, (W, n, k, d), 0.0, f64)
-        self._high = _filled(xp, (W, n, k, d), -np.inf, f64)
-        self._low = _filled(xp, (W, n, k, d), np.inf, f64)
-        c = self.n_channels
-        self._block_sum = _filled(xp, (n, c), 0.0, f64) if self.stride > 1 else None
-        self._previous = _filled(xp, (n, c), 0.0, f64) if self.difference else None
+        xp, n, C = self._xp, self.n_streams, self.n_channels
+        transforms = self.spec.transforms
+        arrays = {}
+        if "difference" in transforms:
+            arrays["last"] = _filled(xp, (n, C), 0.0, np.float64)
+        if "cumsum" in transforms:
+            arrays["origin"] = _filled(xp, (n, C), 0.0, np.float64)
+            arrays["sum"] = _filled(xp, (n, C), 0.0, np.float64)
+        for s in self.spec.strides:
+            if s > 1:
+                arrays[f"block_sum_{s}"] = _filled(xp, (n, len(transforms) * C), 0.0, np.float64)
+        for w, pools in enumerate(self._windows):
+            if pools is not None:
+                arrays.update(zip(self._pool_names(w), pools.empty(n), strict=True))
+        self._arrays = {name: a for name, a in arrays.items() if a is not None}
+        self._history = {
+            s: _filled(xp, (n, 16, C), 0.0, np.float64) for s in self._history_strides
+        }
+
+    @staticmethod
+    def _pool_names(w: int) -> tuple[str, ...]:
+        return (f"dn_{w}", f"thresholds_{w}", f"moments_{w}", f"compete_{w}")
+
+    def _acc(self, w: int, arrays: dict | None = None) -> tuple:
+        arrays = self._arrays if arrays is None else arrays
+        return tuple(arrays.get(name) for name in self._pool_names(w))
 
     def _state_dtype(self, name: str) -> np.dtype:
         return np.dtype(np.float64)
 
-    def _pools(self, above: Array, total: Array, high: Array, low: Array) -> Array:
-        """The pools in the features' layout ``(n_streams, W, n_inputs, order, n_biases +
-        3)``: counts, sum, maximum and minimum (float64, a new array)."""
-        b = self.n_biases
-        out = self._xp.empty((self.n_streams, *total.shape[:1], *total.shape[2:], b + 3))
-        out[..., :b] = above.transpose(2, 1, 3, 4, 0)
-        for column, pool in enumerate((total, high, low), start=b):
-            out[..., column] = pool.transpose(1, 0, 2, 3)
-        return out
-
-    def _put_pools(self, a: Array) -> None:
-        b = self.n_biases
-        self._above[...] = a[..., :b].transpose(4, 1, 0, 2, 3)
-        for column, pool in enumerate((self._total, self._high, self._low), start=b):
-            pool[...] = a[..., column].transpose(1, 0, 2, 3)
-
     def _state_spec(self) -> dict:
-        W, n, k, d, b = self.n_windows, self.n_streams, self.n_inputs, self.order, self.n_biases
-        c = self.n_channels
-
-        def put_dn(a):
-            self._buffer[..., :d] = a.transpose(1, 0, 2, 3).reshape(W, n * k, d)
+        n, C = self.n_streams, self.n_channels
 
         def put(name):
             def assign(a):
-                getattr(self, name)[...] = a
+                self._arrays[name][...] = a
 
             return assign
 
-        def pools_allowed(steps: int):
-            if steps >= self.stride:
-                return None
-            # before the first whole block the maximum and minimum are still -inf and +inf
-            allowed = np.zeros(b + 3)
-            allowed[b + 1 :] = (-np.inf, np.inf)
-            return allowed
+        def history(s):
+            return lambda: self._history[s][:, : self._steps_seen // s]
 
-        spec = {
-            "dn": (
-                (n, W, k, d),
-                lambda: self._buffer[..., :d].reshape(W, n, k, d).transpose(1, 0, 2, 3),
-                put_dn,
+        def put_history(s):
+            def assign(a):
+                self._history[s] = self._grown(self._history[s], a.shape[1])
+                self._history[s][:, : a.shape[1]] = a
+
+            return assign
+
+        spec = {}
+        for name, a in self._arrays.items():
+            allowed = _finite
+            if name.startswith("moments_"):
+                stride = self.spec.windows[int(name.split("_")[1])].stride
+                allowed = _extremes_before_first_block(stride)
+            spec[name] = (a.shape, (lambda a=a: a), put(name), allowed)
+        for s in self._history_strides:
+            spec[f"cumsum_{s}"] = (
+                lambda steps, s=s: (n, steps // s, C),
+                history(s),
+                put_history(s),
                 _finite,
-            ),
-            "pools": (
-                (n, W, k, d, b + 3),
-                lambda: self._pools(self._above, self._total, self._high, self._low),
-                self._put_pools,
-                pools_allowed,
-            ),
-        }
-        if self.stride > 1:
-            spec["block_sum"] = ((n, c), lambda: self._block_sum, put("_block_sum"), _finite)
-        if self.difference:
-            spec["previous"] = ((n, c), lambda: self._previous, put("_previous"), _finite)
+            )
         return spec
 
     def _check_state(self, arrays: dict, steps: int) -> None:
-        counts = arrays["pools"][..., : self.n_biases]
-        blocks = steps // self.stride
         xp = self._xp
-        if not bool(((counts >= 0) & (counts <= blocks) & (counts == xp.round(counts))).all()):
-            raise ValueError(
-                f"state['pools'][..., :{self.n_biases}] must hold counts of blocks, whole "
-                f"numbers from 0 to {blocks} (steps_seen // stride)."
-            )
+        for w, window in enumerate(self.spec.windows):
+            blocks = steps // window.stride
+            for name, counts in (
+                (f"thresholds_{w}", lambda a: a[..., [0, 2, 3], :]),
+                (f"compete_{w}", lambda a: a),
+            ):
+                if name not in arrays:
+                    continue
+                c = counts(arrays[name])
+                if not bool(((c >= 0) & (c <= blocks) & (c == xp.round(c))).all()):
+                    raise ValueError(
+                        f"state[{name!r}] must hold counts of blocks (of its counts and "
+                        f"runs), whole numbers from 0 to {blocks} (steps_seen // stride)."
+                    )
+
+    def _grown(self, buffer: Array, blocks: int) -> Array:
+        """``buffer`` with room for at least ``blocks`` blocks (doubling)."""
+        if blocks <= buffer.shape[1]:
+            return buffer
+        n, capacity, C = buffer.shape
+        while capacity < blocks:
+            capacity *= 2
+        check_fits(
+            n * capacity * C * 8,
+            f"The block means of the running sums ('cumsum') of {n} stream(s) over "
+            f"{blocks} blocks",
+            "Reset the stream, or use fewer streams per object.",
+        )
+        grown = _filled(self._xp, (n, capacity, C), 0.0, np.float64)
+        grown[:, : buffer.shape[1]] = buffer
+        return grown
 
     # ------------------------------------------------------------------ update
     def _advance(self, U: Array, original: Array) -> None:
         X = self._cast(U, np.float64)
         self._check_range(X, original)
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite results raise below
-            self._advance_blocks(X, original)
-
-    def _advance_blocks(self, X: Array, original: Array) -> None:
-        xp, d = self._xp, self.order
-        means, block_sum = self._block_inputs(X)
-        if means.shape[1] == 0:  # still within the block under way
-            self._block_sum[...] = block_sum
-            self._steps_seen += X.shape[1]
-            return
-        inputs, previous = self._with_difference(means, self._steps_seen // self.stride)
-        n, m, k = inputs.shape
-        rows = inputs.transpose(0, 2, 1).reshape(n * k, m)
-        if m == 1:
-            state = self._one_step(rows[:, 0], self._buffer, out=self._next)
-            total = self._total + state.reshape(self._total.shape)
-            if not (bool(xp.isfinite(state).all()) and bool(xp.isfinite(total).all())):
+            updates, appended = self._advanced(X)
+        xp = self._xp
+        for a in [*updates.values(), *appended.values()]:
+            if a is not None and not bool(xp.isfinite(a).all()):
                 raise self._non_finite_error(original)
-            self._add_step(state, self._above, self._total, self._high, self._low)
-        else:
-            state, pools = self._chunk_states(rows)
-            if not (bool(xp.isfinite(state).all()) and bool(xp.isfinite(pools[1]).all())):
-                raise self._non_finite_error(original)
-            self._above, self._total, self._high, self._low = pools
         # everything computed and checked: commit
-        self._buffer[..., :d] = state
-        if block_sum is not None:
-            self._block_sum[...] = block_sum
-        if previous is not None:
-            self._previous[...] = previous
+        for s, means in appended.items():
+            done = self._steps_seen // s
+            self._history[s] = self._grown(self._history[s], done + means.shape[1])
+            self._history[s][:, done : done + means.shape[1]] = means
+        self._arrays.update(updates)
         self._steps_seen += X.shape[1]
 
-    def _block_inputs(self, X: Array):
-        """The means of the blocks ``X`` completes ``(n, n_blocks, c)`` and the sum of the
-        steps of the block then under way (None for ``stride == 1``)."""
-        s = self.stride
+    def _advanced(self, X: Array) -> tuple[dict, dict]:
+        """The new arrays after the chunk ``X`` ``(n, k, n_channels)`` (float64), and the
+        block means of the running sum completed per stride of 'cumsum' windows."""
+        xp, arrays, t0 = self._xp, self._arrays, self._steps_seen
+        updates, parts = {}, []
+        for name in self.spec.transforms:
+            if name == "series":
+                parts.append(X)
+            elif name == "difference":
+                previous = arrays["last"] if t0 else X[:, 0]
+                D = xp.empty_like(X)
+                D[:, 0] = X[:, 0] - previous
+                D[:, 1:] = X[:, 1:] - X[:, :-1]
+                parts.append(D)
+                updates["last"] = X[:, -1].copy()
+            else:  # the running sum, less the first step for fewer cancellations
+                origin = arrays["origin"] if t0 else X[:, 0].copy()
+                S = xp.cumsum(X - origin[:, None], axis=1) + arrays["sum"][:, None]
+                parts.append(S)
+                updates["origin"], updates["sum"] = origin, S[:, -1].copy()
+        P = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=2)
+        appended = {}
+        for s in self.spec.strides:
+            means, block_sum = self._block_means(P, s)
+            if block_sum is not None:
+                updates[f"block_sum_{s}"] = block_sum
+            if means.shape[1] == 0:
+                continue
+            for w, window in enumerate(self.spec.windows):
+                pools = self._windows[w]
+                if window.stride != s or pools is None:
+                    continue
+                new = pools.chunk(self._acc(w), means[:, :, self._split[w][1]])
+                names = self._pool_names(w)
+                updates.update((a, b) for a, b in zip(names, new, strict=True) if b is not None)
+            if s in self._history:
+                c0 = self._cumsum_column
+                appended[s] = means[:, :, c0 : c0 + self.n_channels]
+        return updates, appended
+
+    def _block_means(self, P: Array, s: int) -> tuple[Array, Array | None]:
+        """The means of the blocks of ``s`` steps the chunk ``P`` ``(n, k, n_inputs)``
+        completes ``(n, n_blocks, n_inputs)`` and the sum of the steps of the block then
+        under way (None for ``s == 1``)."""
         if s == 1:
-            return X, None
+            return P, None
         xp = self._xp
-        n, k, c = X.shape
+        n, k, c = P.shape
+        block_sum = self._arrays[f"block_sum_{s}"]
         filled = self._steps_seen % s
         missing = (s - filled) % s  # steps that complete the block under way
         if filled and k < missing:
-            return X[:, :0], self._block_sum + X.sum(axis=1)
+            return P[:, :0], block_sum + P.sum(axis=1)
         parts = []
         if filled:
-            parts.append(((self._block_sum + X[:, :missing].sum(axis=1)) / s)[:, None])
-        rest = X[:, missing:]
+            parts.append(((block_sum + P[:, :missing].sum(axis=1)) / s)[:, None])
+        rest = P[:, missing:]
         whole = rest.shape[1] // s
         if whole:
             parts.append(rest[:, : whole * s].reshape(n, whole, s, c).sum(axis=2) / s)
-        if not parts:  # no block completed: the chunk stays within the first one
-            return X[:, :0], self._block_sum + X.sum(axis=1)
-        means = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)
-        return means, rest[:, whole * s :].sum(axis=1)
-
-    def _with_difference(self, means: Array, blocks_done: int):
-        """The DN inputs of the blocks ``means``: with ``difference``, their first
-        difference as further channels (zero for the first block of a sequence)."""
-        if not self.difference:
-            return means, None
-        xp = self._xp
-        previous = self._previous if blocks_done else means[:, 0]
-        diffs = xp.empty_like(means)
-        diffs[:, 0] = means[:, 0] - previous
-        diffs[:, 1:] = means[:, 1:] - means[:, :-1]
-        return xp.concatenate([means, diffs], axis=2), means[:, -1]
-
-    def _one_step(self, x: Array, buffer: Array, out: Array = None) -> Array:
-        """The states ``(W, n * n_inputs, order)`` after the block input ``x`` ``(n *
-        n_inputs,)`` from the states in ``buffer`` (whose input slot takes ``x``)."""
-        buffer[..., self.order] = x
-        return self._xp.matmul(buffer, self._step, out=out)
-
-    def _add_step(self, states: Array, above, total, high, low) -> None:
-        """Add the states ``(W, n * n_inputs, order)`` of one step to the pools, in place."""
-        xp = self._xp
-        states = states.reshape(total.shape)
-        xp.greater(states[None], self._biases, out=self._cmp)
-        xp.add(above, self._cmp, out=above)
-        total += states
-        xp.maximum(high, states, out=high)
-        xp.minimum(low, states, out=low)
-
-    def _chunk_states(self, rows: Array):
-        """The states after the block inputs ``rows`` ``(n * n_inputs, m)`` and the pools
-        with them (new arrays), every state computed in time blocks."""
-        xp, d = self._xp, self.order
-        W, n, k, b = self.n_windows, self.n_streams, self.n_inputs, self.n_biases
-        block = block_steps(d, None, _device_name(xp))
-        if self._blocks is None:  # from the fitted systems, as fitted
-            self._blocks = [
-                xp.asarray(constants.block_matrix(A, impulse_response(A, B, block), block))
-                for A, B in zip(self._Abars, self._Bbars, strict=True)
-            ]
-        above, total, high, low = (
-            a.copy() for a in (self._above, self._total, self._high, self._low)
-        )
-        state = xp.empty((W, n * k, d))
-        # streams per group: a block of states and its comparisons within _BLOCK_BYTES
-        group = max(1, _BLOCK_BYTES // (k * block * d * (b + 16)))
-        for w in range(W):
-            thresholds = self._biases[:, w, :, :, None, :]  # (b, 1, k, 1, d)
-            for s0 in range(0, n, group):
-                s1 = min(n, s0 + group)
-                r0, r1 = s0 * k, s1 * k
-                G = None
-                blocks = algebra.iter_blocks(
-                    rows[r0:r1], self._blocks[w], d, xp, state=self._buffer[w, r0:r1, :d]
-                )
-                for _, G in blocks:
-                    states = G.reshape(s1 - s0, k, G.shape[1], d)
-                    above[:, w, s0:s1] += (states[None] > thresholds).sum(axis=3)
-                    total[w, s0:s1] += states.sum(axis=2)
-                    xp.maximum(high[w, s0:s1], states.max(axis=2), out=high[w, s0:s1])
-                    xp.minimum(low[w, s0:s1], states.min(axis=2), out=low[w, s0:s1])
-                state[w, r0:r1] = G[:, -1]
-        return state, (above, total, high, low)
+        left = rest[:, whole * s :].sum(axis=1)
+        if not parts:
+            return P[:, :0], left
+        return (parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)), left
 
     # ------------------------------------------------------------------ features
+    def _cumsum_inputs(self, s: int) -> Array:
+        """The 'cumsum' inputs of every channel of the blocks of ``s`` steps seen
+        ``(n, n_blocks, n_channels)``: the block means of ``(S_t - t * mean) / sqrt(n)``
+        from those of the running sum ``S_t``."""
+        xp, t = self._xp, self._steps_seen
+        whole, partial = divmod(t, s)
+        means = self._history[s][:, :whole]
+        if partial:
+            c0 = self._cumsum_column
+            last = self._arrays[f"block_sum_{s}"][:, c0 : c0 + self.n_channels] / partial
+            means = xp.concatenate([means, last[:, None]], axis=1)
+        first = np.arange(means.shape[1]) * s + 1
+        steps = xp.asarray((first + np.minimum(first + s - 1, t)) / 2.0)  # mean of t
+        level = self._arrays["sum"] / t
+        return (means - steps[None, :, None] * level[:, None]) / math.sqrt(t)
+
     def _feature_rows(self) -> Array:
         self._check_seen()
-        xp, b = self._xp, self.n_biases
-        blocks = self._steps_seen // self.stride
-        out = self._pools(self._above, self._total, self._high, self._low)
-        if self._steps_seen % self.stride:
-            # the block under way, averaged over its own steps, evaluated but not committed
-            partial = self._steps_seen % self.stride
-            inputs, _ = self._with_difference((self._block_sum / partial)[:, None], blocks)
-            states = self._one_step(inputs[:, 0].reshape(-1), self._buffer.copy())
-            states = states.reshape(self._total.shape)
-            out[..., :b] += (states[None] > self._biases).transpose(2, 1, 3, 4, 0)
-            by_stream = states.transpose(1, 0, 2, 3)
-            out[..., b] += by_stream
-            xp.maximum(out[..., b + 1], by_stream, out=out[..., b + 1])
-            xp.minimum(out[..., b + 2], by_stream, out=out[..., b + 2])
-            blocks += 1
-        out[..., : b + 1] /= blocks
-        F = out.reshape(self.n_streams, -1)
+        xp, n, t = self._xp, self.n_streams, self._steps_seen
+        cumsum_inputs = {}
+        pieces = []
+        for w, window in enumerate(self.spec.windows):
+            s, d = window.stride, window.order
+            blocks, partial = -(-t // s), t % s
+            k = len(window.inputs)
+            per_state = compete = None
+            streamed, columns, cumsum, channels = self._split[w]
+            for positions, pools, from_cumsum in (
+                (streamed, self._windows[w], False),
+                (cumsum, self._cumsum_windows[w], True),
+            ):
+                if pools is None:
+                    continue
+                if from_cumsum:  # from the first block
+                    if s not in cumsum_inputs:
+                        cumsum_inputs[s] = self._cumsum_inputs(s)
+                    acc = pools.chunk(pools.empty(n), cumsum_inputs[s][:, :, channels])
+                else:
+                    acc = self._acc(w)
+                    if partial:  # the block under way, evaluated but not committed
+                        u = self._arrays[f"block_sum_{s}"][:, columns] / partial
+                        acc = pools.step(acc, u)
+                values, wins = pools.features(acc, blocks)
+                if per_state is None:
+                    per_state = xp.empty((n, k, d, values.shape[-1]))
+                    compete = None if wins is None else xp.empty((n, k, 2, d))
+                per_state[:, positions] = values
+                if wins is not None:
+                    compete[:, positions] = wins
+            pieces.append(per_state.reshape(n, -1))
+            if compete is not None:
+                pieces.append(compete.reshape(n, -1))
+        F = xp.empty((n, self.n_features))
+        start = 0
+        for piece in pieces:
+            F[:, start : start + piece.shape[1]] = piece
+            start += piece.shape[1]
+        if not bool(xp.isfinite(F).all()):
+            raise ValueError(
+                "The pooled features of the prefixes seen are not finite; rescale the input."
+            )
         if self.dtype == np.float64:
             return F
         with np.errstate(over="ignore"):
@@ -1041,15 +1267,27 @@ class PooledStream(_FeatureStream):
 
         Equal to ``LMUPooledFeatures.transform`` of the prefixes. A NumPy array, or a CuPy
         array when computed on the GPU and the transformer has ``return_gpu_arrays=True``.
+        Windows fed by the 'cumsum' input are computed here from their first block (see
+        the class notes); the others from their running pools.
         """
         return super().transform()
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(n_streams={self.n_streams}, n_channels={self.n_channels}, "
-            f"n_windows={self.n_windows}, order={self.order}, stride={self.stride}, "
+            f"n_windows={len(self.spec.windows)}, n_features={self.n_features}, "
             f"steps_seen={self._steps_seen})"
         )
+
+
+def _extremes_before_first_block(stride: int):
+    """Running maxima and minima may be -inf and +inf (their start) before the first
+    whole block of their window's stride."""
+
+    def allowed(steps: int):
+        return np.array([0.0, -np.inf, np.inf]) if steps < stride else None
+
+    return allowed
 
 
 # ---------------------------------------------------------------------------- the head

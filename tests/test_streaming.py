@@ -8,11 +8,7 @@ recurrence, powers of ``Abar`` and impulse-response GEMMs against one reversed-i
 GEMM), so they differ by rounding only: about ``order * eps`` relative per feature after a
 few hundred steps (measured ~5e-6 for order 468 over 784 float32 steps, far less for the
 orders tested here), which the standardization and a small head change by a factor of a
-few at most. The pooled features are accumulated in float64 by stream and batch alike and
-cast to the dtype at the end, so in float32 they differ by that cast's rounding (6e-8
-relative); their proportions are exact counts, equal as long as no state lies within
-rounding of a threshold (the streamed sequences are not those the thresholds were fitted
-on, so none does).
+few at most. The pooled features: see their section below.
 """
 
 from __future__ import annotations
@@ -22,14 +18,18 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression
 
 from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
 from lmu_sk import streaming as streaming_module
-from lmu_sk.reference import dn_states
+from lmu_sk.dn import discrete_system
+from lmu_sk.engine.pooling import POOLS, TRANSFORMS, PooledSpec, WindowSpec
+from lmu_sk.reference import dn_states, pooled, recurrence
+from lmu_sk.streaming import PooledStream
 
 TOLERANCE = {"float32": 1e-5, "float64": 1e-10}
 OUTPUTS = ("final", "mean", "max", "sequence")
@@ -394,14 +394,6 @@ def test_overflow_raises_and_leaves_the_stream_unchanged(output, as_chunk):
     assert_unchanged(stream, before)
 
 
-def pooled_stream(dtype="float32", stride=2, n_streams=3, n_channels=2):
-    X = np.random.default_rng(6).standard_normal((8, 20, n_channels))
-    features = LMUPooledFeatures(
-        order=3, thetas=[3.0, 9.0], stride=stride, n_biases=2, dtype=dtype, channels_first=False
-    ).fit(X)
-    return features.stream(n_streams), features
-
-
 @pytest.mark.parametrize("kind", ["final", "mean", "max", "pooled"])
 @pytest.mark.parametrize("as_chunk", [True, False])
 def test_finite_values_beyond_float32_say_they_would_overflow(kind, as_chunk):
@@ -562,46 +554,250 @@ def test_float32_mean_stream_does_not_drift_over_many_single_steps():
 
 
 # ------------------------------------------------------------------ pooled features
+# The pooled stream is checked against the step-by-step oracle lmu_sk.reference.pooled on
+# random specs (windows of their own order, stride, theta and inputs; every transform and
+# pool), and against LMUPooledFeatures.transform.
+#
+# Thresholds are placed halfway between two neighbouring values that the state takes on
+# some prefix of the streamed sequences (or beyond all of them), at least 1e-4 of the
+# state's magnitude from every value: the stream and the reference compare float64 states
+# with them, but the batch kernel compares the states rounded to float32 (6e-8 relative),
+# and the states of stream, reference and batch differ by rounding. A threshold that close
+# to a state would make the count depend on that rounding; these cannot. For the same
+# reason the 'compete' pools are asserted only where the two largest (and the two smallest)
+# scaled states of every step differ by more than rounding, or are exactly equal (the zero
+# state of a zero input, computed exactly by all).
+#
+# Tolerance against the reference, relative to the largest feature: 1e-10 in float64 (all
+# float64 arithmetic, summed in other orders) and 1e-5 in float32 (the stream's float64
+# features cast to float32: 6e-8). Against LMUPooledFeatures 1e-5 for both dtypes: its CPU
+# kernel sums the excess of 'mpv' in float32 (relative rounding of about
+# n_blocks * 6e-8 of the state's magnitude; at most 40 blocks here), whatever the output
+# dtype.
+POOLED_TOLERANCE = {"float32": 1e-5, "float64": 1e-10}
+BATCH_POOLED_TOLERANCE = 1e-5
+
+
+class _FittedPooled(BaseEstimator):
+    """What a fitted ``LMUPooledFeatures`` hands its stream, for any spec."""
+
+    def __init__(self, dtype=None, device="cpu", return_gpu_arrays=False, channels_first=False):
+        self.dtype = dtype
+        self.device = device
+        self.return_gpu_arrays = return_gpu_arrays
+        self.channels_first = channels_first
+
+    def fit(self, spec, biases, scales, n_channels):
+        self.spec_, self.biases_, self.scales_ = spec, biases, scales
+        self.n_channels_ = n_channels
+        self.n_features_out_ = spec.n_features
+        return self
+
+    def stream(self, n_streams=1):
+        return PooledStream(self, n_streams)
+
+
+def transformed(X: np.ndarray, transforms) -> np.ndarray:
+    """The inputs of the sequences ``X`` (n, t, c) of equal length, transform-major."""
+    made = []
+    for name in transforms:
+        if name == "series":
+            made.append(X)
+        elif name == "difference":
+            made.append(np.diff(X, axis=1, prepend=X[:, :1]))
+        else:
+            centred = X - X.mean(axis=1, keepdims=True)
+            made.append(np.cumsum(centred, axis=1) / np.sqrt(X.shape[1]))
+    return np.concatenate(made, axis=2)
+
+
+def visited_states(X: np.ndarray, spec) -> list[np.ndarray]:
+    """Per window, every state ``(n_visits, n_inputs_w, order_w)`` it takes on any prefix
+    of ``X``: the states of the prefixes' blocks (the 'cumsum' input, and the last block
+    mean, change with the prefix)."""
+    visits = [[] for _ in spec.windows]
+    for t in range(1, X.shape[1] + 1):
+        inputs = transformed(X[:, :t], spec.transforms)
+        for found, window in zip(visits, spec.windows, strict=True):
+            u = inputs[:, :, list(window.inputs)]
+            s = window.stride
+            means = np.stack([u[:, a : a + s].mean(axis=1) for a in range(0, t, s)], axis=1)
+            system = discrete_system(window.order, window.theta, spec.discretizer)
+            states = recurrence(means, *system, output="sequence")
+            found.append(states.reshape(-1, len(window.inputs), window.order))
+    return [np.concatenate(found) for found in visits]
+
+
+def decided_thresholds(states: np.ndarray, n_biases: int, rng) -> np.ndarray:
+    """Thresholds ``(n_inputs, order, n_biases)`` (float32, ascending) of every state, each
+    halfway between two neighbouring values of the state in ``states`` at least 1e-4 of
+    its magnitude apart, or beyond all of them (see the notes above)."""
+    _, k, d = states.shape
+    out = np.empty((k, d, n_biases), dtype=np.float32)
+    for j in range(k):
+        for i in range(d):
+            values = np.unique(states[:, j, i])
+            size = max(float(np.abs(values).max()), 1e-3)
+            gaps = np.flatnonzero(np.diff(values) > 1e-4 * size)
+            middles = (values[gaps] + values[gaps + 1]) / 2
+            beyond = [values[0] - 0.25 * size, values[-1] + 0.25 * size]
+            pick = middles if len(middles) and rng.random() < 0.8 else np.asarray(beyond)
+            out[j, i] = np.sort(rng.choice(pick, n_biases))
+    return out
+
+
+def competition_decided(states: np.ndarray, scale: np.ndarray) -> bool:
+    """Whether on every visited step the largest and the smallest scaled state are clear
+    (or the states are all exactly zero)."""
+    if states.shape[2] < 2:
+        return True
+    scaled = np.sort(states * scale, axis=2)
+    size = np.abs(scaled).max(axis=2)
+    zero = size == 0
+    top = scaled[..., -1] - scaled[..., -2]
+    bottom = scaled[..., 1] - scaled[..., 0]
+    return bool((zero | ((top > 1e-9 * size) & (bottom > 1e-9 * size))).all())
+
+
+def pooled_fit(X: np.ndarray, spec, rng, **params) -> _FittedPooled:
+    """A fitted stand-in with decided thresholds for ``X`` and random positive scales."""
+    states = visited_states(X, spec)
+    biases = [decided_thresholds(s, spec.n_biases, rng) for s in states]
+    scales = [rng.uniform(0.5, 2.0, (len(w.inputs), w.order)) for w in spec.windows]
+    assume(all(map(competition_decided, states, scales)))
+    return _FittedPooled(**params).fit(spec, biases, scales, X.shape[2])
+
+
 @st.composite
-def pooled_cases(draw):
-    n_windows = draw(st.integers(1, 3))
-    return dict(
-        order=draw(st.integers(1, 6)),
-        thetas=sorted(
-            draw(st.lists(st.floats(2.0, 60.0), min_size=n_windows, max_size=n_windows))
-        ),
-        stride=draw(st.integers(1, 5)),
-        difference=draw(st.booleans()),
-        n_biases=draw(st.integers(1, 4)),
-        dtype=draw(st.sampled_from(["float32", "float64"])),
-        discretizer=draw(st.sampled_from(["zoh", "euler"])),
-    ), (
-        draw(st.integers(1, 2)),  # channels
-        draw(st.sampled_from([1, 2, 3, 7])),  # streams
-        draw(st.integers(1, 40)),  # steps
-        draw(st.integers(0, 2**16)),  # seed
+def pooled_specs(draw, n_channels: int):
+    transforms = draw(st.lists(st.sampled_from(TRANSFORMS), min_size=1, max_size=3, unique=True))
+    transforms = tuple(t for t in TRANSFORMS if t in transforms)
+    n_inputs = len(transforms) * n_channels
+    discretizer = draw(st.sampled_from(["zoh", "zoh", "euler"]))
+    windows = []
+    for _ in range(draw(st.integers(1, 3))):
+        order = draw(st.integers(1, 5))
+        theta = draw(st.floats(1.0, 20.0))
+        if discretizer == "euler":
+            theta = max(theta, 12.0 * order)  # within Euler's stability
+        inputs = draw(
+            st.lists(st.integers(0, n_inputs - 1), min_size=1, max_size=n_inputs, unique=True)
+        )  # any subset, in any order
+        windows.append(WindowSpec(order, theta, draw(st.integers(1, 4)), tuple(inputs)))
+    pools = draw(st.lists(st.sampled_from(POOLS), min_size=1, max_size=7, unique=True))
+    return PooledSpec(
+        tuple(windows),
+        transforms,
+        tuple(p for p in POOLS if p in pools),
+        draw(st.integers(1, 3)),
+        discretizer,
     )
 
 
-@settings(max_examples=120)
-@given(pooled_cases(), st.booleans(), st.data())
-def test_pooled_stream_equals_batch_transform_of_every_prefix(case, as_steps, data):
-    params, (n_channels, n_streams, n_steps, seed) = case
-    if params["discretizer"] == "euler":
-        params["thetas"] = [max(theta, 12.0 * params["order"]) for theta in params["thetas"]]
-    rng = np.random.default_rng(seed)
-    train = rng.standard_normal((10, 30, n_channels))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # Euler near its stability limit
-        features = LMUPooledFeatures(**params, channels_first=False).fit(train)
-    X = rng.standard_normal((n_streams, n_steps, n_channels))
-    if n_channels == 1 and rng.random() < 0.5:
-        X = X[:, :, 0]  # the 2-D layout of one channel
+@settings(max_examples=120, deadline=None)
+@given(st.integers(1, 3), st.data())
+def test_pooled_stream_equals_the_reference_on_every_prefix(n_channels, data):
+    spec = data.draw(pooled_specs(n_channels))
+    dtype = data.draw(st.sampled_from(["float32", "float64"]))
+    n_streams = data.draw(st.sampled_from([1, 2, 3, 7]))
+    n_steps = data.draw(st.integers(1, 40))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    # an offset per channel: 'cumsum' centres it away
+    X = rng.standard_normal((n_streams, n_steps, n_channels)) + rng.normal(0, 3, n_channels)
+    features = pooled_fit(X, spec, rng, dtype=dtype)
     stream = features.stream(n_streams)
-    for t in feed(stream, X, split_points(data.draw, n_steps), as_steps):
+    fed = X[:, :, 0] if n_channels == 1 and rng.random() < 0.5 else X  # one channel in 2-D
+    as_steps = data.draw(st.booleans())
+    for t in feed(stream, fed, split_points(data.draw, n_steps), as_steps):
         got = stream.transform()
-        assert got.dtype == np.dtype(params["dtype"]) and stream.steps_seen == t
-        assert_close(got, features.transform(X[:, :t]), params["dtype"], f"prefix {t}")
+        assert got.dtype == np.dtype(dtype) and stream.steps_seen == t
+        expected = pooled(list(X[:, :t]), spec, features.biases_, features.scales_)
+        assert got.shape == expected.shape == (n_streams, spec.n_features)
+        scale = float(np.abs(expected).max())
+        np.testing.assert_allclose(
+            got, expected, rtol=0, atol=POOLED_TOLERANCE[dtype] * scale, err_msg=f"prefix {t}"
+        )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 2), st.data())
+def test_pooled_stream_equals_the_batch_transform_of_every_prefix(n_channels, data):
+    n_windows = data.draw(st.integers(1, 3))
+    thetas = data.draw(st.lists(st.floats(2.0, 60.0), min_size=n_windows, max_size=n_windows))
+    transforms = data.draw(st.lists(st.sampled_from(TRANSFORMS), min_size=1, unique=True))
+    dtype = data.draw(st.sampled_from(["float32", "float64"]))
+    params = dict(
+        thetas=sorted(thetas),
+        order=data.draw(st.sampled_from([None, 1, 3, 6])),
+        stride=data.draw(st.sampled_from(["auto", 1, 2, 5])),
+        transforms=transforms,
+        pools=data.draw(st.lists(st.sampled_from(POOLS), min_size=1, unique=True)),
+        n_biases=data.draw(st.integers(1, 4)),
+        dtype=dtype,
+    )
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    features = LMUPooledFeatures(**params, channels_first=False).fit(
+        rng.standard_normal((10, 30, n_channels))
+    )
+    n_streams, n_steps = data.draw(st.sampled_from([1, 3])), data.draw(st.integers(1, 30))
+    X = rng.standard_normal((n_streams, n_steps, n_channels))
+    # the fitted thresholds replaced by ones decided for these sequences (same shapes; see
+    # the notes above)
+    states = visited_states(X, features.spec_)
+    assert [b.shape for b in features.biases_] == [
+        (*s.shape[1:], params["n_biases"]) for s in states
+    ]
+    features.biases_ = [decided_thresholds(s, params["n_biases"], rng) for s in states]
+    assume(all(map(competition_decided, states, features.scales_)))
+    stream = features.stream(n_streams)
+    for t in feed(stream, X, split_points(data.draw, n_steps), data.draw(st.booleans())):
+        got, expected = stream.transform(), features.transform(X[:, :t])
+        assert got.dtype == expected.dtype == np.dtype(dtype)
+        scale = float(np.abs(expected).max())
+        np.testing.assert_allclose(
+            got, expected, rtol=0, atol=BATCH_POOLED_TOLERANCE * scale, err_msg=f"prefix {t}"
+        )
+
+
+ALL_POOLS = POOLS
+
+
+def small_spec(stride=2, transforms=TRANSFORMS, n_channels=2, pools=ALL_POOLS, n_biases=2):
+    """Two windows of other orders and strides; the second one reads the last input of
+    every transform, in reverse order."""
+    n_inputs = len(transforms) * n_channels
+    return PooledSpec(
+        (
+            WindowSpec(3, 4.0, stride, tuple(range(n_inputs))),
+            WindowSpec(2, 6.0, stride + 1, tuple(range(n_inputs - 1, -1, -n_channels))),
+        ),
+        tuple(transforms),
+        tuple(pools),
+        n_biases,
+    )
+
+
+def fitted_pooled(spec, n_channels=2, seed=0, **params):
+    """A stand-in with thresholds of random value (for tests that assert stream against
+    stream, or with inputs whose states they do not approach) and random scales."""
+    rng = np.random.default_rng(seed)
+    biases = [
+        np.sort(rng.normal(0, 0.5, (len(w.inputs), w.order, spec.n_biases)), axis=-1).astype(
+            np.float32
+        )
+        for w in spec.windows
+    ]
+    scales = [rng.uniform(0.5, 2.0, (len(w.inputs), w.order)) for w in spec.windows]
+    return _FittedPooled(**params).fit(spec, biases, scales, n_channels)
+
+
+def pooled_stream(dtype="float32", stride=2, n_streams=3, n_channels=2, **spec_params):
+    features = fitted_pooled(small_spec(stride, n_channels=n_channels, **spec_params), dtype=dtype)
+    return features.stream(n_streams), features
+
+
+def expected_pooled(features, X):
+    return pooled(list(X), features.spec_, features.biases_, features.scales_)
 
 
 def test_pooled_stream_blocks_over_groups_of_streams(monkeypatch):
@@ -610,30 +806,41 @@ def test_pooled_stream_blocks_over_groups_of_streams(monkeypatch):
     stream, features = pooled_stream(dtype="float64", stride=1, n_streams=5)
     X = np.random.default_rng(1).standard_normal((5, 45, 2))
     stream.update(X[:, :40]).update(X[:, 40:])
-    assert_close(stream.transform(), features.transform(X), "float64")
+    assert_close(stream.transform(), expected_pooled(features, X), "float64")
+
+
+def test_pooled_stream_over_many_blocks_in_chunks_and_steps():
+    """300 steps: the running sums of 'cumsum' grow past their first allocation, runs and
+    competitions carry across chunk boundaries."""
+    stream, features = pooled_stream(dtype="float64", stride=1, n_streams=2)
+    X = np.random.default_rng(11).standard_normal((2, 300, 2)) + 1.5
+    stream.update(X[:, :137])
+    for t in range(137, 150):
+        stream.update(X[:, t])
+    stream.update(X[:, 150:])
+    assert stream.state["cumsum_1"].shape == (2, 300, 2)
+    assert_close(stream.transform(), expected_pooled(features, X), "float64")
 
 
 def test_pooled_stream_evaluates_the_block_under_way_without_committing_it():
     stream, features = pooled_stream(dtype="float64", stride=4)
     X = np.random.default_rng(2).standard_normal((3, 11, 2))
-    stream.update(X[:, :6])  # one whole block and half of the next
+    stream.update(X[:, :6])  # one whole block of the first window and half of the next
     committed = stream.state
-    assert_close(stream.transform(), features.transform(X[:, :6]), "float64")
+    assert_close(stream.transform(), expected_pooled(features, X[:, :6]), "float64")
     assert_unchanged(stream, committed)  # asking did not commit the half block
-    np.testing.assert_allclose(committed["block_sum"], X[:, 4:6].sum(axis=1))
+    # the series' steps of the block under way (columns: transform-major)
+    np.testing.assert_allclose(committed["block_sum_4"][:, :2], X[:, 4:6].sum(axis=1))
     stream.update(X[:, 6]).update(X[:, 7:])
-    assert_close(stream.transform(), features.transform(X), "float64")
+    assert_close(stream.transform(), expected_pooled(features, X), "float64")
 
 
-def test_pooled_stream_uses_the_fitted_stride_and_difference():
-    X = np.random.default_rng(3).standard_normal((6, 24))
-    features = LMUPooledFeatures(order=3, thetas=[6.0], stride=3, difference=True).fit(X)
-    expected = features.transform(X)
-    before = features.stream(6)
-    # parameters changed after fit: the stream, as the transform, keeps the fitted values
-    features.set_params(stride=1, difference=False)
-    assert_close(before.update(X).transform(), expected, "float64")
-    assert_close(features.stream(6).update(X).transform(), expected, "float64")
+def test_pooled_stream_with_the_channels_first():
+    spec = small_spec(stride=2, n_channels=3)
+    features = fitted_pooled(spec, n_channels=3, dtype="float64", channels_first=True)
+    X = np.random.default_rng(3).standard_normal((2, 3, 9))  # (streams, channels, steps)
+    stream = features.stream(2).update(X[:, :, :4]).update(X[:, :, 4]).update(X[:, :, 5:])
+    assert_close(stream.transform(), expected_pooled(features, X.transpose(0, 2, 1)), "float64")
 
 
 @pytest.mark.parametrize("stride", [1, 3])
@@ -642,14 +849,19 @@ def test_pooled_checkpoint_reset_and_pickle_continue_identically(stride):
     X = np.random.default_rng(4).standard_normal((3, 17, 2))
     stream.update(X[:, :7])  # with stride 3: two whole blocks and one step of the third
     checkpoint = stream.state
-    n_keys = {"dn", "pools", "steps_seen", "previous"} | ({"block_sum"} if stride > 1 else set())
-    assert set(checkpoint) == n_keys
-    assert checkpoint["dn"].shape == (3, 2, 4, 3)  # streams, windows, inputs, order
-    assert checkpoint["pools"].shape == (3, 2, 4, 3, 2 + 3)
+    keys = {"steps_seen", "last", "origin", "sum", f"cumsum_{stride}", f"cumsum_{stride + 1}"}
+    keys |= {f"{name}_{w}" for name in ("dn", "thresholds", "moments", "compete") for w in (0, 1)}
+    keys |= {f"block_sum_{s}" for s in (stride, stride + 1) if s > 1}
+    assert set(checkpoint) == keys
+    # window 0: 4 streamed inputs (series, difference) of order 3; 2 thresholds
+    assert checkpoint["dn_0"].shape == (3, 4, 3)
+    assert checkpoint["thresholds_0"].shape == (3, 4, 3, 4, 2)
+    assert checkpoint["compete_1"].shape == (3, 2, 2, 2)  # window 1 streams 2 inputs
+    assert checkpoint[f"cumsum_{stride}"].shape == (3, 7 // stride, 2)
     blob = pickle.dumps(stream)
     expected = stream.update(X[:, 7:]).transform()
 
-    stream.state = checkpoint
+    stream.state = checkpoint  # fewer blocks of running sums than the stream holds now
     np.testing.assert_array_equal(stream.update(X[:, 7:]).transform(), expected)
     loaded = pickle.loads(blob)
     assert loaded.steps_seen == 7
@@ -664,7 +876,8 @@ def test_pooled_checkpoint_before_the_first_whole_block_keeps_infinite_extremes(
     X = np.random.default_rng(5).standard_normal((3, 8, 2))
     stream.update(X[:, :2])
     checkpoint = stream.state
-    assert np.isneginf(checkpoint["pools"][..., -2]).all()  # no whole block yet
+    assert np.isneginf(checkpoint["moments_0"][..., 1]).all()  # no whole block yet
+    assert np.isposinf(checkpoint["moments_1"][..., 2]).all()
     expected = stream.update(X[:, 2:]).transform()
     stream.state = checkpoint
     np.testing.assert_array_equal(stream.update(X[:, 2:]).transform(), expected)
@@ -673,12 +886,15 @@ def test_pooled_checkpoint_before_the_first_whole_block_keeps_infinite_extremes(
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        (lambda s: s.pop("previous"), "keys"),
-        (lambda s: s.update(dn=s["dn"][:, :1]), "shape"),
-        (lambda s: s["pools"].__setitem__((0, 0, 0, 0, 0), 9.0), "counts of blocks"),
-        (lambda s: s["pools"].__setitem__((0, 0, 0, 0, 1), 0.5), "counts of blocks"),
-        (lambda s: s["pools"].__setitem__((0, 0, 0, 0, -2), -np.inf), "NaN or infinity"),
-        (lambda s: s["block_sum"].__setitem__((0, 0), np.nan), "NaN or infinity"),
+        (lambda s: s.pop("last"), "keys"),
+        (lambda s: s.update(dn_0=s["dn_0"][:, :1]), "shape"),
+        (lambda s: s.update(cumsum_3=s["cumsum_3"][:, :1]), "shape"),
+        (lambda s: s["thresholds_0"].__setitem__((0, 0, 0, 0, 0), 9.0), "counts of blocks"),
+        (lambda s: s["thresholds_0"].__setitem__((0, 0, 0, 3, 1), 0.5), "counts of blocks"),
+        (lambda s: s["compete_1"].__setitem__((0, 0, 0, 0), -1.0), "counts of blocks"),
+        (lambda s: s["moments_0"].__setitem__((0, 0, 0, 1), -np.inf), "NaN or infinity"),
+        (lambda s: s["block_sum_3"].__setitem__((0, 0), np.nan), "NaN or infinity"),
+        (lambda s: s["cumsum_3"].__setitem__((0, 0, 0), np.inf), "NaN or infinity"),
         (lambda s: s.update(steps_seen=-1), ">= 0"),
     ],
 )
@@ -696,24 +912,50 @@ def test_bad_pooled_state_raises_and_leaves_the_stream_unchanged(change, match):
 def test_pooled_stream_before_fit_and_before_any_step():
     with pytest.raises(NotFittedError):
         LMUPooledFeatures().stream()
-    stream, _ = pooled_stream()
+    stream, features = pooled_stream()
     with pytest.raises(ValueError, match="no step yet"):
         stream.transform()
-    stream.update(np.zeros((3, 1, 2)))  # within the first block of stride 2
-    assert stream.transform().shape == (3, 2 * 4 * 3 * (2 + 3))
+    stream.update(np.zeros((3, 1, 2)))  # within the first block of both windows
+    assert stream.transform().shape == (3, features.n_features_out_)
+
+
+def test_pooled_stream_refuses_fitted_attributes_that_do_not_fit_the_spec():
+    spec = small_spec()
+    features = fitted_pooled(spec)
+    features.biases_ = features.biases_[:1]
+    with pytest.raises(ValueError, match="one array per window"):
+        features.stream()
+    features = fitted_pooled(spec)
+    features.scales_[1] = features.scales_[1][:, :1]
+    with pytest.raises(ValueError, match="Window 1"):
+        features.stream()
+    features = fitted_pooled(spec, n_channels=1)  # inputs of 2 channels on 1
+    with pytest.raises(ValueError, match="beyond the 3 inputs"):
+        features.stream()
+
+
+def test_pooled_stream_of_one_pool_and_one_transform():
+    for pools, transforms in [(("lspv",), ("difference",)), (("compete",), ("cumsum",))]:
+        spec = small_spec(stride=2, transforms=transforms, pools=pools)
+        features = fitted_pooled(spec, dtype="float64")
+        X = np.random.default_rng(7).standard_normal((2, 13, 2))
+        stream = features.stream(2).update(X[:, :5]).update(X[:, 5:])
+        assert_close(stream.transform(), expected_pooled(features, X), "float64")
 
 
 # ------------------------------------------------------------------ the default classifier
 @pytest.fixture(scope="module")
 def default_classifier():
-    """``LMUClassifier()`` on 600-step series: pooled features of stride 3, ridge head."""
+    """``LMUClassifier()`` on 600-step series: pooled features of several strides and
+    every transform, ridge head."""
     rng = np.random.default_rng(8)
     n_samples, n_steps = 36, 600
     y = np.arange(n_samples) % 3
     t = np.arange(n_steps)
     X = rng.standard_normal((n_samples, n_steps)) + np.sin(t[None, :] * (y[:, None] + 1) / 40)
     model = LMUClassifier().fit(X, y)
-    assert model.head_kind_ == "ridge" and model.features_.stride == 3
+    assert model.head_kind_ == "ridge" and len(set(model.features_.strides_)) > 1
+    assert "cumsum" in model.features_.spec_.transforms
     return model, rng
 
 
@@ -738,7 +980,8 @@ def test_default_classifier_stream_pickles_mid_block_and_continues_identically(
 ):
     model, rng = default_classifier
     X = rng.standard_normal((3, 40))
-    stream = model.stream(3).update(X[:, :10])  # 3 whole blocks of 3 steps and one step
+    stream = model.stream(3).update(X[:, :10])  # within a block of the longer windows
+    assert any(10 % s for s in model.features_.strides_)
     loaded = pickle.loads(pickle.dumps(stream))
     np.testing.assert_array_equal(loaded.decision_function(), stream.decision_function())
     for t in range(10, 40):
@@ -746,7 +989,7 @@ def test_default_classifier_stream_pickles_mid_block_and_continues_identically(
         stream.update(X[:, t])
     np.testing.assert_array_equal(loaded.decision_function(), stream.decision_function())
     np.testing.assert_array_equal(loaded.predict(), stream.predict())
-    assert loaded.steps_seen == 40 and set(loaded.state) >= {"dn", "pools", "block_sum"}
+    assert loaded.steps_seen == 40 and {"sum", "dn_0", "moments_0"} <= set(loaded.state)
 
 
 # ------------------------------------------------------------------ any features that stream
@@ -801,15 +1044,20 @@ def test_pooled_stream_stays_on_the_device(fake_gpu, monkeypatch):
     from fake_cupy import FakeDeviceArray, clear_caches
 
     X = np.random.default_rng(10).standard_normal((3, 13, 2))
-    params = dict(order=3, thetas=[3.0, 8.0], stride=2, n_biases=2, dtype="float64")
-    gpu = LMUPooledFeatures(**params, device="gpu", channels_first=False).fit(X)
-    cpu = LMUPooledFeatures(**params, device="cpu", channels_first=False).fit(X)
-    stream = gpu.stream(3).update(X[:, :5]).update(fake_gpu.asarray(X[:, 5])).update(X[:, 6:])
-    assert type(stream.state["dn"]) is FakeDeviceArray
-    assert_close(stream.transform(), cpu.transform(X), "float64")
+    features = fitted_pooled(small_spec(stride=2), dtype="float64", device="gpu")
+    expected = expected_pooled(features, X)
+    stream = features.stream(3).update(X[:, :5]).update(fake_gpu.asarray(X[:, 5])).update(X[:, 6:])
+    state = stream.state
+    assert type(state["dn_0"]) is FakeDeviceArray and type(state["cumsum_2"]) is FakeDeviceArray
+    got = stream.transform()
+    assert type(got) is np.ndarray
+    assert_close(got, expected, "float64")
+    features.return_gpu_arrays = True
+    on_device = features.stream(3).update(X)
+    assert type(on_device.transform()) is FakeDeviceArray
     blob = pickle.dumps(stream)
     monkeypatch.undo()
     clear_caches()
     loaded = pickle.loads(blob)
-    assert type(loaded.state["dn"]) is np.ndarray
-    assert_close(loaded.transform(), cpu.transform(X), "float64")
+    assert type(loaded.state["dn_0"]) is np.ndarray
+    assert_close(loaded.transform(), expected, "float64")
