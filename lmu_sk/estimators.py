@@ -384,7 +384,13 @@ class _LMUBase(BaseEstimator):
         mean = xp.asarray(self.feature_mean_, dtype=np.float64)
         scale = xp.asarray(self.feature_scale_, dtype=np.float64)
         if F.dtype == np.float64:
-            return (F - mean) / scale
+            if _dask.is_dask_array(F) or not F.flags.writeable:
+                return (F - mean) / scale
+            # the callers' features are their own fresh arrays: scaled in place, without
+            # two temporaries of their size (whose first touch costs more than the sums)
+            F -= mean
+            F /= scale
+            return F
         out = xp.empty(F.shape, dtype=F.dtype)
         for start in range(0, F.shape[0], _SCALE_BLOCK_ROWS):
             rows = slice(start, start + _SCALE_BLOCK_ROWS)
@@ -887,12 +893,14 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
 
 class LMURegressor(VersionedPickleMixin, RegressorMixin, _LMUBase):
-    """Legendre Memory Unit regressor: Delay Network features and a dense linear-output head.
+    """Legendre Memory Unit regressor: Delay Network features and a ridge or dense head.
 
     Parameters are those of :class:`LMUClassifier`, with
-    ``feature_output`` in ``{'auto', 'final', 'mean', 'max', 'pooled', 'sequence'}``;
-    ``head='auto'`` is the dense head here, ``head='ridge'`` the closed-form
-    :class:`~lmu_sk.ridge.RidgeHeadRegressor`. With 'sequence' the
+    ``feature_output`` in ``{'auto', 'final', 'mean', 'max', 'pooled', 'sequence'}``.
+    As for the classifier, ``head='auto'`` fits the closed-form
+    :class:`~lmu_sk.ridge.RidgeHeadRegressor` on pooled features up to 10 000 training
+    sequences (a time-series regressor out of the box) and the dense network on final
+    states beyond; with ``feature_output='sequence'`` it is the dense head. With 'sequence' the
     head is applied at every time step (time-distributed): ``y`` holds one target per
     step, shape ``(n_samples, n_steps)`` or ``(n_samples, n_steps, n_outputs)``, and
     ``predict`` returns the same shape — the setting of forecasting tasks such as
@@ -914,7 +922,14 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     _head_class = DenseHeadRegressor
     _ridge_class = RidgeHeadRegressor
     _feature_outputs = ("auto", "final", "mean", "max", "pooled", "sequence")
-    _small_data_head = "dense"
+    _small_data_head = "ridge"
+
+    def _resolved_head(self, n_samples: int) -> str:
+        """As for the classifier, but 'sequence' (one target per step) trains the dense
+        head: its rows are every step of every sequence."""
+        if self.head == "auto" and self.feature_output == "sequence":
+            return "dense"
+        return super()._resolved_head(n_samples)
 
     def _as_rows(self, F):
         if self.feature_output != "sequence":

@@ -316,7 +316,7 @@ def test_bad_input(digits):
 
 def test_divergence_is_an_error_not_nan_predictions(digits):
     X, y = digits
-    reg = LMURegressor(order=8, solver="sgd", learning_rate_init=10.0, device="cpu")
+    reg = LMURegressor(head="dense", order=8, solver="sgd", learning_rate_init=10.0, device="cpu")
     with pytest.raises(TrainingDivergedError, match="Lower learning_rate_init"):
         reg.fit(X, y.astype(float))
     assert not hasattr(reg, "head_")

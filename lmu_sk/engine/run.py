@@ -567,14 +567,24 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
     compete = "compete" in spec.pools
     offsets = spec.window_offsets()
     windows = _window_inputs(spec, x, lengths, xp)
+    K = spec.n_biases
+    # the kernel's threshold pools go straight into the features where they are all kept
+    direct = out.dtype == np.float64 and np.array_equal(columns, np.arange(3 * K))
     for w, (window, u, n) in enumerate(windows):
         d, theta = window.order, window.theta
+        n_in = len(window.inputs)
+        part = out[:, offsets[w] : offsets[w + 1]]
+        n_state = n_in * d * len(columns)
         if plan.route == "pooled_recurrence":
             A_T = constants.get("A_T", d, theta, spec.discretizer)
             Bbar = constants.system(d, theta, spec.discretizer)[1]
-            pools, comp = cpu.pooled_window(u, n, A_T, Bbar, biases[w], scales[w])
+            view = part[:, :n_state].reshape(N, n_in, d, 3 * K) if direct else None
+            pools, moments, comp = cpu.pooled_window(
+                u, n, A_T, Bbar, biases[w], scales[w], out=view
+            )
+            if not direct:
+                pools = np.concatenate([pools, moments], axis=-1)
         else:
-            n_in = len(window.inputs)
             W = constants.get(
                 "W",
                 d,
@@ -595,14 +605,10 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
             )
             pools = pools.reshape(N, n_in, d, -1)
             comp = comp.reshape(N, n_in, 2 * d)
-        part = out[:, offsets[w] : offsets[w + 1]]
-        n_state = 0
-        if len(columns):
-            kept = pools[..., columns].reshape(N, -1)
-            n_state = kept.shape[1]
+        if len(columns) and not (direct and plan.route == "pooled_recurrence"):
             # float64 pools beyond float32 become inf: the caller reports them
             with np.errstate(over="ignore"):
-                part[:, :n_state] = kept
+                part[:, :n_state] = pools[..., columns].reshape(N, -1)
         if compete:
             part[:, n_state:] = comp.reshape(N, -1)
     return out

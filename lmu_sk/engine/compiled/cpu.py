@@ -158,7 +158,9 @@ N_MOMENTS = 3
 
 # reassociation lets the state update vectorize; no 'nnan'/'ninf': the pools start at +-inf
 @njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
-def _pooled_window(U, lengths, Abar_T, Bbar, biases, scale, pools, comp):  # pragma: no cover
+def _pooled_window(
+    U, lengths, Abar_T, Bbar, biases, scale, pools, moments, comp
+):  # pragma: no cover
     n_samples, _, n_inputs = U.shape
     order = Bbar.shape[0]
     K = biases.shape[2]
@@ -183,9 +185,10 @@ def _pooled_window(U, lengths, Abar_T, Bbar, biases, scale, pools, comp):  # pra
             count64[:, :] = 0.0
             total64[:, :] = 0.0
             acc = pools[s, c]
-            acc[:, 3 * K] = 0.0
-            acc[:, 3 * K + 1] = -np.inf
-            acc[:, 3 * K + 2] = np.inf
+            mom = moments[s, c]
+            mom[:, 0] = 0.0
+            mom[:, 1] = -np.inf
+            mom[:, 2] = np.inf
             wins = comp[s, c]
             wins[:] = 0.0
             b = biases[c]
@@ -214,9 +217,9 @@ def _pooled_window(U, lengths, Abar_T, Bbar, biases, scale, pools, comp):  # pra
                         r = (ri[k] + one) * hit
                         ri[k] = r
                         qi[k] = max(qi[k], r)
-                    acc[i, 3 * K] += m
-                    acc[i, 3 * K + 1] = max(acc[i, 3 * K + 1], m)
-                    acc[i, 3 * K + 2] = min(acc[i, 3 * K + 2], m)
+                    mom[i, 0] += m
+                    mom[i, 1] = max(mom[i, 1], m)
+                    mom[i, 2] = min(mom[i, 2], m)
                     v = m * scale[c, i]
                     if v > high:
                         high = v
@@ -240,7 +243,7 @@ def _pooled_window(U, lengths, Abar_T, Bbar, biases, scale, pools, comp):  # pra
                     acc[i, k] = hits / n
                     acc[i, K + k] = above / hits - b[i, k] if hits > 0 else 0.0
                     acc[i, 2 * K + k] = best[i, k] / n
-                acc[i, 3 * K] /= n
+                mom[i, 0] /= n
             for i in range(2 * order):
                 wins[i] /= n
 
@@ -252,7 +255,8 @@ def pooled_window(
     Bbar: np.ndarray,
     biases: np.ndarray,
     scale: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+    out: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pools over time of the states of one window's Delay Network over every input.
 
     The state runs in float64; each step it is rounded to float32 and compared with the
@@ -272,13 +276,17 @@ def pooled_window(
         The thresholds of every input's states.
     scale : ndarray of shape (n_inputs, order)
         Scales of the states for the competition pools.
+    out : ndarray of shape (n_samples, n_inputs, order, 3 * n_biases), float64, optional
+        Where to write the threshold pools (a view into the caller's features, say).
 
     Returns
     -------
-    pools : ndarray of shape (n_samples, n_inputs, order, 3 * n_biases + 3), float64
+    pools : ndarray of shape (n_samples, n_inputs, order, 3 * n_biases), float64
         Per state: the proportion of steps above each threshold, the mean excess over each
-        threshold on those steps (0 if none), the longest run of steps above each threshold
-        divided by the length, then the mean, maximum and minimum.
+        threshold on those steps (0 if none), and the longest run of steps above each
+        threshold divided by the length.
+    moments : ndarray of shape (n_samples, n_inputs, order, 3), float64
+        Per state its mean, maximum and minimum.
     comp : ndarray of shape (n_samples, n_inputs, 2 * order), float64
         The proportion of steps on which each state, scaled, is the largest of the window,
         then the smallest.
@@ -286,7 +294,8 @@ def pooled_window(
     n_samples, _, n_inputs = U.shape
     order = Bbar.shape[0]
     K = biases.shape[2]
-    pools = np.empty((n_samples, n_inputs, order, 3 * K + N_MOMENTS))
+    pools = np.empty((n_samples, n_inputs, order, 3 * K)) if out is None else out
+    moments = np.empty((n_samples, n_inputs, order, N_MOMENTS))
     comp = np.empty((n_samples, n_inputs, 2 * order))
     with parallel_section():
         _pooled_window(
@@ -297,6 +306,7 @@ def pooled_window(
             np.ascontiguousarray(biases, dtype=np.float32),
             np.ascontiguousarray(scale, dtype=np.float64),
             pools,
+            moments,
             comp,
         )
-    return pools, comp
+    return pools, moments, comp
