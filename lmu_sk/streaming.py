@@ -729,6 +729,7 @@ class _WindowPools:
         self.biases = xp.asarray(biases[:, None])
         self.biases32 = xp.asarray(biases[:, None], dtype=np.float32)  # exact: see above
         self.scale = xp.asarray(scale[:, None])  # (k, 1, order)
+        self.states = xp.arange(d)
         self.block = block_steps(d, None, _device_name(xp))
         self._W = None
 
@@ -752,8 +753,31 @@ class _WindowPools:
         """The pools after one block of inputs ``u`` ``(n, k)``."""
         _, thresholds, moments, compete = self._copy(acc)
         state = acc[0] @ self.A_T + u[..., None] * self.B
-        self._pool(state[:, :, None], thresholds, moments, compete)
+        self._pool_one(state, thresholds, moments, compete)
         return state, thresholds, moments, compete
+
+    def _pool_one(self, m: Array, thresholds, moments, compete) -> None:
+        """Add the states ``m`` ``(n, k, order)`` of one block to the pools, in place: as
+        :meth:`_pool` of one step, in fewer operations."""
+        xp = self.xp
+        if thresholds is not None:
+            with np.errstate(over="ignore"):
+                rounded = m.astype(np.float32)
+            above = rounded[..., None] > self.biases32[:, 0]  # (n, k, order, n_biases)
+            thresholds[..., 0, :] += above
+            if "mpv" in self.pools:
+                thresholds[..., 1, :] += xp.where(above, m[..., None] - self.biases[:, 0], 0.0)
+            if "lspv" in self.pools:
+                run = (thresholds[..., 2, :] + 1.0) * above
+                thresholds[..., 2, :] = run
+                thresholds[..., 3, :] = xp.maximum(thresholds[..., 3, :], run)
+        moments[..., 0] += m
+        moments[..., 1] = xp.maximum(moments[..., 1], m)
+        moments[..., 2] = xp.minimum(moments[..., 2], m)
+        if compete is not None:
+            scaled = m * self.scale[:, 0]
+            compete[:, :, 0] += scaled.argmax(axis=2)[..., None] == self.states
+            compete[:, :, 1] += scaled.argmin(axis=2)[..., None] == self.states
 
     def chunk(self, acc: tuple, U: Array) -> tuple:
         """The pools after the blocks of inputs ``U`` ``(n, n_blocks, k)``, their states
@@ -812,9 +836,8 @@ class _WindowPools:
         moments[..., 2] = xp.minimum(moments[..., 2], G.min(axis=2))
         if compete is not None:
             scaled = G * self.scale
-            states = xp.arange(self.order)
-            compete[:, :, 0] += (scaled.argmax(axis=3)[..., None] == states).sum(axis=2)
-            compete[:, :, 1] += (scaled.argmin(axis=3)[..., None] == states).sum(axis=2)
+            compete[:, :, 0] += (scaled.argmax(axis=3)[..., None] == self.states).sum(axis=2)
+            compete[:, :, 1] += (scaled.argmin(axis=3)[..., None] == self.states).sum(axis=2)
 
     def features(self, acc: tuple, blocks: int) -> tuple[Array, Array]:
         """The pools of ``blocks`` blocks as features: ``(n, k, order, columns)`` per state
