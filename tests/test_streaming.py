@@ -27,6 +27,7 @@ from sklearn.linear_model import LogisticRegression
 from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
 from lmu_sk import streaming as streaming_module
 from lmu_sk.dn import discrete_system
+from lmu_sk.engine import pooled_features as engine_pooled_features
 from lmu_sk.engine.pooling import POOLS, TRANSFORMS, PooledSpec, WindowSpec
 from lmu_sk.reference import dn_states, pooled, recurrence
 from lmu_sk.streaming import PooledStream
@@ -560,13 +561,13 @@ def test_float32_mean_stream_does_not_drift_over_many_single_steps():
 #
 # Thresholds are placed halfway between two neighbouring values that the state takes on
 # some prefix of the streamed sequences (or beyond all of them), at least 1e-4 of the
-# state's magnitude from every value: the stream and the reference compare float64 states
-# with them, but the batch kernel compares the states rounded to float32 (6e-8 relative),
-# and the states of stream, reference and batch differ by rounding. A threshold that close
-# to a state would make the count depend on that rounding; these cannot. For the same
-# reason the 'compete' pools are asserted only where the two largest (and the two smallest)
-# scaled states of every step differ by more than rounding, or are exactly equal (the zero
-# state of a zero input, computed exactly by all).
+# state's magnitude from every value: the reference compares float64 states with them,
+# while the stream, as the batch transform's CPU kernel, compares the states rounded to
+# float32 (6e-8 relative), and the states of stream, reference and batch differ by
+# rounding besides. A threshold that close to a state would make the count depend on that
+# rounding; these cannot. For the same reason the 'compete' pools are asserted only where
+# the two largest (and the two smallest) scaled states of every step differ by more than
+# rounding, or are exactly equal (the zero state of a zero input, computed exactly by all).
 #
 # Tolerance against the reference, relative to the largest feature: 1e-10 in float64 (all
 # float64 arithmetic, summed in other orders) and 1e-5 in float32 (the stream's float64
@@ -759,10 +760,23 @@ def test_pooled_stream_equals_the_batch_transform_of_every_prefix(n_channels, da
         )
 
 
-ALL_POOLS = POOLS
+def test_pooled_stream_compares_states_rounded_to_float32_as_the_batch_kernel():
+    """A state just above a threshold but within its float32 rounding: the stream does
+    not count it, as the batch transform's CPU kernel; the float64 reference does."""
+    spec = PooledSpec((WindowSpec(1, 3.0, 1, (0,)),), ("series",), ("ppv",), 1)
+    Bbar = discrete_system(1, 3.0, "zoh")[1][0]
+    # one step of input x gives the state Bbar * x
+    x = next(x for x in np.linspace(1.0, 2.0, 101) if Bbar * x > np.float32(Bbar * x))
+    thresholds = [np.full((1, 1, 1), np.float32(Bbar * x))]
+    features = _FittedPooled(dtype="float64").fit(spec, thresholds, [np.ones((1, 1))], 1)
+    X = np.full((1, 1, 1), x)
+    assert pooled(list(X), spec, thresholds, features.scales_)[0, 0] == 1.0
+    batch = engine_pooled_features(X, spec, thresholds, features.scales_, dtype=np.float64)
+    assert batch[0, 0] == 0.0
+    np.testing.assert_array_equal(features.stream(1).update(X).transform(), batch)
 
 
-def small_spec(stride=2, transforms=TRANSFORMS, n_channels=2, pools=ALL_POOLS, n_biases=2):
+def small_spec(stride=2, transforms=TRANSFORMS, n_channels=2, pools=POOLS, n_biases=2):
     """Two windows of other orders and strides; the second one reads the last input of
     every transform, in reverse order."""
     n_inputs = len(transforms) * n_channels
