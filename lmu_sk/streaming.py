@@ -35,9 +35,12 @@ The DN state of :class:`DNStream` is kept in the features' dtype, as in the batc
 transform, except for 'mean': its state and running sum are float64, since the mean of a
 float32 state over many steps keeps the state's rounding (about 2e-5 of the mean's scale
 after a million steps of centred input) while the mean itself can be far smaller than the
-states. The pooled features are accumulated in float64 as their batch transform on the CPU
-does. Every array operation goes through the array module ``xp`` of the state (NumPy, or
-CuPy with the same code).
+states. The pooled features keep their states and pools in float64 and compare the
+states, rounded to float32, with the float32 thresholds, as their batch transform on the
+CPU does; the windows fed by the 'cumsum' input, which needs the whole sequence, are
+computed again from their first block at every ``transform()`` (see :class:`PooledStream`).
+Every array operation goes through the array module ``xp`` of the state (NumPy, or CuPy
+with the same code).
 """
 
 from __future__ import annotations

@@ -337,7 +337,7 @@ def assert_unchanged(stream, before):
         np.testing.assert_array_equal(after[key], value)
 
 
-@pytest.mark.parametrize("output", ["final", "mean", "max"])
+@pytest.mark.parametrize("output", ["final", "mean", "max", "pooled"])
 @pytest.mark.parametrize(
     ("bad", "error", "match"),
     [
@@ -354,7 +354,11 @@ def assert_unchanged(stream, before):
     ],
 )
 def test_bad_updates_raise_and_leave_the_stream_unchanged(output, bad, error, match):
-    stream, X = fitted_stream(output, dtype="float32")
+    if output == "pooled":  # mid-block of both strides, with running sums of 'cumsum'
+        stream, _ = pooled_stream(dtype="float32", stride=3)
+        X = np.random.default_rng(5).standard_normal((3, 20, 2))
+    else:
+        stream, X = fitted_stream(output, dtype="float32")
     stream.update(X[:, :4])
     if isinstance(bad, str):
         chunk = X[:, 4:9].copy()
@@ -392,6 +396,22 @@ def test_overflow_raises_and_leaves_the_stream_unchanged(output, as_chunk):
             else:
                 stream.update(np.full((3, 2), 1e30, dtype=np.float32))
             before = stream.state
+    assert_unchanged(stream, before)
+
+
+@pytest.mark.parametrize("as_chunk", [True, False])
+def test_pooled_overflow_raises_and_leaves_the_stream_unchanged(as_chunk):
+    # finite float64 inputs whose running sums (of 'cumsum') overflow float64
+    stream, _ = pooled_stream(dtype="float64", stride=2)
+    stream.update(np.random.default_rng(5).standard_normal((3, 3, 2)))
+    if as_chunk:
+        huge = np.full((3, 4, 2), 1e308)
+    else:
+        huge = np.full((3, 2), 1e308)
+        stream.update(huge)  # one such step fits
+    before = stream.state
+    with pytest.raises(ValueError, match="would overflow float64"):
+        stream.update(huge)
     assert_unchanged(stream, before)
 
 
