@@ -715,7 +715,7 @@ def pooled_specs(draw, n_channels: int):
     )
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.integers(1, 3), st.data())
 def test_pooled_stream_equals_the_reference_on_every_prefix(n_channels, data):
     spec = data.draw(pooled_specs(n_channels))
@@ -740,7 +740,7 @@ def test_pooled_stream_equals_the_reference_on_every_prefix(n_channels, data):
         )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.integers(1, 2), st.data())
 def test_pooled_stream_equals_the_batch_transform_of_every_prefix(n_channels, data):
     n_windows = data.draw(st.integers(1, 3))
