@@ -59,7 +59,7 @@ def validate_order_theta(order: object, theta: object) -> tuple[int, float]:
     """
     if isinstance(order, bool) or not isinstance(order, numbers.Integral):
         if isinstance(order, numbers.Real) and float(order).is_integer():
-            order = int(order)
+            order = int(float(order))
         else:
             raise TypeError(f"order must be an integer >= 1; got {order!r}.")
     if order < 1:
@@ -160,6 +160,8 @@ def _zoh_by_squaring(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarr
     exp = scipy.linalg.expm(block / 2.0**squarings)
     Abar, Bbar = exp[:d, :d], exp[:d, d]
     for _ in range(squarings):
+        if not Abar.any():
+            break  # Abar underflowed to 0: the squarings left change neither Abar nor Bbar
         Abar, Bbar = Abar @ Abar, Abar @ Bbar + Bbar
     return np.ascontiguousarray(Abar), Bbar.copy()
 
