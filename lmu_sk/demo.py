@@ -20,9 +20,9 @@ from .features import LMUFeatures
 
 def load_permuted_digits(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Digits as ``(1797, 64)`` pixel sequences in a fixed random order, scaled to [0, 1]."""
-    digits = load_digits()
+    pixels, labels = load_digits(return_X_y=True)
     order = np.random.RandomState(seed).permutation(64)
-    return (digits.data[:, order] / 16.0).astype(np.float32), digits.target
+    return (np.asarray(pixels)[:, order] / 16.0).astype(np.float32), np.asarray(labels)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
@@ -13,7 +15,14 @@ from ._logging import get_logger
 from ._memory import resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
+from ._typing import Result
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
+from .engine import constants
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .streaming import DNStream
 
 __all__ = ["LMUFeatures"]
 
@@ -147,7 +156,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         theta = float(n_steps) if self.theta is None else self.theta
         return validate_order_theta(self.order, theta)
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None) -> Self:
         """Check ``X`` and the parameters and build the Delay Network.
 
         Parameters
@@ -164,7 +173,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         self._fit(self._validate_input(X, reset=True, check_finite=True))
         return self
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X, y=None) -> Result:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Fit and return the features of ``X``, validating ``X`` once.
 
         Returns
@@ -176,7 +185,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         U = self._validate_input(X, reset=True, check_finite=False)
         return self._fit(U)._features(U, progress=check_verbose(self.verbose))
 
-    def transform(self, X):
+    def transform(self, X) -> Result:
         """Delay Network features of ``X``.
 
         Parameters
@@ -231,7 +240,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         self.n_features_in_ = n_steps
         self.n_steps_ = n_steps
         self.n_channels_ = n_channels
-        Abar, Bbar = engine.constants.system(order, self.theta_, self.discretizer)
+        Abar, Bbar = constants.system(order, self.theta_, self.discretizer)
         if not (np.isfinite(Abar).all() and np.isfinite(Bbar).all()):
             raise ValueError(
                 f"theta={self.theta_!r} is too small for order {order}: the discretized "
@@ -275,7 +284,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         check_finite_result(F, U)
         return F
 
-    def stream(self, n_streams: int = 1):
+    def stream(self, n_streams: int = 1) -> DNStream:
         """A :class:`~lmu_sk.streaming.DNStream` of ``n_streams`` sequences, advanced one
         step or one chunk at a time; after ``t`` steps its ``transform()`` equals
         ``transform`` of the first ``t`` steps (for 'sequence', the last of them)."""

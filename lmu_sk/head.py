@@ -37,7 +37,7 @@ import math
 from dataclasses import replace
 from numbers import Integral, Real
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
@@ -73,6 +73,9 @@ from .neural.training import (
     resolve_batch_size,
     train_epochs,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["DenseHeadClassifier", "DenseHeadRegressor", "TrainingDivergedError"]
 
@@ -685,7 +688,7 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
         return self._label_binarizer.transform(y_val)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
+    def fit(self, X, y, X_val=None, y_val=None, sample_weight=None) -> Self:
         """Fit the classifier on features ``X`` and labels ``y``.
 
         Parameters
@@ -713,7 +716,7 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None) -> Self:
         """Run one epoch over ``(X, y)``, continuing from the current state.
 
         Parameters
@@ -740,7 +743,7 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
                 self._label_binarizer.fit(classes)
         return self._fit(X, y, incremental=True, sample_weight=sample_weight)
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Predict class labels.
 
         Parameters
@@ -759,7 +762,7 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
             y = y.ravel()
         return self._label_binarizer.inverse_transform(y)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X) -> np.ndarray:
         """Class probabilities (float64).
 
         Parameters
@@ -780,7 +783,7 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
             return np.column_stack([1.0 - p, p])
         return p
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`.
 
         Parameters
@@ -852,7 +855,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
         return y_val.reshape(-1, 1) if y_val.ndim == 1 else y_val
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
+    def fit(self, X, y, X_val=None, y_val=None, sample_weight=None) -> Self:
         """Fit the regressor on features ``X`` and targets ``y``.
 
         Parameters
@@ -877,7 +880,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, sample_weight=None):
+    def partial_fit(self, X, y, sample_weight=None) -> Self:
         """Run one epoch over ``(X, y)``, continuing from the current state.
 
         Parameters
@@ -895,7 +898,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
         """
         return self._fit(X, y, incremental=True, sample_weight=sample_weight)
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Predict targets (float64).
 
         Parameters

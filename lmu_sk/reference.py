@@ -37,8 +37,8 @@ def recurrence(U: np.ndarray, Abar: np.ndarray, Bbar: np.ndarray, output: str = 
     n_samples, n_steps, n_channels = U.shape
     order = Bbar.shape[0]
     m = np.zeros((n_samples, n_channels, order))
-    if output == "sequence":
-        states = np.zeros((n_samples, n_steps, n_channels * order))
+    # every state for 'sequence'; none (an empty array) for 'final'
+    states = np.zeros((n_samples, n_steps if output == "sequence" else 0, n_channels * order))
     for t in range(n_steps):
         m = m @ Abar.T + U[:, t, :, None] * Bbar
         if output == "sequence":

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numbers
 from types import ModuleType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import scipy.special
@@ -53,6 +53,9 @@ from ._logging import get_logger
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
 from .neural.training import check_sample_weight
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["DEFAULT_ALPHAS", "RidgeHeadClassifier", "RidgeHeadRegressor", "ridge_loo"]
 
@@ -417,7 +420,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         super().__init__(alphas=alphas, fit_intercept=fit_intercept)
         self.class_weight = class_weight
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None) -> Self:
         """Fit the one-vs-rest ridge models, choose the penalty and calibrate.
 
         Parameters
@@ -485,19 +488,19 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             _log_loss(logits, indices, sample_weight),
         )
 
-    def decision_function(self, X):
+    def decision_function(self, X) -> np.ndarray:
         """Scores, shape (n_samples,) for two classes, else (n_samples, n_classes)."""
         scores = to_numpy(self._decision(X))
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """The class of the highest score."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[scores.argmax(axis=1)]
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X) -> np.ndarray:
         """Logarithms of :meth:`predict_proba`, computed without underflow.
 
         Parameters
@@ -513,7 +516,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             _logits(self.decision_function(X)) / self.temperature_, axis=1
         )
 
-    def predict_proba(self, X):
+    def predict_proba(self, X) -> np.ndarray:
         """Class probabilities: the softmax of the decision values over ``temperature_``.
 
         For two classes the probability of ``classes_[1]`` is
@@ -569,7 +572,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         super().__init__(alphas=alphas, fit_intercept=fit_intercept)
         self.clip_margin = clip_margin
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None) -> Self:
         """Fit the ridge model and choose the penalty.
 
         Parameters
@@ -616,7 +619,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         tags.target_tags.multi_output = True
         return tags
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Predicted targets, shape (n_samples,) or (n_samples, n_targets), clipped as
         ``clip_margin`` says."""
         out = to_numpy(self._decision(X))
