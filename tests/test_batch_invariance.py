@@ -40,7 +40,8 @@ def test_predictions_are_batch_invariant(estimator, head, dtype):
         methods.append(model.predict_proba)
     for method in methods:
         full = method(X)
-        np.testing.assert_allclose(full, _one_by_one(method, X), rtol=0, atol=ATOL)
+        # every 6th row alone (40 rows; one row's call costs as much as the batch's)
+        np.testing.assert_allclose(full[::6], _one_by_one(method, X[::6]), rtol=0, atol=ATOL)
         np.testing.assert_allclose(full[37:90], method(X[37:90]), rtol=0, atol=ATOL)
 
 
