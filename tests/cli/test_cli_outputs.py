@@ -275,7 +275,8 @@ def test_two_runs_writing_one_output(tmp_path, output):
     rng = np.random.default_rng(3)
     inputs = {}
     for name in ("a", "b"):
-        inputs[name] = rng.standard_normal((6000, 32)).astype(np.float32)
+        # 100 batches: the first run, stopped at its first write, has 99 left
+        inputs[name] = rng.standard_normal((2000, 32)).astype(np.float32)
         (tmp_path / name).mkdir()
         np.save(tmp_path / name / "x.npy", inputs[name])
     target = tmp_path / output
