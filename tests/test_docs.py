@@ -41,6 +41,7 @@ def test_docs_have_pages_with_python_blocks():
     assert len(with_code) >= 8, [page.name for page in with_code]
 
 
+@pytest.mark.slow
 def test_docs_blocks_run_page_by_page(tmp_path):
     pytest.importorskip("dask")
     pytest.importorskip("distributed")

@@ -35,6 +35,7 @@ def test_figures_example_writes_pngs(tmp_path, monkeypatch):
     assert all(p.stat().st_size > 10_000 for p in paths)
 
 
+@pytest.mark.slow
 def test_streaming_example_classifies_online_as_in_batch(tmp_path, monkeypatch):
     main = _run("streaming.py", [], monkeypatch)["main"]
     argv = ["--epochs", "30", "--prefixes", "3", "--out", str(tmp_path)]

@@ -227,6 +227,7 @@ def chunks_written(folder: Path, name: str) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_a_cluster_without_workers_ends_the_run(tmp_path, scheduler):
     address, client = scheduler
     X = np.random.default_rng(2).standard_normal((4000, 64)).astype(np.float32)
