@@ -28,6 +28,7 @@ from sklearn.utils.validation import (
 from . import _dask
 from ._device import array_module_of, resolve_device, to_numpy
 from ._persistence import VersionedPickleMixin
+from ._typing import Result
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
 from .neural.training import check_sample_weight
@@ -852,7 +853,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return self._partial_fit(X, y, sample_weight, classes=classes)
 
-    def predict(self, X):
+    def predict(self, X) -> Result:
         """Predicted class labels of the sequences ``X``."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict")
@@ -860,7 +861,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return self.head_.predict(features)
 
     @available_if(_head_has("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X) -> Result:
         """Class probabilities of the sequences ``X``, shape (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict_proba")
@@ -868,7 +869,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return self.head_.predict_proba(features)
 
     @available_if(_head_has("decision_function"))
-    def decision_function(self, X):
+    def decision_function(self, X) -> Result:
         """Confidence scores of the ridge head, shape (n_samples,) or (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "decision_function")
@@ -876,7 +877,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return self.head_.decision_function(features)
 
     @available_if(_head_has("predict_log_proba"))
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X) -> Result:
         """Logarithm of :meth:`predict_proba`."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict_log_proba")
@@ -988,7 +989,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """
         return self._partial_fit(X, y, sample_weight)
 
-    def predict(self, X):
+    def predict(self, X) -> Result:
         """Predicted targets of the sequences ``X`` (per step for 'sequence')."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict")

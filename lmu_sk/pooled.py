@@ -26,6 +26,7 @@ from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
+from ._typing import Result
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 from .engine.pooling import (
     MOMENT_POOLS,
@@ -375,7 +376,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return biases, scales
 
     # ------------------------------------------------------------------ transform
-    def transform(self, X):
+    def transform(self, X) -> Result:
         """Pooled multi-scale Delay Network features of ``X``.
 
         Parameters
