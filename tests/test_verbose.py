@@ -9,6 +9,7 @@ import pytest
 
 from lmu_sk import LMUFeatures, LMUPooledFeatures
 from lmu_sk._progress import ProgressBar
+from lmu_sk.engine.plan import plan_pooled
 
 # 'sequence' features of 2 channels need 7 200 bytes of working memory per sample
 # (row copy 800 B, states 6 400 B): this budget makes chunks of 10 samples, 20 in all.
@@ -79,10 +80,15 @@ def test_verbose_counts_sequences_of_different_lengths(output, capsys):
 
 def test_pooled_verbose_progress_and_same_results(capsys):
     X = np.random.default_rng(2).standard_normal((70, 40))
-    # float64 inputs and differences (40 * 2 * 2) and 2 * 2 * 4 * (4 + 3) = 112 pools per
-    # sample: this budget makes chunks of 5 samples, 14 in all
-    budget = 5 * 8 * (40 * 2 * 2 + 112)
-    est = LMUPooledFeatures(order=4, thetas=[10, 40], max_memory=budget, device="cpu")
+    est = LMUPooledFeatures(order=4, thetas=[10, 40], n_biases=4, device="cpu").fit(X)
+    spec = est.spec_
+    windows = [(len(w.inputs), w.order, w.n_steps(40)) for w in spec.windows]
+    plan = plan_pooled(
+        70, 40, 1, windows, len(spec.transforms), spec.n_features, 8, "cpu", 1 << 30
+    )
+    # a budget of 5 samples' working memory (and the thresholds' fit): chunks of 5, 14 in all
+    budget = 5 * plan.bytes_per_sample
+    est.set_params(max_memory=budget)
     F = est.set_params(verbose=True).fit_transform(X)
     err = capsys.readouterr().err
     assert "\r" not in err
