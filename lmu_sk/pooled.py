@@ -296,7 +296,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         if isinstance(self.stride, str) and self.stride == "auto":
             strides = default_strides(thetas, orders)
         else:
-            strides = np.full(len(thetas), _check_count(self.stride, "stride ('auto' or", 1))
+            stride = _check_count(self.stride, "stride (or 'auto')", 1)
+            strides = np.full(len(thetas), stride)
         fed_cumsum = cumsum_windows(thetas)
         n_plain = sum(name != "cumsum" for name in transforms) * n_channels
         windows = []

@@ -568,8 +568,13 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
     offsets = spec.window_offsets()
     windows = _window_inputs(spec, x, lengths, xp)
     K = spec.n_biases
-    # the kernel's threshold pools go straight into the features where they are all kept
-    direct = out.dtype == np.float64 and np.array_equal(columns, np.arange(3 * K))
+    # the compiled kernel writes its threshold pools straight into the features where
+    # they are all kept, in float64
+    direct = (
+        plan.route == "pooled_recurrence"
+        and out.dtype == np.float64
+        and np.array_equal(columns, np.arange(3 * K))
+    )
     for w, (window, u, n) in enumerate(windows):
         d, theta = window.order, window.theta
         n_in = len(window.inputs)
@@ -605,7 +610,7 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
             )
             pools = pools.reshape(N, n_in, d, -1)
             comp = comp.reshape(N, n_in, 2 * d)
-        if len(columns) and not (direct and plan.route == "pooled_recurrence"):
+        if len(columns) and not direct:
             # float64 pools beyond float32 become inf: the caller reports them
             with np.errstate(over="ignore"):
                 part[:, :n_state] = pools[..., columns].reshape(N, -1)
