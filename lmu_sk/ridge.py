@@ -75,9 +75,15 @@ def _decompose(Xc, xp: ModuleType):
     n_samples, n_features = Xc.shape
     if n_samples > n_features:
         U, s, _ = xp.linalg.svd(Xc, full_matrices=False)
-        return U, s * s
-    s2, U = xp.linalg.eigh(Xc @ Xc.T)
-    return U, xp.maximum(s2, 0.0)
+        s2 = s * s
+    else:
+        s2, U = xp.linalg.eigh(Xc @ Xc.T)
+    # Rounding leaves the null directions (the intercept's among them) eigenvalues of about
+    # eps * max(s^2) instead of 0. Near interpolation (small alpha, more features than
+    # samples) 1 - leverage is itself tiny, and that noise would decide the chosen penalty
+    # (it differed between LAPACK builds): exact zeros below the rounding level.
+    floor = float(xp.max(s2)) * min(n_samples, n_features) * float(xp.finfo(s2.dtype).eps)
+    return U, xp.where(s2 > floor, s2, 0.0)
 
 
 class _RidgePath(NamedTuple):

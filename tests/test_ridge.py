@@ -251,6 +251,33 @@ def test_loo_decision_values_are_exact(n_classes, weighted):
         )
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_loo_errors_near_interpolation_equal_refits(seed, weighted):
+    """With 100x more features than samples and a small penalty the fit nearly
+    interpolates: 1 - leverage is ~1e-7, and the rounding of the null directions'
+    eigenvalues (~eps * max s^2) once moved the leave-one-out errors by 1e-4 and changed
+    the chosen penalty between LAPACK builds. Against refits without each sample, solved
+    directly in float64 (1e-6: the refits' own conditioning, ~1e-9 here)."""
+    rng = np.random.default_rng(seed)
+    n, p, alpha = 30, 3000, 1e-2
+    X = rng.standard_normal((n, p)) * 3.0
+    y = X[:, :5].sum(axis=1) + rng.standard_normal(n)
+    w = rng.uniform(0.2, 3.0, n) if weighted else np.ones(n)
+    head = RidgeHeadRegressor(alphas=[alpha]).fit(X, y, sample_weight=w if weighted else None)
+    errors = []
+    for i in range(n):
+        keep = np.arange(n) != i
+        x_mean = w[keep] @ X[keep] / w[keep].sum()
+        y_mean = w[keep] @ y[keep] / w[keep].sum()
+        root = np.sqrt(w[keep])
+        A = (X[keep] - x_mean) * root[:, None]
+        dual = np.linalg.solve(A @ A.T + alpha * np.eye(n - 1), (y[keep] - y_mean) * root)
+        residual = y[i] - (X[i] - x_mean) @ (A.T @ dual) - y_mean
+        errors.append(w[i] * residual**2)
+    np.testing.assert_allclose(head.cv_errors_[0], np.mean(errors), rtol=1e-6)
+
+
 @pytest.mark.parametrize("n_classes", [2, 3, 6])
 @pytest.mark.parametrize("noise", [0.7, 2.0, 4.0])
 def test_the_temperature_minimises_the_smoothed_loo_log_loss(n_classes, noise):
