@@ -57,16 +57,20 @@ def default_order(n_steps: int, n_channels: int) -> int:
     return max(1, min(n_steps, _DEFAULT_MAX_ORDER, _DEFAULT_MAX_FEATURES // n_channels))
 
 
-def _features_of(transformer_params: dict, X, on_device: bool = False, verbose=False):
+def _features_of(
+    transformer_params: dict, X, on_device: bool = False, verbose=False, float64: bool = False
+):
     """Fit the feature transformer of ``transformer_params`` on ``X`` and transform ``X``.
 
     ``output='pooled'`` makes an :class:`LMUPooledFeatures`, anything else an
     :class:`LMUFeatures`. With ``on_device`` the features of a GPU computation are returned
     as CuPy arrays. ``verbose`` shows the transformer's progress (and is not part of the
-    ``memory`` cache's key).
+    ``memory`` cache's key). ``float64`` returns the features in float64 whatever the
+    transformer's dtype.
     """
     transformer = _make_transformer(transformer_params, verbose).fit(X)
-    return transformer, transformer._transform(X, return_gpu_arrays=on_device)
+    dtype = np.float64 if float64 else None
+    return transformer, transformer._transform(X, return_gpu_arrays=on_device, dtype=dtype)
 
 
 def _make_transformer(transformer_params: dict, verbose=False):
@@ -94,11 +98,21 @@ def _head_has(method: str):
     return check
 
 
-def _weighted_moments(F, sample_weight, block: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+# a column whose standard deviation is at most this fraction of its mean is constant
+_CONSTANT_SPREAD = 1e-12
+
+
+def _weighted_moments(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
     """Weighted mean and (biased) variance of the columns of ``F`` (NumPy or CuPy), in
-    float64 on the host; two passes over blocks of rows bound the float64 temporaries."""
+    float64 on the host; ``None`` weighs every row alike. Two passes over blocks of rows
+    whose float64 temporaries stay in the cache (~4 MiB): faster than ``F.std``'s
+    feature-sized ones."""
     xp = array_module_of(F)
-    w = xp.asarray(sample_weight, dtype=np.float64) / float(np.sum(sample_weight))
+    if sample_weight is None:
+        w = xp.full(F.shape[0], 1.0 / max(F.shape[0], 1))
+    else:
+        w = xp.asarray(sample_weight, dtype=np.float64) / float(np.sum(sample_weight))
+    block = max(16, (1 << 19) // max(F.shape[1], 1))
     mean = xp.zeros(F.shape[1], dtype=np.float64)
     for start in range(0, F.shape[0], block):
         mean += w[start : start + block] @ F[start : start + block].astype(np.float64)
@@ -332,7 +346,9 @@ class _LMUBase(BaseEstimator):
         params = self._transformer_params(X)
         on_device = params["device"] != "cpu" and self.memory is None
         compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
-        self.features_, F = compute(params, X, on_device, verbose=self.verbose)
+        # the ridge head solves in float64: its features are made so, and scaled in place
+        float64 = self.head_kind_ == "ridge"
+        self.features_, F = compute(params, X, on_device, verbose=self.verbose, float64=float64)
         self.features_.set_params(verbose=self.verbose)  # a cached transformer may differ
         # pooled features with order=None choose an order per window: the largest
         order = params["order"]
@@ -348,19 +364,36 @@ class _LMUBase(BaseEstimator):
             return
         if _dask.is_dask_array(F):
             mean, std = _dask.column_moments(F)
-        elif sample_weight is None:
-            mean = to_numpy(F.mean(axis=0, dtype=np.float64))
-            std = to_numpy(F.std(axis=0, dtype=np.float64))
         else:
             mean, var = _weighted_moments(F, sample_weight)
             std = np.sqrt(var)
         self.feature_mean_ = mean
-        self.feature_scale_ = np.where(std > 0, std, 1.0)
+        # a constant column's spread is the rounding of its mean (~1e-16 of it), not zero:
+        # it keeps the scale 1 (standardized, its values are that rounding)
+        constant = std <= _CONSTANT_SPREAD * np.abs(mean)
+        self.feature_scale_ = np.where((std > 0) & ~constant, std, 1.0)
 
-    def _features(self, X):
+    def _apply_head(self, X, method: str):
+        """The fitted head's ``method`` on the features of ``X`` (not a dask array)."""
         check_is_fitted(self, "head_")
         _check_feature_names(self, X, reset=False)
-        return self._transform(_without_names(X))
+        # float64 at prediction: see _transform
+        F = self.features_._transform(_without_names(X), self.device != "cpu", dtype=np.float64)
+        head, rows = self._head_on(self._as_rows(F))
+        return getattr(head, method)(rows)
+
+    def _head_on(self, F):
+        """The head to apply to the float64 feature rows ``F``, and its input.
+
+        A ridge head is linear, so standardizing the features equals standardizing its
+        coefficients: where that is well conditioned it acts on ``F`` as it is, which spares
+        two passes over the features (most of a small model's prediction time).
+        """
+        if self.head_kind_ == "ridge" and self.scale_features:
+            folded = self.head_._standardization_folded(self.feature_mean_, self.feature_scale_)
+            if folded is not None:
+                return folded, F
+        return self.head_, self._scale(F)
 
     def _transform(self, X):
         """Scaled feature rows of ``X``; on a GPU they stay on the device for the head."""
@@ -596,7 +629,8 @@ class _LMUBase(BaseEstimator):
 
     def _predict_block(self, F, method: str):
         """The head's ``method`` on one block of (float64) features, scaled as in training."""
-        result = getattr(self.head_, method)(self._prepare_block(F)[0])
+        head, rows = self._head_on(_dask.feature_rows(F)[0])
+        result = getattr(head, method)(rows)
         return result.reshape(*F.shape[:-1], *result.shape[1:]) if F.ndim == 3 else result
 
     def _predict_dask(self, X, method: str):
@@ -857,32 +891,28 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """Predicted class labels of the sequences ``X``."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict")
-        features = self._features(X)
-        return self.head_.predict(features)
+        return self._apply_head(X, "predict")
 
     @available_if(_head_has("predict_proba"))
     def predict_proba(self, X) -> Result:
         """Class probabilities of the sequences ``X``, shape (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict_proba")
-        features = self._features(X)
-        return self.head_.predict_proba(features)
+        return self._apply_head(X, "predict_proba")
 
     @available_if(_head_has("decision_function"))
     def decision_function(self, X) -> Result:
         """Confidence scores of the ridge head, shape (n_samples,) or (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "decision_function")
-        features = self._features(X)
-        return self.head_.decision_function(features)
+        return self._apply_head(X, "decision_function")
 
     @available_if(_head_has("predict_log_proba"))
     def predict_log_proba(self, X) -> Result:
         """Logarithm of :meth:`predict_proba`."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict_log_proba")
-        features = self._features(X)
-        return self.head_.predict_log_proba(features)
+        return self._apply_head(X, "predict_log_proba")
 
     def stream(self, n_streams: int = 1):
         """The fitted model run online: a :class:`~lmu_sk.streaming.ClassifierStream` of
@@ -993,8 +1023,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """Predicted targets of the sequences ``X`` (per step for 'sequence')."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict")
-        features = self._features(X)
-        prediction = self.head_.predict(features)
+        prediction = self._apply_head(X, "predict")
         if self.feature_output == "sequence":
             return prediction.reshape(*self._sequence_shape(X), *prediction.shape[1:])
         return prediction

@@ -392,8 +392,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return self._transform(X, self.return_gpu_arrays)
 
     def _transform(self, X, return_gpu_arrays: bool, dtype=None):
-        """:meth:`transform`; ``dtype`` is accepted for the estimators and not needed: the
-        pools of every sequence are accumulated in float64 on their own."""
+        """:meth:`transform`, in ``dtype`` where given (the estimators ask for float64, which
+        their ridge head computes in: the compiled kernel then writes its float64 pools
+        straight into the features)."""
         check_is_fitted(self)
         if _dask.is_dask_array(X):
             return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
@@ -406,7 +407,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
                 "the last axis, or fit again."
             )
-        dtype = check_dtype_param(self.dtype) or (U[0].dtype if isinstance(U, list) else U.dtype)
+        if dtype is None:
+            dtype = check_dtype_param(self.dtype) or (
+                U[0].dtype if isinstance(U, list) else U.dtype
+            )
         xp = get_array_module(self.device)
         U = for_module(U, xp)
         bar = ProgressBar(

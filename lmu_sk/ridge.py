@@ -30,6 +30,7 @@ penalty is set relative to the spectrum instead (see :class:`RidgeHeadClassifier
 
 from __future__ import annotations
 
+import copy
 import numbers
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
@@ -66,6 +67,10 @@ DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-3, 5, 17))
 # (0.520), then falls (0.516 at 0.1, 0.497 at 1, 0.430 at 1e4); the leave-one-out choice
 # RidgeClassifierCV makes there (the largest penalties) reaches 0.467.
 SINGLE_SAMPLE_RELATIVE_ALPHA = 0.01
+# Folding a standardization into the coefficients computes ``F @ (c / s) - c @ (m / s)``
+# instead of ``((F - m) / s) @ c``: rounding grows by ``|m| / s`` at most, so only up to
+# this ratio (a relative 1e4 * eps ~ 2e-12 of the decision's scale).
+FOLD_MAX_RATIO = 1e4
 
 logger = get_logger(__name__)
 
@@ -110,8 +115,8 @@ def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: floa
         f"The ridge decomposition of {n_samples} x {n_features} features",
         "Use fewer samples or features, or the dense head (head='dense').",
     )
-    X = X.astype(xp.float64)
-    Y = Y.astype(xp.float64)
+    X = X.astype(xp.float64, copy=False)
+    Y = Y.astype(xp.float64, copy=False)
     w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
     if fit_intercept:
         if w is None:
@@ -342,12 +347,30 @@ class _RidgeHead(BaseEstimator):
         self.cv_errors_ = path.errors
         return path
 
+    def _standardization_folded(self, mean: np.ndarray, scale: np.ndarray) -> Self | None:
+        """This fitted head as it acts on features before their standardization.
+
+        A shallow copy whose coefficients take in ``(F - mean) / scale``: its decisions on
+        ``F`` are this head's decisions on the standardized ``F``, without the two passes
+        over the features that standardizing them costs. ``None`` where a ratio
+        ``|mean| / scale`` exceeds ``FOLD_MAX_RATIO`` (too much rounding: standardize).
+        """
+        check_is_fitted(self, "coef_")
+        mean = np.asarray(mean, dtype=np.float64)
+        scale = np.asarray(scale, dtype=np.float64)
+        if not np.all(np.abs(mean) <= FOLD_MAX_RATIO * scale):
+            return None
+        head = copy.copy(self)
+        head.coef_ = np.asarray(self.coef_) / scale
+        head.intercept_ = self.intercept_ - head.coef_ @ mean
+        return head
+
     def _decision(self, X):
         check_is_fitted(self, "coef_")
         X = self._validate_X(X)
         xp = array_module_of(X)
         # in float64: scores of a row do not depend on the rows beside it
-        X = X.astype(xp.float64)
+        X = X.astype(xp.float64, copy=False)
         return X @ xp.asarray(self.coef_).T + xp.asarray(self.intercept_)
 
 
@@ -478,7 +501,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     def _calibrate(self, X, Y, path: _RidgePath, indices, sample_weight) -> None:
         """Leave-one-out decision values at ``alpha_`` and the temperature fitted on them."""
         xp = array_module_of(X)
-        fitted = X.astype(xp.float64) @ path.coef.T + path.intercept
+        fitted = X.astype(xp.float64, copy=False) @ path.coef.T + path.intercept
         Y = xp.asarray(Y)
         # the exact leave-one-out residual is the residual over (1 - leverage)
         loo = to_numpy(Y - (Y - fitted) / (1.0 - path.leverage)[:, None])

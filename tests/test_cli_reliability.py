@@ -216,6 +216,22 @@ def test_dask_too_little_free_space(shard_input, tmp_path, monkeypatch, capsys, 
 HANDLED = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
 
+@pytest.fixture(autouse=True)
+def signals_not_ignored():
+    """Default dispositions for the signals the command handles, for the test's duration.
+
+    A shell starting pytest in the background (``cmd &``, ``nohup``) makes it ignore
+    SIGINT and SIGHUP, and the command rightly leaves ignored signals ignored (see
+    test_ignored_signals_stay_ignored): the tests that send them need them not ignored.
+    """
+    ignored = [s for s in HANDLED if signal.getsignal(s) == signal.SIG_IGN]
+    for signum in ignored:
+        signal.signal(signum, signal.SIG_DFL)
+    yield
+    for signum in ignored:
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def handlers():
     return {signum: signal.getsignal(signum) for signum in HANDLED}
 

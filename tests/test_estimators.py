@@ -46,10 +46,10 @@ SMALL = {
 class _FixedLength:
     """Rejects sequences of another length than at fit time, as fixed-width models do."""
 
-    def _features(self, X):
+    def _apply_head(self, X, method):
         if np.shape(X)[1] != self.n_features_in_:
             raise ValueError(f"X has {np.shape(X)[1]} steps, expected {self.n_features_in_}")
-        return super()._features(X)
+        return super()._apply_head(X, method)
 
 
 class FixedLengthLMUClassifier(_FixedLength, LMUClassifier):

@@ -519,3 +519,19 @@ def test_digits_train_silently_with_defaults():
         warnings.simplefilter("error")
         clf = DenseHeadClassifier(random_state=0).fit(X, y)
     assert clf.n_iter_ < clf.max_iter and clf.score(X, y) > 0.95
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_constant_feature_keeps_the_scale_one(weighted):
+    """A constant column's spread is the rounding of its mean, not zero: it keeps the scale
+    1 (standardized it stays ~1e-16, not the O(1) noise of that rounding scaled up), while
+    a small true spread is kept."""
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((1800, 3))
+    F[:, 1] = 0.1  # not a binary fraction: its sums round
+    F[:, 2] = 5.0 + 1e-9 * rng.standard_normal(1800)
+    model = LMUClassifier()
+    model._fit_scaling(F, rng.uniform(0.5, 2.0, 1800) if weighted else None)
+    assert model.feature_scale_[1] == 1.0
+    assert np.abs(model._scale(F.copy())[:, 1]).max() < 1e-12
+    np.testing.assert_allclose(model.feature_scale_[2], 1e-9, rtol=0.1)

@@ -549,3 +549,24 @@ def test_clip_margin_per_target_and_weights():
 def test_bad_clip_margin(margin):
     with pytest.raises(ValueError, match="clip_margin"):
         RidgeHeadRegressor(clip_margin=margin).fit(np.eye(4), np.arange(4.0))
+
+
+@pytest.mark.parametrize("Head", [RidgeHeadClassifier, RidgeHeadRegressor])
+def test_a_folded_standardization_decides_as_standardized_features(Head):
+    """The head with the standardization in its coefficients gives, on raw features, the
+    decisions of the head on standardized ones (1e-10 of the decisions' scale: the fold
+    adds rounding of at most FOLD_MAX_RATIO * eps); past that ratio it declines."""
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((50, 7)) * rng.uniform(0.01, 5, 7) + rng.uniform(-30, 30, 7)
+    y = np.arange(50) % 3
+    mean, scale = F.mean(axis=0), F.std(axis=0)
+    head = Head().fit((F - mean) / scale, y)
+    folded = head._standardization_folded(mean, scale)
+    method = "decision_function" if Head is RidgeHeadClassifier else "predict"
+    expected = getattr(head, method)((F - mean) / scale)
+    got = getattr(folded, method)(F)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+    assert head.coef_ is not folded.coef_ and head.intercept_ is not folded.intercept_
+    too_far = mean.copy()
+    too_far[3] = 2e4 * scale[3]
+    assert head._standardization_folded(too_far, scale) is None

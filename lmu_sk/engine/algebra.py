@@ -283,10 +283,13 @@ def block_means(X: Array, lengths: Array, stride: int, xp: ModuleType) -> tuple[
     """
     n_samples, n_steps, n_channels = X.shape
     n_blocks = -(-n_steps // stride)
-    padded = xp.zeros((n_samples, n_blocks * stride, n_channels), dtype=X.dtype)
-    padded[:, :n_steps] = X
-    sums = padded.reshape(n_samples, n_blocks, stride, n_channels).sum(axis=2)
     starts = stride * xp.arange(n_blocks, dtype=xp.int64)
+    if xp is np:  # a few times faster than summing the padded blocks' axis
+        sums = np.add.reduceat(X, starts, axis=1)
+    else:
+        padded = xp.zeros((n_samples, n_blocks * stride, n_channels), dtype=X.dtype)
+        padded[:, :n_steps] = X
+        sums = padded.reshape(n_samples, n_blocks, stride, n_channels).sum(axis=2)
     counts = xp.clip(lengths[:, None] - starts[None, :], 1, stride).astype(X.dtype)
     return sums / counts[..., None], (lengths + stride - 1) // stride
 
