@@ -22,7 +22,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import lru_cache
 from types import ModuleType
 from typing import Any
@@ -721,15 +721,16 @@ def sampled_states(
     max_steps: int,
     *,
     budget: int,
-) -> Iterator[np.ndarray]:
-    """Evenly spaced states of each window in turn, for fitting thresholds, within ``budget``.
+) -> list[np.ndarray]:
+    """Evenly spaced states of every window, for fitting thresholds, within ``budget``.
 
     The states of all (sample, block) pairs of a window in sample-major order are numbered
     ``g``; those with ``g`` a multiple of ``ceil(n_states / max_steps)`` are kept. A chunk
-    of samples at a time, their states are computed window of steps by window of steps by
-    the compiled recurrence, carrying the state across, so that no more than one window of
-    states is ever held. What is kept, at most ``max_steps`` states of one Delay Network
-    at a time, is the result: not counted against ``budget``.
+    of samples at a time (their inputs made once for all windows), the states of each
+    window are computed window of steps by window of steps by the compiled recurrence,
+    carrying the state across, so that no more than one window of states is ever held.
+    What is kept, at most ``max_steps`` states per Delay Network, is the result: not
+    counted against ``budget``.
 
     Parameters
     ----------
@@ -741,25 +742,24 @@ def sampled_states(
     budget : int
         Bytes of working memory allowed besides the kept states.
 
-    Yields
-    ------
-    ndarray of shape (n_kept, n_inputs_w * order_w), float64, for each window of ``spec``
+    Returns
+    -------
+    list of ndarray of shape (n_kept_w, n_inputs_w * order_w), float64, one per window
     """
     source = _Source(U)
     lengths = source.lengths
     if lengths is None:
         lengths = np.full(source.n_samples, source.n_steps, dtype=np.int64)
     n_transformed = source.n_channels * len(spec.transforms)
+    plans = []
     for window in spec.windows:
-        d, n_inputs = window.order, len(window.inputs)
         steps = -(-lengths // window.stride)
         every = max(1, -(-int(steps.sum()) // max_steps))
-        n_kept = -(-int(steps.sum()) // every)
         rows, chunk_steps = plan_sampled_states(
             source.n_samples,
             window.n_steps(source.n_steps),
-            n_inputs,
-            d,
+            len(window.inputs),
+            window.order,
             8,
             budget,
             n_channels=source.n_channels + n_transformed,
@@ -767,29 +767,37 @@ def sampled_states(
         )
         # sample-major numbering of the states, in the caller's order
         first = np.concatenate([[0], np.cumsum(steps)[:-1]])
-        D_T = constants.get("D_T", d, window.theta, spec.discretizer)
-        Bbar = constants.system(d, window.theta, spec.discretizer)[1]
-        kept = np.empty((n_kept, n_inputs * d))
-        filled = 0
-        for a in range(0, source.n_samples, rows):
-            b = min(a + rows, source.n_samples)
-            index = source.order[a:b] if source.is_list else np.arange(a, b)
-            x = source.chunk(a, b, np.dtype(np.float64))
-            one = dataclasses.replace(spec, windows=(window,))
-            _, x, own = next(_window_inputs(one, x, lengths[index], np))
+        plans.append((every, first, rows, chunk_steps))
+    kept = [
+        np.empty((-(-int((-(-lengths // w.stride)).sum()) // every), len(w.inputs) * w.order))
+        for w, (every, *_) in zip(spec.windows, plans, strict=True)
+    ]
+    filled = [0] * len(spec.windows)
+    # a chunk of samples at a time, every window: the inputs are made once per chunk
+    rows = min(plan[2] for plan in plans)
+    for a in range(0, source.n_samples, rows):
+        b = min(a + rows, source.n_samples)
+        index = source.order[a:b] if source.is_list else np.arange(a, b)
+        x = source.chunk(a, b, np.dtype(np.float64))
+        windows = _window_inputs(spec, x, lengths[index], np)
+        for w, (window, u, own) in enumerate(windows):
+            every, first, _, chunk_steps = plans[w]
+            d = window.order
+            D_T = constants.get("D_T", d, window.theta, spec.discretizer)
+            Bbar = constants.system(d, window.theta, spec.discretizer)[1]
             offsets = first[index]
             state = None
-            for t0 in range(0, x.shape[1], chunk_steps):
-                t1 = min(t0 + chunk_steps, x.shape[1])
+            for t0 in range(0, u.shape[1], chunk_steps):
+                t1 = min(t0 + chunk_steps, u.shape[1])
                 run = np.clip(own - t0, 0, t1 - t0)
                 states, state = cpu.recurrence(
-                    np.ascontiguousarray(x[:, t0:t1]), run, D_T, Bbar, "sequence", state
+                    np.ascontiguousarray(u[:, t0:t1]), run, D_T, Bbar, "sequence", state
                 )
                 t = np.arange(t0, t1)[None, :]
                 take = (t < own[:, None]) & ((offsets[:, None] + t) % every == 0)
                 count = int(take.sum())
-                kept[filled : filled + count] = states[take]
-                filled += count
+                kept[w][filled[w] : filled[w] + count] = states[take]
+                filled[w] += count
                 del states
-            del x
-        yield kept
+        del x
+    return kept

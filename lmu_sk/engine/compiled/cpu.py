@@ -192,6 +192,7 @@ def _pooled_window(
             wins = comp[s, c]
             wins[:] = 0.0
             b = biases[c]
+            flush = FLUSH_STEPS  # a countdown: a modulo each step costs more
             for t in range(n):
                 u = U[s, t, c]
                 for i in range(order):
@@ -229,7 +230,9 @@ def _pooled_window(
                         loser = i
                 wins[winner] += 1.0
                 wins[order + loser] += 1.0
-                if (t + 1) % FLUSH_STEPS == 0:
+                flush -= 1
+                if flush == 0:
+                    flush = FLUSH_STEPS
                     for i in range(order):
                         for k in range(K):
                             count64[i, k] += count[i, k]
