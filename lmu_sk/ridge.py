@@ -75,14 +75,40 @@ FOLD_MAX_RATIO = 1e4
 logger = get_logger(__name__)
 
 
-def _decompose(Xc, xp: ModuleType):
-    """``U`` and ``s^2`` with ``Xc Xc^T = U diag(s^2) U^T``, from the cheaper factorization."""
-    n_samples, n_features = Xc.shape
-    if n_samples > n_features:
-        U, s, _ = xp.linalg.svd(Xc, full_matrices=False)
-        s2 = s * s
-    else:
-        s2, U = xp.linalg.eigh(Xc @ Xc.T)
+# The Gram matrix of the centered features is formed from the uncentered one where the
+# column means carry at most this fraction of the features' energy (``n |mean|^2`` against
+# ``trace(X X^T)``): its rounding then grows by that fraction at most, and no centered copy
+# of the features is made. Standardized features (the composites') have means ~1e-16.
+GRAM_MEAN_ENERGY = 1e-3
+
+
+def _decompose(X, x_mean, root, xp: ModuleType):
+    """``U`` and ``s^2`` with ``Xc Xc^T = U diag(s^2) U^T``, ``Xc = root * (X - x_mean)``,
+    from the cheaper factorization; ``root`` (a column) may be ``None``."""
+    n_samples, n_features = X.shape
+    s2 = None
+    if n_samples <= n_features:
+        G = X @ X.T
+        energy = float(xp.trace(G))
+        if n_samples * float(x_mean @ x_mean) <= GRAM_MEAN_ENERGY * energy:
+            a = X @ x_mean
+            G -= a[:, None]
+            G -= a[None, :]
+            G += x_mean @ x_mean
+            if root is not None:
+                G *= root
+                G *= root.T
+            s2, U = xp.linalg.eigh(G)
+        del G
+    if s2 is None:
+        Xc = X - x_mean
+        if root is not None:
+            Xc *= root
+        if n_samples > n_features:
+            U, s, _ = xp.linalg.svd(Xc, full_matrices=False)
+            s2 = s * s
+        else:
+            s2, U = xp.linalg.eigh(Xc @ Xc.T)
     # Rounding leaves the null directions (the intercept's among them) eigenvalues of about
     # eps * max(s^2) instead of 0. Near interpolation (small alpha, more features than
     # samples) 1 - leverage is itself tiny, and that noise would decide the chosen penalty
@@ -123,15 +149,17 @@ def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: floa
             x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
         else:
             x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
-        Xc, Yc = X - x_mean, Y - y_mean
+        Yc = Y - y_mean
     else:
         x_mean = xp.zeros(n_features)
         y_mean = xp.zeros(Y.shape[1])
-        Xc, Yc = X, Y
+        Yc = Y
+    root = None
     if w is not None:
         root = xp.sqrt(w)[:, None]
-        Xc, Yc = Xc * root, Yc * root
-    U, s2 = _decompose(Xc, xp)
+        Yc = Yc * root
+    # Xc = root * (X - x_mean) is never formed where _decompose need not
+    U, s2 = _decompose(X, x_mean, root, xp)
     if relative is not None:
         s2_host = to_numpy(s2)
         nonzero = s2_host > s2_host.max() * 1e-12
@@ -155,7 +183,9 @@ def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: floa
     best = int(np.argmin(errors))
     leverage = base + U2 @ (s2 / (s2 + alphas[best]))
     dual = U @ (UtY / (s2 + alphas[best])[:, None])  # (Xc Xc^T + alpha I)^-1 Yc
-    coef = (Xc.T @ dual).T
+    if root is not None:
+        dual = dual * root
+    coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
     intercept = y_mean - coef @ x_mean
     return _RidgePath(coef, intercept, best, errors, np.asarray(alphas, dtype=float), leverage)
 

@@ -570,3 +570,25 @@ def test_a_folded_standardization_decides_as_standardized_features(Head):
     too_far = mean.copy()
     too_far[3] = 2e4 * scale[3]
     assert head._standardization_folded(too_far, scale) is None
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_gram_of_uncentered_features_gives_the_centered_fit(monkeypatch, weighted):
+    """Centering the Gram matrix instead of the features (no centered copy) gives the same
+    penalty, errors, coefficients and leave-one-out values: rounding grows by at most the
+    means' share of the energy, here forced to be taken whatever it is (1e-8 relative of
+    well-conditioned float64 solves)."""
+    import lmu_sk.ridge as ridge
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 120)) + rng.uniform(-0.5, 0.5, 120)  # means 1/3 of spread
+    y = np.arange(40) % 3
+    w = rng.uniform(0.2, 2.0, 40) if weighted else None
+    fits = []
+    for share in (np.inf, 0.0):  # always from the Gram; never (the centered copy)
+        monkeypatch.setattr(ridge, "GRAM_MEAN_ENERGY", share)
+        fits.append(RidgeHeadClassifier(alphas=ALPHAS).fit(X, y, sample_weight=w))
+    gram, copy = fits
+    assert gram.alpha_ == copy.alpha_
+    for name in ("cv_errors_", "coef_", "intercept_", "loo_decision_"):
+        np.testing.assert_allclose(getattr(gram, name), getattr(copy, name), rtol=1e-8, atol=1e-10)
