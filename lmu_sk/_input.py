@@ -205,8 +205,8 @@ def _validate_array(
         raise ValueError(
             f"X must have shape (n_samples, n_steps) or (n_samples, n_steps, n_channels); "
             f"got an array with {X.ndim} dimension(s) and shape {X.shape}. Reshape your data: "
-            "X.reshape(1, -1) for a single sequence; np.swapaxes(X, 1, 2) for data laid out "
-            "as (n_samples, n_channels, n_steps)."
+            "X.reshape(1, -1) for a single sequence; for data laid out as (n_samples, "
+            "n_channels, n_steps) (aeon, sktime), pass channels_first=True."
         )
     if X.shape[1] == 0:
         raise _zero_length_error(X.shape)

@@ -64,7 +64,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         available when ``transform`` runs.
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one and the CPU otherwise;
-        'gpu' requires one (``pip install lmu_sk[gpu]``).
+        'gpu' requires one (``pip install "lmu_sk[gpu-cuda12]"`` or ``gpu-cuda13``).
     return_gpu_arrays : bool, default=False
         On the GPU, return CuPy arrays instead of NumPy arrays.
     channels_first : bool or None, default=None
@@ -100,7 +100,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
     Input is ``(n_samples, n_steps)`` for one channel or ``(n_samples, n_steps,
     n_channels)``, or a list of ``(n_steps_i,)`` / ``(n_steps_i, n_channels)`` arrays of
     different lengths. Data laid out as ``(n_samples, n_channels, n_steps)`` (aeon, sktime)
-    must be passed as ``np.swapaxes(X, 1, 2)``. Feature ``k * order + i`` is state ``i`` of
+    is read with ``channels_first=True``. Feature ``k * order + i`` is state ``i`` of
     channel ``k``. For a list of sequences of different lengths, 'final' gives each
     sequence's state at its own end and 'sequence' returns a list of arrays. A
     ``dask.array.Array`` is fitted from its shape alone and transformed lazily, block by

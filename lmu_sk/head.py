@@ -596,8 +596,9 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
         Compute dtype of weights and activations.
     device : {'cpu', 'auto', 'gpu'}, default='cpu'
         Where training runs: 'cpu' on NumPy, 'auto' on a CUDA GPU when CuPy finds one,
-        'gpu' on CuPy (``pip install lmu_sk[gpu]``) or a ValueError without it. Weights
-        are kept as NumPy arrays and prediction falls back to the CPU without a GPU.
+        'gpu' on CuPy (the ``gpu-cuda12`` or ``gpu-cuda13`` extra) or a ValueError without
+        it. Weights are kept as NumPy arrays and prediction falls back to the CPU without a
+        GPU.
 
     Attributes
     ----------
