@@ -268,7 +268,9 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         bar = ProgressBar(
             len(U), enabled=progress, unit="sequences", label=f"{type(self).__name__}: "
         )
-        with bar:
+        # NaN or infinite inputs, and states beyond the dtype, make non-finite features,
+        # which check_finite_result reports clearly: NumPy's own warnings would only precede it
+        with bar, np.errstate(over="ignore", invalid="ignore"):
             F = engine.features(
                 U,
                 order=order,
