@@ -569,9 +569,11 @@ class DNStream(_FeatureStream):
                 raise self._non_finite_error(original) from None
         else:
             buffer[:, d] = u
-        # into a contiguous array: BLAS needs one (a strided output falls back to a loop)
-        xp.matmul(buffer, self._step, out=state)  # the increment
-        state += buffer[:, :d]
+        # into a contiguous array: BLAS needs one (a strided output falls back to a loop);
+        # a state that overflows raises below, naming its cause, instead of NumPy's warning
+        with np.errstate(over="ignore", invalid="ignore"):
+            xp.matmul(buffer, self._step, out=state)  # the increment
+            state += buffer[:, :d]
         if not bool(xp.isfinite(state).all()):
             raise self._non_finite_error(original)
         if self.output == "mean":
