@@ -126,6 +126,7 @@ class _RidgePath(NamedTuple):
     errors: np.ndarray  # (n_alphas,) on the host
     alphas: np.ndarray  # the penalties tried, on the host
     leverage: object  # (n_samples,) diagonal of the hat matrix at the chosen penalty
+    residual: object  # (n_samples, n_targets) Yc minus the fit, rows scaled by sqrt(w)
 
 
 def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: float | None = None):
@@ -181,13 +182,16 @@ def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: floa
         errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
     errors = np.asarray(errors)
     best = int(np.argmin(errors))
-    leverage = base + U2 @ (s2 / (s2 + alphas[best]))
+    f = s2 / (s2 + alphas[best])
+    leverage = base + U2 @ f
+    residual = Yc - U @ (f[:, None] * UtY)
     dual = U @ (UtY / (s2 + alphas[best])[:, None])  # (Xc Xc^T + alpha I)^-1 Yc
     if root is not None:
         dual = dual * root
     coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
     intercept = y_mean - coef @ x_mean
-    return _RidgePath(coef, intercept, best, errors, np.asarray(alphas, dtype=float), leverage)
+    alphas = np.asarray(alphas, dtype=float)
+    return _RidgePath(coef, intercept, best, errors, alphas, leverage, residual)
 
 
 def ridge_loo(X, Y, alphas, fit_intercept: bool = True, sample_weight=None):
@@ -531,10 +535,13 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     def _calibrate(self, X, Y, path: _RidgePath, indices, sample_weight) -> None:
         """Leave-one-out decision values at ``alpha_`` and the temperature fitted on them."""
         xp = array_module_of(X)
-        fitted = X.astype(xp.float64, copy=False) @ path.coef.T + path.intercept
         Y = xp.asarray(Y)
+        if sample_weight is None:
+            residual = path.residual  # Y minus the fit: no pass over the features
+        else:  # the path's rows are scaled by sqrt(w), zero for zero weights
+            residual = Y - (X.astype(xp.float64, copy=False) @ path.coef.T + path.intercept)
         # the exact leave-one-out residual is the residual over (1 - leverage)
-        loo = to_numpy(Y - (Y - fitted) / (1.0 - path.leverage)[:, None])
+        loo = to_numpy(Y - residual / (1.0 - path.leverage)[:, None])
         self.loo_decision_ = loo[:, 0] if loo.shape[1] == 1 else loo
         logits = _logits(self.loo_decision_)
         scale, self.loo_log_loss_ = _fit_inverse_temperature(logits, indices, sample_weight)

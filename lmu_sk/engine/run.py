@@ -565,6 +565,7 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
     out = target if target is not None else xp.empty((N, spec.n_features), dtype=out_dtype)
     columns = pooling.state_columns(spec.n_biases, spec.pools)
     compete = "compete" in spec.pools
+    with_moments = any(name in spec.pools for name in pooling.MOMENT_POOLS)
     offsets = spec.window_offsets()
     windows = _window_inputs(spec, x, lengths, xp)
     K = spec.n_biases
@@ -585,7 +586,7 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
             Bbar = constants.system(d, theta, spec.discretizer)[1]
             view = part[:, :n_state].reshape(N, n_in, d, 3 * K) if direct else None
             pools, moments, comp = cpu.pooled_window(
-                u, n, A_T, Bbar, biases[w], scales[w], out=view
+                u, n, A_T, Bbar, biases[w], scales[w], out=view, with_moments=with_moments
             )
             if not direct:
                 pools = np.concatenate([pools, moments], axis=-1)

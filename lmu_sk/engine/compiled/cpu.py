@@ -159,7 +159,7 @@ N_MOMENTS = 3
 # reassociation lets the state update vectorize; no 'nnan'/'ninf': the pools start at +-inf
 @njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _pooled_window(
-    U, lengths, Abar_T, Bbar, biases, scale, pools, moments, comp
+    U, lengths, Abar_T, Bbar, biases, scale, with_moments, pools, moments, comp
 ):  # pragma: no cover
     n_samples, _, n_inputs = U.shape
     order = Bbar.shape[0]
@@ -218,9 +218,10 @@ def _pooled_window(
                         r = (ri[k] + one) * hit
                         ri[k] = r
                         qi[k] = max(qi[k], r)
-                    mom[i, 0] += m
-                    mom[i, 1] = max(mom[i, 1], m)
-                    mom[i, 2] = min(mom[i, 2], m)
+                    if with_moments:
+                        mom[i, 0] += m
+                        mom[i, 1] = max(mom[i, 1], m)
+                        mom[i, 2] = min(mom[i, 2], m)
                     v = m * scale[c, i]
                     if v > high:
                         high = v
@@ -259,6 +260,7 @@ def pooled_window(
     biases: np.ndarray,
     scale: np.ndarray,
     out: np.ndarray | None = None,
+    with_moments: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pools over time of the states of one window's Delay Network over every input.
 
@@ -281,6 +283,9 @@ def pooled_window(
         Scales of the states for the competition pools.
     out : ndarray of shape (n_samples, n_inputs, order, 3 * n_biases), float64, optional
         Where to write the threshold pools (a view into the caller's features, say).
+    with_moments : bool, default=True
+        Compute ``moments``; without, they are left as zero means and infinite extremes
+        (a few percent faster when no moment is pooled).
 
     Returns
     -------
@@ -308,6 +313,7 @@ def pooled_window(
             np.ascontiguousarray(Bbar, dtype=np.float64),
             np.ascontiguousarray(biases, dtype=np.float32),
             np.ascontiguousarray(scale, dtype=np.float64),
+            bool(with_moments),
             pools,
             moments,
             comp,
