@@ -540,7 +540,8 @@ def _full_lengths(x: Array, lengths: Array, xp: ModuleType) -> Array:
 
 
 def _window_inputs(spec: PooledSpec, x: Array, lengths: Array, xp: ModuleType):
-    """For each window in turn: its inputs (block means of its stride) and their lengths.
+    """For each window in turn: the block means of its stride of every input (its own are
+    the columns ``window.inputs``) and their lengths.
 
     The transforms are made once per chunk and the block means once per stride.
     """
@@ -556,7 +557,7 @@ def _window_inputs(spec: PooledSpec, x: Array, lengths: Array, xp: ModuleType):
                 else (inputs, lengths)
             )
         u, n = made[window.stride]
-        yield window, u[:, :, list(window.inputs)], n
+        yield window, u, n
 
 
 def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, out_dtype):
@@ -586,7 +587,15 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
             Bbar = constants.system(d, theta, spec.discretizer)[1]
             view = part[:, :n_state].reshape(N, n_in, d, 3 * K) if direct else None
             pools, moments, comp = cpu.pooled_window(
-                u, n, A_T, Bbar, biases[w], scales[w], out=view, with_moments=with_moments
+                u,
+                n,
+                A_T,
+                Bbar,
+                biases[w],
+                scales[w],
+                out=view,
+                with_moments=with_moments,
+                inputs=np.asarray(window.inputs, dtype=np.int64),
             )
             if not direct:
                 pools = np.concatenate([pools, moments], axis=-1)
@@ -601,7 +610,7 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
                 param=block_steps(d, u.shape[1], plan.device),
             )
             pools, comp = algebra.pool_window(
-                algebra.rows(u, xp),
+                algebra.rows(u[:, :, list(window.inputs)], xp),
                 W,
                 d,
                 xp.tile(biases[w], (N, 1, 1)),
@@ -782,6 +791,7 @@ def sampled_states(
         x = source.chunk(a, b, np.dtype(np.float64))
         windows = _window_inputs(spec, x, lengths[index], np)
         for w, (window, u, own) in enumerate(windows):
+            u = u[:, :, list(window.inputs)]
             every, first, _, chunk_steps = plans[w]
             d = window.order
             D_T = constants.get("D_T", d, window.theta, spec.discretizer)

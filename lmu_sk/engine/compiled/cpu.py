@@ -159,9 +159,10 @@ N_MOMENTS = 3
 # reassociation lets the state update vectorize; no 'nnan'/'ninf': the pools start at +-inf
 @njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _pooled_window(
-    U, lengths, Abar_T, Bbar, biases, scale, with_moments, pools, moments, comp
+    U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, pools, moments, comp
 ):  # pragma: no cover
-    n_samples, _, n_inputs = U.shape
+    n_samples = U.shape[0]
+    n_inputs = inputs.shape[0]
     order = Bbar.shape[0]
     K = biases.shape[2]
     one = np.float32(1.0)
@@ -194,7 +195,7 @@ def _pooled_window(
             b = biases[c]
             flush = FLUSH_STEPS  # a countdown: a modulo each step costs more
             for t in range(n):
-                u = U[s, t, c]
+                u = U[s, t, inputs[c]]
                 for i in range(order):
                     new[i] = Bbar[i] * u
                 for j in range(order):
@@ -261,6 +262,7 @@ def pooled_window(
     scale: np.ndarray,
     out: np.ndarray | None = None,
     with_moments: bool = True,
+    inputs: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pools over time of the states of one window's Delay Network over every input.
 
@@ -270,7 +272,7 @@ def pooled_window(
 
     Parameters
     ----------
-    U : ndarray of shape (n_samples, n_steps, n_inputs), float64
+    U : ndarray of shape (n_samples, n_steps, n_columns), float64
         Left-aligned sequences; steps at or after a sample's length are ignored.
     lengths : int ndarray of shape (n_samples,)
         Each sample's own number of steps, ``1 <= lengths <= n_steps``.
@@ -286,6 +288,9 @@ def pooled_window(
     with_moments : bool, default=True
         Compute ``moments``; without, they are left as zero means and infinite extremes
         (a few percent faster when no moment is pooled).
+    inputs : int ndarray of shape (n_inputs,), optional
+        The columns of ``U`` that are this window's inputs (read in place, not gathered);
+        all of them by default.
 
     Returns
     -------
@@ -299,7 +304,10 @@ def pooled_window(
         The proportion of steps on which each state, scaled, is the largest of the window,
         then the smallest.
     """
-    n_samples, _, n_inputs = U.shape
+    n_samples = U.shape[0]
+    inputs = np.arange(U.shape[2], dtype=np.int64) if inputs is None else inputs
+    inputs = np.ascontiguousarray(inputs, dtype=np.int64)
+    n_inputs = len(inputs)
     order = Bbar.shape[0]
     K = biases.shape[2]
     pools = np.empty((n_samples, n_inputs, order, 3 * K)) if out is None else out
@@ -308,6 +316,7 @@ def pooled_window(
     with parallel_section():
         _pooled_window(
             np.ascontiguousarray(U, dtype=np.float64),
+            inputs,
             np.ascontiguousarray(lengths, dtype=np.int64),
             np.ascontiguousarray(Abar_T, dtype=np.float64),
             np.ascontiguousarray(Bbar, dtype=np.float64),
