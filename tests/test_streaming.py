@@ -26,7 +26,7 @@ from sklearn.linear_model import LogisticRegression
 
 from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
 from lmu_sk import streaming as streaming_module
-from lmu_sk.dn import discrete_system
+from lmu_sk.dn import EulerInstabilityWarning, discrete_system
 from lmu_sk.engine import pooled_features as engine_pooled_features
 from lmu_sk.engine.pooling import POOLS, TRANSFORMS, PooledSpec, WindowSpec
 from lmu_sk.reference import dn_states, pooled, recurrence
@@ -385,8 +385,7 @@ def test_bad_updates_raise_and_leave_the_stream_unchanged(output, bad, error, ma
 def test_overflow_raises_and_leaves_the_stream_unchanged(output, as_chunk):
     # finite float32 inputs whose states grow beyond float32: an unstable Euler system
     X = np.random.default_rng(5).standard_normal((3, 20, 2))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # Euler is unstable here: the point
+    with pytest.warns(EulerInstabilityWarning):  # Euler is unstable here: the point
         features = LMUFeatures(
             order=5, theta=1.0, discretizer="euler", output=output, dtype="float32"
         ).fit(X)
