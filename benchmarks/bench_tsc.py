@@ -482,6 +482,28 @@ def _cell(value: float | None, width: int, fmt: str) -> str:
     return ("-" if value is None else format(value, fmt)).rjust(width)
 
 
+def _run_set(index: int, data: tuple, models: dict, proba=(), regression=False) -> tuple:
+    """``(info, results)`` of one set: every model fitted and predicted in turn, the first
+    one rotated by ``index``; lmu_sk gets its layout, aeon the zero-padded arrays."""
+    X, y, X_test, y_test = data
+    info = describe(X, X_test)
+    lmu_data = for_lmu(X), for_lmu(X_test)
+    aeon_data = for_aeon(X, info["max_length"]), for_aeon(X_test, info["max_length"])
+    results = {}
+    for label in _order(list(models), index):
+        X_fit, X_pred = lmu_data if label == REFERENCE else aeon_data
+        results[label] = fit_predict(
+            models[label], X_fit, y, X_pred, y_test, label in proba, regression
+        )
+    return info, {m: results[m] for m in models}
+
+
+def _print_failures(results: dict) -> None:
+    for m, result in results.items():
+        if "error" in result:
+            print(f"    {m} failed: {result['error']}", flush=True)
+
+
 def run_classification(sets: dict, models: dict, clock: str) -> list[dict]:
     labels = list(models)
     with_proba = [m for m in labels if m in (REFERENCE, "MiniRocket")]
@@ -502,17 +524,9 @@ def run_classification(sets: dict, models: dict, clock: str) -> list[dict]:
     )
     rows = []
     for index, (name, paths) in enumerate(sets.items()):
-        X, y, X_test, y_test = load_set(paths)
-        info = describe(X, X_test)
-        lmu_data = for_lmu(X), for_lmu(X_test)
-        aeon_data = for_aeon(X, info["max_length"]), for_aeon(X_test, info["max_length"])
-        results = {}
-        for label in _order(labels, index):
-            X_fit, X_pred = lmu_data if label == REFERENCE else aeon_data
-            results[label] = fit_predict(
-                models[label], X_fit, y, X_pred, y_test, label in with_proba
-            )
-        results = {m: results[m] for m in labels}
+        data = load_set(paths)
+        X, y, X_test, _ = data
+        info, results = _run_set(index, data, models, proba=with_proba)
         row = {
             "set": name,
             "n_train": len(X),
@@ -536,9 +550,7 @@ def run_classification(sets: dict, models: dict, clock: str) -> list[dict]:
             + "".join(f" {_cell(results[m].get('log_loss'), 8, '.3f')}" for m in with_proba),
             flush=True,
         )
-        for m in labels:
-            if "error" in results[m]:
-                print(f"    {m} failed: {results[m]['error']}", flush=True)
+        _print_failures(results)
     return rows
 
 
@@ -588,14 +600,7 @@ def run_regression(names: Sequence[str], models: dict, clock: str) -> list[dict]
         except Exception as error:  # e.g. a set the installed aeon does not ship
             print(f"{name:<30s} skipped: {type(error).__name__}: {error}", flush=True)
             continue
-        info = describe(X, X_test)
-        lmu_data = for_lmu(X), for_lmu(X_test)
-        aeon_data = for_aeon(X, info["max_length"]), for_aeon(X_test, info["max_length"])
-        results = {}
-        for label in _order(labels, index):
-            X_fit, X_pred = lmu_data if label == REFERENCE else aeon_data
-            results[label] = fit_predict(models[label], X_fit, y, X_pred, y_test, False, True)
-        results = {m: results[m] for m in labels}
+        info, results = _run_set(index, (X, y, X_test, y_test), models, regression=True)
         rows.append(
             {"set": name, "n_train": len(X), "n_test": len(X_test), **info, "models": results}
         )
@@ -605,9 +610,7 @@ def run_regression(names: Sequence[str], models: dict, clock: str) -> list[dict]
             + "".join(f" {_cell(results[m].get(f'{clock}_s'), 12, '.2f')}" for m in labels),
             flush=True,
         )
-        for m in labels:
-            if "error" in results[m]:
-                print(f"    {m} failed: {results[m]['error']}", flush=True)
+        _print_failures(results)
     return rows
 
 

@@ -89,12 +89,12 @@ def _decompose(X, x_mean, root, xp: ModuleType):
     s2 = None
     if n_samples <= n_features:
         G = X @ X.T
-        energy = float(xp.trace(G))
-        if n_samples * float(x_mean @ x_mean) <= GRAM_MEAN_ENERGY * energy:
+        mean_square = float(x_mean @ x_mean)
+        if n_samples * mean_square <= GRAM_MEAN_ENERGY * float(xp.trace(G)):
             a = X @ x_mean
             G -= a[:, None]
             G -= a[None, :]
-            G += x_mean @ x_mean
+            G += mean_square
             if root is not None:
                 G *= root
                 G *= root.T

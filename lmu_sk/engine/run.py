@@ -761,7 +761,7 @@ def sampled_states(
     if lengths is None:
         lengths = np.full(source.n_samples, source.n_steps, dtype=np.int64)
     n_transformed = source.n_channels * len(spec.transforms)
-    plans = []
+    plans, kept = [], []
     for window in spec.windows:
         steps = -(-lengths // window.stride)
         every = max(1, -(-int(steps.sum()) // max_steps))
@@ -778,10 +778,7 @@ def sampled_states(
         # sample-major numbering of the states, in the caller's order
         first = np.concatenate([[0], np.cumsum(steps)[:-1]])
         plans.append((every, first, rows, chunk_steps))
-    kept = [
-        np.empty((-(-int((-(-lengths // w.stride)).sum()) // every), len(w.inputs) * w.order))
-        for w, (every, *_) in zip(spec.windows, plans, strict=True)
-    ]
+        kept.append(np.empty((-(-int(steps.sum()) // every), len(window.inputs) * window.order)))
     filled = [0] * len(spec.windows)
     # a chunk of samples at a time, every window: the inputs are made once per chunk
     rows = min(plan[2] for plan in plans)
