@@ -9,8 +9,8 @@ sizes the row chunks so that one block stays within the memory budget.
 The tools here serve the transformers and the composites, which call them; nothing here
 imports an estimator. A composite fits on dask features either by gathering them (when
 they fit :func:`gather_limit`; always for the closed-form ridge head) or, for the dense
-head, by :func:`train_by_blocks`, which computes the next blocks' features on the workers
-while the head trains on the current one. Prediction is :func:`map_rows`: lazy.
+head, by handing the head :func:`row_blocks`: its epoch loop trains on one block while the
+next blocks' features are computed on the workers. Prediction is :func:`map_rows`: lazy.
 
 Dask is imported lazily: nothing here needs it unless a dask array is passed.
 """
@@ -28,6 +28,7 @@ import numpy as np
 
 from ._input import check_dtype_param
 from ._memory import format_bytes, resolve_budget
+from .neural.training import RowBlocks
 
 __all__ = [
     "GATHER_LIMIT_KEY",
@@ -41,9 +42,9 @@ __all__ = [
     "gathered",
     "is_dask_array",
     "map_rows",
-    "one_epoch_by_blocks",
-    "train_by_blocks",
+    "row_blocks",
     "transform_features",
+    "validation_blocks",
 ]
 
 #: dask config key with the most feature bytes that training gathers on the client
@@ -289,7 +290,7 @@ def _row_slices(chunks: tuple[int, ...]) -> list[slice]:
 
 
 def _blocks_in_order(F, order, ahead: int = PREFETCH_BLOCKS):
-    """Yield ``(rows, NumPy features)`` of the row blocks of ``F`` in ``order``.
+    """Yield ``(k, NumPy features of row block k)`` for the blocks ``k`` of ``order``.
 
     Up to ``ahead`` next blocks are computed (by whatever scheduler is active, in parallel
     on a cluster) while the caller trains on the current one: at most ``ahead + 1`` blocks
@@ -298,37 +299,37 @@ def _blocks_in_order(F, order, ahead: int = PREFETCH_BLOCKS):
     slices = _row_slices(F.chunks[0])
     with ThreadPoolExecutor(max_workers=ahead) as pool:
         pending = deque()
-        for k, index in enumerate(order):
-            while len(pending) <= ahead and k + len(pending) < len(order):
-                pending.append(pool.submit(F[slices[order[k + len(pending)]]].compute))
-            yield slices[index], pending.popleft().result()
+        for i, k in enumerate(order):
+            while len(pending) <= ahead and i + len(pending) < len(order):
+                pending.append(pool.submit(F[slices[order[i + len(pending)]]].compute))
+            yield int(k), pending.popleft().result()
 
 
-def one_epoch_by_blocks(head, F, y, order, prepare, classes=None) -> float:
-    """Train ``head`` for one pass over the row blocks of ``F`` in ``order``; the mean loss.
+def row_blocks(F, prepare, indices=None) -> RowBlocks:
+    """The row blocks of the dask features ``F`` as training rows for a dense head.
 
-    ``prepare(block, y_block) -> (rows, targets)`` turns a block of features into the
-    head's (scaled) input rows.
+    ``prepare(block) -> (rows, None)`` turns a computed block of features into the head's
+    (scaled) input rows; ``indices`` are the blocks to train on (default: all). For
+    'sequence' features every step of a sequence is a row, so the blocks' row bounds are
+    in steps.
     """
-    total, rows = 0.0, 0
-    for rows_slice, block in _blocks_in_order(F, order):
-        Fb, yb = prepare(block, y[rows_slice])
-        if classes is None:
-            head.partial_fit(Fb, yb)
-        else:
-            head.partial_fit(Fb, yb, classes=classes)
-        # the head's own plateau bookkeeping would act on block losses: epochs decide here
-        head._history.no_improvement_count = 0
-        total += head.loss_ * Fb.shape[0]
-        rows += Fb.shape[0]
-    return total / rows
+    steps = F.shape[1] if F.ndim == 3 else 1
+    bounds = np.cumsum((0, *F.chunks[0])) * steps
+
+    def load(order):
+        for k, block in _blocks_in_order(F, order):
+            yield k, prepare(block)[0]
+
+    if indices is None:
+        indices = np.arange(len(F.chunks[0]))
+    return RowBlocks(bounds, np.asarray(indices), int(F.shape[-1]), load)
 
 
 def validation_blocks(F, y, prepare, validation_fraction: float, rng):
     """Hold out ``validation_fraction`` of the row blocks of ``F`` for early stopping.
 
-    Returns the indices of the training blocks and the gathered, prepared validation rows
-    and targets (which must fit the gather limit).
+    Returns the indices of the training blocks, and the gathered, prepared validation rows
+    and their targets (which must fit the gather limit).
     """
     n_blocks = len(F.chunks[0])
     n_val = max(1, round(validation_fraction * n_blocks))
@@ -343,63 +344,8 @@ def validation_blocks(F, y, prepare, validation_fraction: float, rng):
     held_out = np.sort(blocks[:n_val])
     rows = np.concatenate([np.arange(slices[b].start, slices[b].stop) for b in held_out])
     F_val = gathered(F[rows], "Early stopping on held-out blocks")
-    return np.sort(blocks[n_val:]), prepare(F_val, y[rows])
-
-
-def train_by_blocks(head, F, y, prepare, settings: dict, classes=None, validation=None):
-    """Train ``head`` for up to ``max_iter`` epochs streaming the row blocks of ``F``.
-
-    Each epoch visits the blocks in a new random order (``shuffle``); the stopping rule is
-    the head's (``tol``, ``n_iter_no_change``), applied to the epoch loss, or with
-    ``early_stopping`` to the score on ``validation`` (prepared rows and targets; by
-    default ``validation_fraction`` of the blocks), the weights of the best epoch restored
-    at the end. ``settings`` are the composite's parameters (``get_params()``).
-    """
-    from sklearn.utils import check_random_state
-
-    from .neural.optimizers import make_schedule
-
-    rng = check_random_state(settings["random_state"])
-    schedule = make_schedule(settings["learning_rate"])
-    blocks = np.arange(len(F.chunks[0]))
-    early_stopping = settings["early_stopping"]
-    if early_stopping and validation is None:
-        blocks, validation = validation_blocks(F, y, prepare, settings["validation_fraction"], rng)
-    tol = settings["tol"]
-    losses: list[float] = []
-    scores: list[float] = []
-    best, best_score, best_weights, stalled = math.inf, -math.inf, None, 0
-    for _ in range(settings["max_iter"]):
-        order = rng.permutation(blocks) if settings["shuffle"] else blocks
-        loss = one_epoch_by_blocks(head, F, y, order, prepare, classes)
-        losses.append(loss)
-        line = f"Epoch {len(losses)}, loss = {loss:.8f}"
-        if early_stopping:
-            score = float(head.score(*validation))
-            scores.append(score)
-            line += f", validation score = {score:.6f}"
-            stalled = stalled + 1 if score < best_score + tol else 0
-            if score > best_score:
-                best_score = score
-                best_weights = copy.deepcopy((head.coefs_, head.intercepts_))
-        else:
-            stalled = stalled + 1 if loss > best - tol else 0
-        best = min(best, loss)
-        if settings["verbose"]:
-            print(f"{line} (streamed over {len(blocks)} blocks)")
-        if stalled > settings["n_iter_no_change"]:
-            if schedule.on_plateau(head._optimizer):
-                break
-            stalled = 0
-    if best_weights is not None:
-        head.coefs_, head.intercepts_ = best_weights
-    head.n_iter_ = len(losses)
-    head.loss_curve_ = losses
-    head.loss_ = losses[-1] if losses else None
-    head.best_loss_ = None if early_stopping else best
-    head.validation_scores_ = scores if early_stopping else None
-    head.best_validation_score_ = best_score if early_stopping else None
-    return head
+    X_val, y_val = prepare(F_val, y[rows])
+    return np.sort(blocks[n_val:]), X_val, y_val
 
 
 def map_rows(function, F, probe):

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.metaestimators import available_if
@@ -34,6 +35,7 @@ from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
 from .neural.training import check_sample_weight
 from .pooled import LMUPooledFeatures
 from .ridge import RidgeHeadClassifier, RidgeHeadRegressor
+from .streaming import ClassifierStream, RegressorStream
 
 __all__ = ["LMUClassifier", "LMURegressor"]
 
@@ -47,14 +49,6 @@ HEADS = ("auto", "dense", "ridge")
 _SCALE_BLOCK_ROWS = 4096
 # head='auto' solves ridge in closed form up to this many training sequences
 _RIDGE_MAX_SAMPLES = 10_000
-# Default order: rich enough for a first result, and at most this many features in all.
-_DEFAULT_MAX_ORDER = 128
-_DEFAULT_MAX_FEATURES = 2048
-
-
-def default_order(n_steps: int, n_channels: int) -> int:
-    """The order used when ``order=None``: ``min(n_steps, 128, 2048 // n_channels)``."""
-    return max(1, min(n_steps, _DEFAULT_MAX_ORDER, _DEFAULT_MAX_FEATURES // n_channels))
 
 
 def _features_of(
@@ -71,6 +65,13 @@ def _features_of(
     transformer = _make_transformer(transformer_params, verbose).fit(X)
     dtype = np.float64 if float64 else None
     return transformer, transformer._transform(X, return_gpu_arrays=on_device, dtype=dtype)
+
+
+def _fitted_order(features) -> int:
+    """The order of fitted features: pooled ones choose one per window (the largest)."""
+    if isinstance(features, LMUPooledFeatures):
+        return int(features.orders_.max())
+    return int(features.order_)
 
 
 def _make_transformer(transformer_params: dict, verbose=False):
@@ -299,7 +300,7 @@ class _LMUBase(BaseEstimator):
         return "pooled" if head == "ridge" else "final"
 
     # ------------------------------------------------------------------ features
-    def _transformer_params(self, X) -> dict:
+    def _transformer_params(self) -> dict:
         if not isinstance(self.scale_features, (bool, np.bool_)):
             raise TypeError(f"scale_features must be True or False; got {self.scale_features!r}.")
         output = self._resolved_output(self.head_kind_)
@@ -318,15 +319,8 @@ class _LMUBase(BaseEstimator):
                 "device": device,
                 "channels_first": self.channels_first,
             }
-        order = self.order
-        if order is None:
-            # the features below warn about the layout where it applies; the probe does not
-            layout = False if self.channels_first is None else self.channels_first
-            probe = LMUFeatures(order=1, theta=self.theta, device="cpu", channels_first=layout)
-            probe.fit(X)
-            order = default_order(probe.n_steps_, probe.n_channels_)
         return {
-            "order": order,
+            "order": self.order,
             "theta": self.theta,
             "discretizer": self.discretizer,
             "output": output,
@@ -343,16 +337,14 @@ class _LMUBase(BaseEstimator):
         weight per feature row) the scaling uses the weighted mean and standard deviation,
         so integer weights scale as repeated rows do and a zero weight takes no part.
         """
-        params = self._transformer_params(X)
+        params = self._transformer_params()
         on_device = params["device"] != "cpu" and self.memory is None
         compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
         # the ridge head solves in float64: its features are made so, and scaled in place
         float64 = self.head_kind_ == "ridge"
         self.features_, F = compute(params, X, on_device, verbose=self.verbose, float64=float64)
         self.features_.set_params(verbose=self.verbose)  # a cached transformer may differ
-        # pooled features with order=None choose an order per window: the largest
-        order = params["order"]
-        self.order_ = int(self.features_.orders_.max() if order is None else order)
+        self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
         F = self._as_rows(F)
         self._fit_scaling(F, sample_weight)
@@ -567,22 +559,18 @@ class _LMUBase(BaseEstimator):
                 self._scale(F), self._targets(y, X), partial=False, X_val=X_val, y_val=y_val
             )
         self._fit_scaling(F)
-        validation = None
+        indices = None
         if X_val is not None:
-            if not self.early_stopping:
-                raise ValueError(
-                    "X_val and y_val are used for early stopping only; set "
-                    "early_stopping=True or leave them out."
-                )
             F_val = _dask.gathered(self.features_.transform(X_val), "X_val")
-            validation = self._prepare_block(F_val, _dask.aligned_targets(y_val, len(F_val)))
-        head = self.__dict__.get("head_")
-        if not isinstance(head, self._head_class):
-            head = self._make_head()
-        self.head_ = _dask.train_by_blocks(
-            head, F, y, self._prepare_block, self.get_params(), self._head_classes(y), validation
-        )
-        return self
+            X_val, y_val = self._prepare_block(F_val, _dask.aligned_targets(y_val, len(F_val)))
+        elif self.early_stopping:
+            rng = check_random_state(self.random_state)
+            indices, X_val, y_val = _dask.validation_blocks(
+                F, y, self._prepare_block, self.validation_fraction, rng
+            )
+        blocks = _dask.row_blocks(F, self._prepare_block, indices)
+        y_rows = _dask.feature_rows(F, y)[1]
+        return self._fit_head(blocks, y_rows, partial=False, X_val=X_val, y_val=y_val)
 
     def _partial_fit_dask(self, X, y, classes=None):
         """``partial_fit`` of a dask array: one epoch over its row blocks, block by block.
@@ -594,33 +582,19 @@ class _LMUBase(BaseEstimator):
             self.head_kind_ = self._partial_head()
             F = self._fit_transformer(X)
             self._fit_scaling(F)
-            head = self._make_head()
         else:
             F = self.features_.transform(X)
-            head = self.head_
-            head.set_params(**{name: getattr(self, name) for name in _HEAD_PARAMS})
         y = _dask.aligned_targets(y, F.shape[0])
-        if classes is None:
-            classes = getattr(head, "classes_", None)
-        _dask.one_epoch_by_blocks(
-            head, F, y, np.arange(len(F.chunks[0])), self._prepare_block, classes
-        )
-        self.head_ = head
-        return self
+        blocks = _dask.row_blocks(F, self._prepare_block)
+        return self._fit_head(blocks, _dask.feature_rows(F, y)[1], partial=True, classes=classes)
 
     def _fit_transformer(self, X):
         """Fit ``features_`` on the dask array ``X``; its lazy training features."""
-        params = self._transformer_params(X)
+        params = self._transformer_params()
         self.features_ = _make_transformer(params, self.verbose).fit(X)
-        # pooled features with order=None choose an order per window: the largest
-        order = params["order"]
-        self.order_ = int(self.features_.orders_.max() if order is None else order)
+        self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
         return self.features_.transform(X)
-
-    def _head_classes(self, y):
-        """All classes, for a classifier's first ``partial_fit`` on a block."""
-        return None
 
     def _prepare_block(self, F, y=None):
         """A block of features as the head's scaled input rows (and their targets)."""
@@ -687,8 +661,9 @@ class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
     ----------
     order : int, default=None
         DN states per channel (per window and input for pooled features). ``None`` uses
-        ``min(n_steps, 128, 2048 // n_channels)`` for final/mean/max features and
-        ``max(4, min(32, 64 // n_channels))`` for pooled ones.
+        ``min(n_steps, 128, 2048 // n_channels)`` for final/mean/max/sequence features
+        and, for pooled ones, ``ceil(theta)`` per window between 2 and
+        ``max(2, min(8, 16 // n_channels))``.
     theta : float or sequence of float, default=None
         DN window in time steps; ``None`` uses the training sequences' length. Pooled
         features take several windows; ``None`` gives eight, from 1/128 of the training
@@ -859,9 +834,6 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         class_weights = compute_sample_weight(self.class_weight, y)
         return class_weights if sample_weight is None else sample_weight * class_weights
 
-    def _head_classes(self, y):
-        return np.unique(y)
-
     @available_if(_trains_incrementally)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Train the head for one epoch on ``(X, y)``; the first call fits the features.
@@ -918,8 +890,6 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """The fitted model run online: a :class:`~lmu_sk.streaming.ClassifierStream` of
         ``n_streams`` sequences whose ``predict_proba()`` after any update equals
         :meth:`predict_proba` of the prefixes seen."""
-        from .streaming import ClassifierStream
-
         return ClassifierStream(self, n_streams)
 
 
@@ -1032,6 +1002,4 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """The fitted model run online: a :class:`~lmu_sk.streaming.RegressorStream` of
         ``n_streams`` sequences whose ``predict()`` after any update equals :meth:`predict`
         of the prefixes seen (for 'sequence', at the latest step)."""
-        from .streaming import RegressorStream
-
         return RegressorStream(self, n_streams)

@@ -18,13 +18,23 @@ from ._progress import ProgressBar, check_verbose
 from ._typing import Result
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 from .engine import constants
+from .streaming import DNStream
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from .streaming import DNStream
+__all__ = ["LMUFeatures", "default_order"]
 
-__all__ = ["LMUFeatures"]
+#: ``order=None``: at most this many states per channel ...
+_DEFAULT_MAX_ORDER = 128
+#: ... and at most this many features over all channels
+_DEFAULT_MAX_FEATURES = 2048
+
+
+def default_order(n_steps: int, n_channels: int) -> int:
+    """The order used when ``order=None``: ``min(n_steps, 128, 2048 // n_channels)``, >= 1."""
+    return max(1, min(n_steps, _DEFAULT_MAX_ORDER, _DEFAULT_MAX_FEATURES // n_channels))
+
 
 logger = get_logger(__name__)
 
@@ -40,8 +50,10 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    order : int, default=64
-        Number of DN states per channel (Legendre coefficients).
+    order : int or None, default=64
+        Number of DN states per channel (Legendre coefficients). ``None`` chooses
+        ``min(n_steps, 128, 2048 // n_channels)`` from the training data at ``fit`` (the
+        composites' default; see :func:`default_order`).
     theta : float, default=None
         Window length in time steps. ``None`` uses the length of the training sequences
         (the longest one for sequences of different lengths), the papers' usual choice.
@@ -81,6 +93,8 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
+    order_ : int
+        The order used: ``order``, or the one chosen for ``order=None``.
     theta_ : float
         The window used.
     n_features_in_ : int
@@ -141,7 +155,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         self.channels_first = channels_first
         self.verbose = verbose
 
-    def _checked_order_theta(self, n_steps: int) -> tuple[int, float]:
+    def _checked_order_theta(self, n_steps: int, n_channels: int) -> tuple[int, float]:
         if self.discretizer not in DISCRETIZERS:
             raise ValueError(
                 f"Unknown discretizer {self.discretizer!r}; use one of {DISCRETIZERS}."
@@ -154,7 +168,8 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         resolve_budget(self.max_memory)
         check_verbose(self.verbose)
         theta = float(n_steps) if self.theta is None else self.theta
-        return validate_order_theta(self.order, theta)
+        order = default_order(n_steps, n_channels) if self.order is None else self.order
+        return validate_order_theta(order, theta)
 
     def fit(self, X, y=None) -> Self:
         """Check ``X`` and the parameters and build the Delay Network.
@@ -207,7 +222,8 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         ``dtype`` overrides the compute dtype (the estimators predict in float64).
         """
         check_is_fitted(self)
-        self._checked_order_theta(self.n_steps_)  # parameters set after fit are checked too
+        # parameters set after fit are checked too; the fitted order and theta are used
+        self._checked_order_theta(self.n_steps_, self.n_channels_)
         if _dask.is_dask_array(X):
             return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
         U = self._validate_input(X, reset=False, check_finite=False, dtype=dtype)
@@ -234,16 +250,16 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
             n_steps, n_channels = max(len(u) for u in U), U[0].shape[1]
         else:
             n_steps, n_channels = U.shape[1], U.shape[2]
-        order, self.theta_ = self._checked_order_theta(n_steps)
+        self.order_, self.theta_ = self._checked_order_theta(n_steps, n_channels)
         get_array_module(self.device)
-        warn_if_euler_unstable(order, self.theta_, self.discretizer)
+        warn_if_euler_unstable(self.order_, self.theta_, self.discretizer)
         self.n_features_in_ = n_steps
         self.n_steps_ = n_steps
         self.n_channels_ = n_channels
-        Abar, Bbar = constants.system(order, self.theta_, self.discretizer)
+        Abar, Bbar = constants.system(self.order_, self.theta_, self.discretizer)
         if not (np.isfinite(Abar).all() and np.isfinite(Bbar).all()):
             raise ValueError(
-                f"theta={self.theta_!r} is too small for order {order}: the discretized "
+                f"theta={self.theta_!r} is too small for order {self.order_}: the discretized "
                 "Delay Network overflows. Use a window of at least one time step."
             )
         self.state_matrix_ = np.array(Abar)
@@ -258,7 +274,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         """
         if return_gpu_arrays is None:
             return_gpu_arrays = self.return_gpu_arrays
-        order = int(self.order)
+        order = self.order_
         budget = resolve_budget(self.max_memory)
         xp = get_array_module(self.device)
         logger.debug(
@@ -290,14 +306,12 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         """A :class:`~lmu_sk.streaming.DNStream` of ``n_streams`` sequences, advanced one
         step or one chunk at a time; after ``t`` steps its ``transform()`` equals
         ``transform`` of the first ``t`` steps (for 'sequence', the last of them)."""
-        from .streaming import DNStream
-
         return DNStream(self, n_streams)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Names ``'c{k}_m{i}'``: state ``i`` of channel ``k``, in output order."""
         check_is_fitted(self)
-        order = int(self.order)
+        order = self.order_
         return np.asarray(
             [f"c{k}_m{i}" for k in range(self.n_channels_) for i in range(order)], dtype=object
         )

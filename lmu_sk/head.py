@@ -67,6 +67,9 @@ from .neural.activations import HIDDEN_ACTIVATIONS
 from .neural.network import DenseNetwork, forward_pass
 from .neural.optimizers import SGD, Adam, make_schedule
 from .neural.training import (
+    BlockBatches,
+    RowBatches,
+    RowBlocks,
     TrainingDivergedError,
     TrainingHistory,
     check_sample_weight,
@@ -85,8 +88,8 @@ _DTYPES = {"float32": np.float32, "float64": np.float64}
 class _BaseDenseHead(BaseEstimator):
     """Shared training logic of the dense heads; not meant to be used directly."""
 
-    # check_array's dtype for y_val: labels of any type, or numbers
-    _y_val_dtype: ClassVar[str | None] = None
+    # check_array's dtype for y and y_val: labels of any type, or numbers
+    _y_dtype: ClassVar[str | None] = None
 
     _parameter_constraints: ClassVar[dict] = {
         "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
@@ -274,10 +277,38 @@ class _BaseDenseHead(BaseEstimator):
             return xp.ascontiguousarray(X, dtype=dtype)
         return np.ascontiguousarray(to_numpy(X), dtype=dtype)
 
-    # ------------------------------------------------------------------ subclass hooks
     def _validate_input(self, X, y, incremental: bool, reset: bool):
         """Return validated ``X``, the 2-D target matrix ``Y`` and the labels to stratify
-        the validation split by (None for no stratification)."""
+        the validation split by (None for no stratification).
+
+        ``X`` may be :class:`~lmu_sk.neural.training.RowBlocks` (feature rows computed
+        block by block): then the targets alone are validated here, the blocks' shapes
+        as they arrive.
+        """
+        numeric = self._y_dtype == "numeric"
+        if not isinstance(X, RowBlocks):
+            X, y = self._validate_X_y(X, y, reset=reset, y_numeric=numeric)
+        else:
+            y = check_array(to_numpy(y), ensure_2d=False, dtype=self._y_dtype, input_name="y")
+            if y.shape[0] != X.bounds[-1]:
+                raise ValueError(f"The blocks hold {X.bounds[-1]} rows but y has {y.shape[0]}.")
+            if reset:
+                self.__dict__.pop("feature_names_in_", None)
+                self.n_features_in_ = X.n_features
+            elif X.n_features != self.n_features_in_:
+                raise ValueError(
+                    f"X has {X.n_features} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        Y, split_labels = self._encode_targets(y, incremental)
+        return X, Y, split_labels
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _encode_targets(self, y, incremental: bool):
+        """The 2-D target matrix of validated ``y`` and the labels to stratify the
+        validation split by (None for no stratification)."""
         raise NotImplementedError
 
     def _loss_name(self, Y: np.ndarray) -> str:
@@ -301,10 +332,13 @@ class _BaseDenseHead(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Features.
+        X : array-like of shape (n_samples, n_features), or RowBlocks
+            Features; or :class:`~lmu_sk.neural.training.RowBlocks`, feature rows that
+            arrive block by block (the composites' dask features), trained on by the
+            same epoch loop one block at a time. Blocks take no ``sample_weight`` and,
+            for early stopping, need ``validation_data``.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-            Targets (class labels for the classifier).
+            Targets (class labels for the classifier), in memory for blocks too.
         incremental : bool, default=False
             False: as ``fit`` (fresh weights unless ``warm_start``; up to ``max_iter``
             epochs; early stopping if requested). True: as ``partial_fit`` (one epoch,
@@ -327,10 +361,17 @@ class _BaseDenseHead(BaseEstimator):
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
 
         X, Y, split_labels = self._validate_input(X, y, incremental, reset=first_pass)
-        sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        X = self._compute_array(X, dtype, xp)
+        blocks = X if isinstance(X, RowBlocks) else None
+        if blocks is not None:
+            if sample_weight is not None:
+                raise ValueError("sample_weight is not supported for rows that arrive in blocks.")
+            n_features = blocks.n_features
+        else:
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
+            X = self._compute_array(X, dtype, xp)
+            n_features = X.shape[1]
         Y = np.ascontiguousarray(Y, dtype=dtype)
-        layer_sizes = [X.shape[1], *hidden, Y.shape[1]]
+        layer_sizes = [n_features, *hidden, Y.shape[1]]
 
         if first_pass:
             seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
@@ -389,8 +430,13 @@ class _BaseDenseHead(BaseEstimator):
                 "early_stopping=True or leave them out."
             )
         if early_stopping and validation_data is not None:
-            X_val, Y_val = self._validate_validation_data(*validation_data, X.shape[1], dtype)
+            X_val, Y_val = self._validate_validation_data(*validation_data, n_features, dtype)
             X_val = self._compute_array(X_val, dtype, xp)
+        elif early_stopping and blocks is not None:
+            raise ValueError(
+                "Early stopping on rows that arrive in blocks needs held-out validation "
+                "data (validation_data)."
+            )
         elif early_stopping:
             X, Y, X_val, Y_val, sample_weight, sw_val = self._validation_split(
                 X, Y, split_labels, rng, sample_weight
@@ -406,16 +452,22 @@ class _BaseDenseHead(BaseEstimator):
             history.best_validation_score = -math.inf
             history.no_improvement_count = 0
 
+        if blocks is not None:
+            batch_size = resolve_batch_size(self.batch_size, blocks.n_rows)
+            batches = BlockBatches(blocks, Y, batch_size, dtype, xp)
+        else:
+            batch_size = resolve_batch_size(self.batch_size, X.shape[0])
+            batches = RowBatches(
+                xp.asarray(X), xp.asarray(Y), batch_size, sample_weight=sample_weight, xp=xp
+            )
         try:
             train_epochs(
                 network,
                 optimizer,
                 make_schedule(self.learning_rate, self.power_t),
-                xp.asarray(X),
-                xp.asarray(Y),
+                batches,
                 history,
                 rng=rng,
-                batch_size=resolve_batch_size(self.batch_size, X.shape[0]),
                 max_iter=1 if incremental else self.max_iter,
                 shuffle=self.shuffle,
                 tol=self.tol,
@@ -423,7 +475,6 @@ class _BaseDenseHead(BaseEstimator):
                 validation_score=validation_score,
                 verbose=self.verbose,
                 incremental=incremental,
-                sample_weight=sample_weight,
             )
         except TrainingDivergedError:
             if hasattr(self, "_optimizer"):
@@ -466,7 +517,7 @@ class _BaseDenseHead(BaseEstimator):
         y_val = check_array(
             to_numpy(y_val),
             ensure_2d=False,
-            dtype=self._y_val_dtype,
+            dtype=self._y_dtype,
             input_name="y_val",
         )
         check_consistent_length(X_val, y_val)
@@ -638,10 +689,7 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
         'softmax' or 'logistic'.
     """
 
-    def _validate_input(self, X, y, incremental, reset):
-        X, y = self._validate_X_y(X, y, reset=reset)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = column_or_1d(y, warn=True)
+    def _encode_targets(self, y, incremental):
         check_classification_targets(y)
         if not hasattr(self, "classes_") or (not self.warm_start and not incremental):
             self._label_binarizer = LabelBinarizer().fit(y)
@@ -667,7 +715,7 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
             )
         Y = self._label_binarizer.transform(y)
         multilabel = self._label_binarizer.y_type_.startswith("multilabel")
-        return X, Y, (None if multilabel else y)
+        return Y, (None if multilabel else y)
 
     def _loss_name(self, Y):
         if Y.shape[1] == 1 or self._label_binarizer.y_type_.startswith("multilabel"):
@@ -835,14 +883,10 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
         'identity'.
     """
 
-    _y_val_dtype = "numeric"
+    _y_dtype = "numeric"
 
-    def _validate_input(self, X, y, incremental, reset):
-        X, y = self._validate_X_y(X, y, reset=reset, y_numeric=True)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = column_or_1d(y, warn=True)
-        Y = y.reshape(-1, 1) if y.ndim == 1 else y
-        return X, Y, None
+    def _encode_targets(self, y, incremental):
+        return (y.reshape(-1, 1) if y.ndim == 1 else y), None
 
     def _loss_name(self, Y):
         return "squared_error"

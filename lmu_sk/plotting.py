@@ -25,6 +25,7 @@ from .dn import (
     legendre_decoder,
     validate_order_theta,
 )
+from .reference import dn_states
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -301,8 +302,6 @@ def plot_delay_decoding(
     lmu_sk._memory.MemoryBudgetError (a ValueError)
         If the states of every step would not fit in the memory available.
     """
-    from .reference import dn_states
-
     order, theta = validate_order_theta(order, theta)
     discretizer = _check_discretizer(discretizer)
     delays = _check_delays(delays, theta)

@@ -37,6 +37,7 @@ from .engine.pooling import (
     WindowSpec,
     cumsum_windows,
 )
+from .streaming import PooledStream
 
 __all__ = ["LMUPooledFeatures", "default_orders", "default_strides", "default_thetas"]
 
@@ -431,12 +432,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         check_finite_result(out, U)
         return out
 
-    def stream(self, n_streams: int = 1):
+    def stream(self, n_streams: int = 1) -> PooledStream:
         """A :class:`~lmu_sk.streaming.PooledStream` of ``n_streams`` sequences, advanced one
         step or one chunk at a time; after ``t`` steps its ``transform()`` equals
         :meth:`transform` of the first ``t`` steps."""
-        from .streaming import PooledStream
-
         return PooledStream(self, n_streams)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:

@@ -444,7 +444,7 @@ class DNStream(_FeatureStream):
                 f"use output {features.output!r}. Predict on whole sequences instead."
             )
         self.n_streams = n_streams
-        self.order = int(features.order)
+        self.order = int(features.order_)
         self.theta = float(features.theta_)
         self.discretizer = features.discretizer
         self.output = features.output

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from lmu_sk import DenseHeadClassifier, LMUClassifier, LMUPooledFeatures, LMURegressor
+from lmu_sk import (
+    DenseHeadClassifier,
+    LMUClassifier,
+    LMUFeatures,
+    LMUPooledFeatures,
+    LMURegressor,
+)
 from lmu_sk.estimators import _HEAD_PARAMS
 
 
@@ -135,3 +141,22 @@ def test_one_training_sequence_per_class_fits():
     np.testing.assert_array_equal(clf.predict(X), y)
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("output", ["final", "mean", "sequence"])
+def test_the_default_order_comes_from_the_one_features_fit(output, monkeypatch):
+    """``order=None`` is resolved by the features' own fit: no second fit learns shapes."""
+    fits = []
+    real_fit = LMUFeatures._fit
+    monkeypatch.setattr(LMUFeatures, "_fit", lambda self, U: fits.append(1) or real_fit(self, U))
+    X = np.random.default_rng(0).standard_normal((20, 300, 3))
+    y = np.random.default_rng(1).standard_normal((20, 300) if output == "sequence" else 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LMURegressor(
+            head="dense", feature_output=output, max_iter=1, channels_first=False
+        ).fit(X, y)
+    assert len(fits) == 1
+    # min(n_steps, 128, 2048 // n_channels)
+    assert model.order_ == model.features_.order_ == 128 and model.features_.order is None
+    assert model.stream(2).update(X[:2, :5]).predict().shape[0] == 2

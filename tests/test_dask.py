@@ -287,6 +287,20 @@ def test_streamed_training_learns_without_gathering(client, quiet, monkeypatch):
     np.testing.assert_allclose(model.feature_scale_, expected_scale, rtol=1e-6)
 
 
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_streamed_training_of_one_block_is_the_in_memory_training(client, quiet, shuffle):
+    """Streamed and in-memory training run the head's one epoch loop: over a single block
+    they take the same steps, up to the float32 features' and the scaling's rounding."""
+    X, y = labelled()
+    params = {**PARAMS, "shuffle": shuffle}
+    with dask.config.set({GATHER_LIMIT_KEY: 1000}):
+        streamed = LMUClassifier(**params).fit(da.from_array(X, chunks=240), y)
+    in_memory = LMUClassifier(**params).fit(X, y)
+    assert streamed.n_iter_ == in_memory.n_iter_
+    assert streamed.loss_curve_ == pytest.approx(in_memory.loss_curve_, rel=1e-5)
+    np.testing.assert_array_equal(streamed.predict(X), in_memory.predict(X))
+
+
 def test_partial_fit_runs_one_epoch_block_by_block(client):
     X, y = labelled()
     Xd = da.from_array(X, chunks=80)

@@ -222,3 +222,26 @@ def test_device_arrays_are_validated_without_leaving_the_device(X):
         est.fit((X > 0).astype(complex).view(_DeviceArray))
     with pytest.raises(ValueError, match="must have shape"):
         est.fit(X[0, :, 0].view(_DeviceArray))
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [((3, 40), 40), ((3, 500), 128), ((3, 500, 4), 128), ((3, 500, 40), 51), ((3, 9, 4000), 1)],
+)
+def test_order_none_chooses_the_default_order_at_fit(shape, expected):
+    X = np.random.default_rng(0).normal(size=shape)
+    features = LMUFeatures(order=None, channels_first=False).fit(X)
+    # min(n_steps, 128, 2048 // n_channels), at least 1
+    assert features.order_ == expected and features.order is None
+    assert features.transform(X).shape == (shape[0], expected * (shape[2:] or (1,))[0])
+    assert features.state_matrix_.shape == (expected, expected)
+
+
+def test_transform_uses_the_fitted_order():
+    X = np.random.default_rng(0).normal(size=(4, 30))
+    features = LMUFeatures(order=6).fit(X)
+    expected = features.transform(X)
+    features.set_params(order=9)  # checked, but the fitted system is the one used
+    np.testing.assert_array_equal(features.transform(X), expected)
+    with pytest.raises(ValueError, match="order"):
+        features.set_params(order=0).transform(X)

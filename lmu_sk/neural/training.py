@@ -1,5 +1,10 @@
 """The epoch loop: shuffled minibatches, stopping rules and bookkeeping.
 
+One loop trains every dense network of the package. Its rows come from a minibatch
+source: :class:`RowBatches` for rows held in memory, :class:`BlockBatches` for rows that
+arrive in blocks (:class:`RowBlocks`: the features of a dask array, computed by the
+workers while the network trains on the block before).
+
 Stopping follows scikit-learn's MLP. After every epoch the monitored quantity (the
 training loss, or the validation score with early stopping) is compared with its best
 value so far; an epoch that does not improve it by at least ``tol`` increments a counter,
@@ -17,7 +22,7 @@ explodes, an epoch loss above ``DIVERGENCE_FACTOR`` times the loss of the initia
 (measured on the first minibatch ever trained on), gives a :class:`UserWarning` that asks
 for a lower ``learning_rate_init`` (once per call).
 
-Sample weights: ``train_epochs(..., sample_weight=w)`` trains on the weighted loss of
+Sample weights: ``RowBatches(..., sample_weight=w)`` trains on the weighted loss of
 :mod:`lmu_sk.neural.losses` (each minibatch: the weighted mean loss and an L2 penalty
 divided by the batch's total weight, as scikit-learn's MLP). A minibatch whose weights
 are all zero has no gradient and is skipped. The epoch loss is, as in scikit-learn, the
@@ -30,19 +35,23 @@ import math
 import numbers
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._device import to_numpy
+from .._device import array_module_of, to_numpy
 from .network import DenseNetwork, make_device_rng
 from .optimizers import BaseOptimizer, LearningRateSchedule
 
 __all__ = [
     "DIVERGENCE_FACTOR",
+    "BlockBatches",
+    "Minibatch",
+    "RowBatches",
+    "RowBlocks",
     "TrainingDivergedError",
     "TrainingHistory",
     "check_sample_weight",
@@ -153,40 +162,180 @@ def resolve_batch_size(batch_size: int | str, n_samples: int) -> int:
     return int(np.clip(batch_size, 1, n_samples))
 
 
-class _BatchBuffers:
-    """Gather buffers of the inputs, targets and sample weights, one set per batch size."""
+@dataclass(frozen=True)
+class Minibatch:
+    """One minibatch: inputs, targets, sample weights (or None) and their sum (or None)."""
 
-    def __init__(self, X: Array, Y: Array, W: Array | None, xp: Any) -> None:
-        self.X, self.Y, self.W, self.xp = X, Y, W, xp
+    X: Array
+    Y: Array
+    weights: Array | None
+    weight_sum: float | None
+
+
+class RowBatches:
+    """The minibatches of training rows held in memory.
+
+    Parameters
+    ----------
+    X : array of shape (n_rows, n_features)
+        C-contiguous inputs on ``xp`` in the network's dtype.
+    Y : array of shape (n_rows, n_outputs)
+        C-contiguous targets on ``xp`` in the same dtype.
+    batch_size : int
+        Minibatch size (already resolved, see :func:`resolve_batch_size`).
+    sample_weight : array of shape (n_rows,), optional
+        Non-negative weights with a positive sum (host or ``xp`` array); moved to ``xp``
+        once. A minibatch whose weights are all zero has no gradient and is skipped.
+    xp : module, optional
+        The array module of ``X``; by default NumPy or CuPy, whichever ``X`` belongs to.
+    """
+
+    def __init__(
+        self,
+        X: Array,
+        Y: Array,
+        batch_size: int,
+        sample_weight: Array | None = None,
+        xp: Any = None,
+    ) -> None:
+        self.X, self.Y, self.batch_size = X, Y, int(batch_size)
+        self.xp = array_module_of(X) if xp is None else xp
+        self.n_rows = int(X.shape[0])
+        # the weights on the host give every batch's total weight without a device trip
+        self._w_host = self._W = None
+        if sample_weight is not None:
+            w_host = np.asarray(to_numpy(sample_weight), dtype=np.float64)
+            if w_host.shape != (self.n_rows,) or not w_host.sum() > 0:
+                raise ValueError(
+                    f"sample_weight must hold {self.n_rows} non-negative weights with a "
+                    "positive sum."
+                )
+            self._w_host, self._W = w_host, self.xp.asarray(w_host, dtype=X.dtype)
         self._buffers: dict[int, tuple[Array, Array, Array | None]] = {}
 
-    def gather(self, idx: Array) -> tuple[Array, Array, Array | None]:
-        n = idx.shape[0]
+    def epoch(self, rng: np.random.Generator, shuffle: bool) -> Iterator[Minibatch]:
+        """Yield the minibatches of one pass over the rows, in a new random order when
+        ``shuffle`` (one ``rng.permutation`` of the rows)."""
+        xp, n, size = self.xp, self.n_rows, self.batch_size
+        perm_host = rng.permutation(n) if shuffle else None
+        perm = xp.asarray(perm_host) if shuffle else None
+        for start in range(0, n, size):
+            stop = min(start + size, n)
+            weight_sum = None
+            if self._w_host is not None:
+                rows = perm_host[start:stop] if perm_host is not None else slice(start, stop)
+                weight_sum = float(self._w_host[rows].sum())
+                if weight_sum == 0.0:
+                    continue
+            if perm is not None:
+                Xb, Yb, Wb = self._gather(perm[start:stop])
+            else:
+                Xb, Yb = self.X[start:stop], self.Y[start:stop]
+                Wb = None if self._W is None else self._W[start:stop]
+            yield Minibatch(Xb, Yb, Wb, weight_sum)
+
+    def _gather(self, idx: Array) -> tuple[Array, Array, Array | None]:
+        """The rows ``idx`` copied into reused buffers (one set per batch size)."""
+        n, xp = idx.shape[0], self.xp
         buf = self._buffers.get(n)
-        xp = self.xp
         if buf is None:
             buf = self._buffers[n] = (
                 xp.empty((n, self.X.shape[1]), self.X.dtype),
                 xp.empty((n, self.Y.shape[1]), self.Y.dtype),
-                None if self.W is None else xp.empty(n, self.W.dtype),
+                None if self._W is None else xp.empty(n, self._W.dtype),
             )
         xp.take(self.X, idx, axis=0, out=buf[0])
         xp.take(self.Y, idx, axis=0, out=buf[1])
-        if self.W is not None:
-            xp.take(self.W, idx, axis=0, out=buf[2])
+        if self._W is not None:
+            xp.take(self._W, idx, axis=0, out=buf[2])
         return buf
+
+
+@dataclass(frozen=True)
+class RowBlocks:
+    """Training rows that arrive in blocks, each computed when it is needed.
+
+    The features of a dataset too large for memory (a dask array's row chunks, computed by
+    the workers) are one such source; the targets stay whole, in memory, indexed by row.
+
+    Attributes
+    ----------
+    bounds : array of int of shape (n_blocks + 1,)
+        Rows ``bounds[k]:bounds[k + 1]`` are block ``k``; ``bounds[-1]`` is the number of
+        targets.
+    indices : array of int
+        The blocks to train on (others may be held out for validation).
+    n_features : int
+        Features per row.
+    load : callable
+        ``load(order)`` yields ``(k, X_k)``, the index and the feature rows of every block
+        ``k`` of ``order`` in that order (it may compute the next ones ahead).
+    """
+
+    bounds: np.ndarray
+    indices: np.ndarray
+    n_features: int
+    load: Callable[[np.ndarray], Iterator[tuple[int, Array]]]
+
+    @property
+    def n_rows(self) -> int:
+        """Rows in the blocks trained on."""
+        return int(sum(self.bounds[k + 1] - self.bounds[k] for k in self.indices))
+
+
+class BlockBatches:
+    """The minibatches of training rows that arrive in :class:`RowBlocks`.
+
+    Every epoch visits the blocks in a new random order and the rows of each block in a
+    new random order (when ``shuffle``): one block is in memory at a time, besides what
+    the blocks' loader computes ahead. With a single block this is :class:`RowBatches`.
+
+    Parameters
+    ----------
+    blocks : RowBlocks
+        Where the feature rows come from.
+    Y : array of shape (bounds[-1], n_outputs)
+        Host targets of all rows, moved to ``xp`` a block at a time.
+    batch_size : int
+        Minibatch size (already resolved, see :func:`resolve_batch_size`).
+    dtype : numpy.dtype
+        The network's dtype.
+    xp : module
+        The network's array module.
+    """
+
+    def __init__(
+        self, blocks: RowBlocks, Y: np.ndarray, batch_size: int, dtype: Any, xp: Any
+    ) -> None:
+        self.blocks, self.Y, self.batch_size = blocks, Y, int(batch_size)
+        self.dtype, self.xp = np.dtype(dtype), xp
+        self.n_rows = blocks.n_rows
+
+    def epoch(self, rng: np.random.Generator, shuffle: bool) -> Iterator[Minibatch]:
+        """Yield the minibatches of one pass over the blocks."""
+        xp, bounds = self.xp, self.blocks.bounds
+        indices = self.blocks.indices
+        order = rng.permutation(indices) if shuffle else indices
+        for k, X_block in self.blocks.load(order):
+            rows = slice(int(bounds[k]), int(bounds[k + 1]))
+            if X_block.shape != (rows.stop - rows.start, self.blocks.n_features):
+                raise ValueError(
+                    f"Block {k} has feature rows of shape {X_block.shape}; expected "
+                    f"{(rows.stop - rows.start, self.blocks.n_features)}."
+                )
+            Xk = xp.ascontiguousarray(xp.asarray(X_block), dtype=self.dtype)
+            Yk = xp.asarray(np.ascontiguousarray(self.Y[rows]), dtype=self.dtype)
+            yield from RowBatches(Xk, Yk, self.batch_size, xp=xp).epoch(rng, shuffle)
 
 
 def train_epochs(
     network: DenseNetwork,
     optimizer: BaseOptimizer,
     schedule: LearningRateSchedule,
-    X: Array,
-    Y: Array,
+    batches: RowBatches | BlockBatches,
     history: TrainingHistory,
     *,
     rng: np.random.Generator,
-    batch_size: int,
     max_iter: int,
     shuffle: bool = True,
     tol: float = 1e-4,
@@ -194,7 +343,6 @@ def train_epochs(
     validation_score: Callable[[], float] | None = None,
     verbose: bool = False,
     incremental: bool = False,
-    sample_weight: Array | None = None,
 ) -> TrainingHistory:
     """Train ``network`` in place for up to ``max_iter`` epochs.
 
@@ -208,21 +356,20 @@ def train_epochs(
     schedule : LearningRateSchedule
         How the learning rate changes after each epoch and at a plateau (see the module
         docstring).
-    X : array of shape (n_samples, n_features)
-        C-contiguous training inputs on the network's array module and dtype.
-    Y : array of shape (n_samples, n_outputs)
-        C-contiguous training targets (one-hot / 0-1 columns for classification).
+    batches : RowBatches or BlockBatches
+        The training rows: ``batches.epoch(rng, shuffle)`` yields the minibatches of one
+        epoch, on the network's array module and dtype. Rows in memory, with optional
+        sample weights, are :class:`RowBatches`; rows computed block by block (features
+        of a dask array) are :class:`BlockBatches`.
     history : TrainingHistory
         Bookkeeping, updated in place and returned.
     rng : numpy.random.Generator
         Host generator for the shuffles; dropout masks come from a generator derived from
         it (:func:`~lmu_sk.neural.network.make_device_rng`).
-    batch_size : int
-        Minibatch size (already resolved, see :func:`resolve_batch_size`).
     max_iter : int
         Maximum number of epochs of this call.
     shuffle : bool, default=True
-        Draw a new permutation of the samples every epoch.
+        Visit the rows in a new random order every epoch.
     tol : float, default=1e-4
         Minimal improvement of the monitored quantity.
     n_iter_no_change : int, default=10
@@ -235,9 +382,6 @@ def train_epochs(
         Print one line per epoch: epoch, loss, validation score, seconds.
     incremental : bool, default=False
         One call of ``partial_fit``: no :class:`ConvergenceWarning` at ``max_iter``.
-    sample_weight : array of shape (n_samples,), optional
-        Non-negative sample weights, not all zero (host or ``xp`` array); they are moved
-        to the network's array module and dtype once. See the module docstring.
 
     Returns
     -------
@@ -249,21 +393,9 @@ def train_epochs(
         When the loss or the parameters stop being finite.
     """
     xp = network.xp
-    n = X.shape[0]
     params, grads = network.params, network.grads
     uses_dropout = network.dropout > 0 or network.input_dropout > 0
     dropout_rng = make_device_rng(xp, rng) if uses_dropout else None
-    # the weights on the host give every batch's total weight without a device round trip
-    w_host = W = None
-    if sample_weight is not None:
-        w_host = np.asarray(to_numpy(sample_weight), dtype=np.float64)
-        if w_host.shape != (n,) or not w_host.sum() > 0:
-            raise ValueError(
-                f"sample_weight must hold {n} non-negative weights with a positive sum."
-            )
-        W = xp.asarray(w_host, dtype=network.dtype)
-    buffers = _BatchBuffers(X, Y, W, xp)
-    starts = range(0, n, batch_size)
     warned_divergence = False
     early_stopping = validation_score is not None
     best_params = xp.empty_like(params) if early_stopping else None
@@ -273,44 +405,31 @@ def train_epochs(
 
     for _ in range(max_iter):
         tic = time.perf_counter()
-        perm_host = rng.permutation(n) if shuffle else None
-        perm = xp.asarray(perm_host) if shuffle else None
         epoch_loss = xp.zeros((), dtype=np.float64)
         first_loss = None
         rows_trained = 0
         # NumPy's overflow warnings are silenced: divergence is reported below instead
         with np.errstate(over="ignore", invalid="ignore"):
-            for start in starts:
-                stop = min(start + batch_size, n)
-                weight_sum = None
-                if w_host is not None:
-                    rows = perm_host[start:stop] if shuffle else slice(start, stop)
-                    weight_sum = float(w_host[rows].sum())
-                    if weight_sum == 0.0:
-                        continue  # no gradient: every row of the batch has weight zero
-                if shuffle:
-                    Xb, Yb, Wb = buffers.gather(perm[start:stop])
-                else:
-                    Xb, Yb = X[start:stop], Y[start:stop]
-                    Wb = None if W is None else W[start:stop]
+            for batch in batches.epoch(rng, shuffle):
+                n_batch = batch.X.shape[0]
                 # the optimizer adds the L2 gradient during its update (one pass less)
                 batch_loss = network.loss_and_gradients(
-                    Xb,
-                    Yb,
+                    batch.X,
+                    batch.Y,
                     dropout_rng=dropout_rng,
                     l2_gradient=False,
-                    sample_weight=Wb,
-                    weight_sum=weight_sum,
+                    sample_weight=batch.weights,
+                    weight_sum=batch.weight_sum,
                 )
                 if first_loss is None and history.initial_loss is None:
                     first_loss = xp.asarray(batch_loss, dtype=np.float64).copy()
-                scale = stop - start if weight_sum is None else weight_sum
+                scale = n_batch if batch.weight_sum is None else batch.weight_sum
                 optimizer.update([params], [grads], l2=network.l2_terms(scale))
-                epoch_loss += batch_loss * (stop - start)
-                rows_trained += stop - start
+                epoch_loss += batch_loss * n_batch
+                rows_trained += n_batch
 
         history.n_iter += 1
-        history.t += n
+        history.t += batches.n_rows
         loss = float(epoch_loss) / rows_trained
         if not math.isfinite(loss) or not bool(xp.isfinite(params).all()):
             raise TrainingDivergedError(
