@@ -1,4 +1,15 @@
-"""Shared test settings and fixtures."""
+"""Shared test settings and fixtures.
+
+The tests follow the package's layers, from the bottom up: ``dn/`` (the continuous and
+discretized system, the reference recurrence), ``engine/`` (the algebra on every back-end,
+its contract test, the compiled kernels), ``neural/`` (networks, optimizers, the epoch
+loop), ``heads/`` (dense and ridge heads), ``transformers/`` (``LMUFeatures``,
+``LMUPooledFeatures``), ``models/`` (the composites, their streams, persistence, aeon),
+``dask_arrays/`` and ``cli/``. Tests of the package as a whole (README, documentation,
+examples, packaging, typing, reliability across layers) stay here. Helpers shared across
+folders: ``fake_cupy`` (a NumPy stand-in for CuPy), ``pooled_oracle`` and ``strategies``
+(hypothesis strategies).
+"""
 
 import numpy as np
 import pytest

@@ -44,7 +44,7 @@ def test_streaming_example_classifies_online_as_in_batch(tmp_path, monkeypatch):
     except ImportError:
         argv.append("--no-plot")
     result = main(argv)
-    # float32 stream and batch agree to rounding (see tests/test_streaming.py)
+    # float32 stream and batch agree to rounding (see tests/models/test_streaming.py)
     assert result["difference"] < 2e-5
     accuracy = result["accuracy"]
     assert accuracy[-1] > 0.85 and accuracy[-1] > accuracy[0] + 0.5

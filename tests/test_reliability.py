@@ -22,7 +22,7 @@ def X():
 
 def test_tiny_theta_gives_the_limit_features_not_nan(X):
     # theta -> 0 forgets all but the last step: the final state is Bbar * u[-1], with
-    # Bbar the limit -A1^-1 B1 (tests/test_dn.py); float64 rounding of that solve.
+    # Bbar the limit -A1^-1 B1 (tests/dn/test_dn.py); float64 rounding of that solve.
     from lmu_sk.dn import continuous_system
 
     F = LMUFeatures(order=8, theta=1e-40, dtype="float64").fit_transform(X)

@@ -197,7 +197,7 @@ def test_benchmark_example_runs_offline(monkeypatch, capsys):
     import runpy
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "examples" / "aeon_benchmark.py"
+    script = Path(__file__).resolve().parents[2] / "examples" / "aeon_benchmark.py"
     monkeypatch.setattr(sys, "argv", [str(script)])
     main = runpy.run_path(str(script), run_name="example")["main"]
     results = main(["--resamples", "1", "--datasets", "UnitTest", "JapaneseVowels"])

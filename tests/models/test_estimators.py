@@ -30,7 +30,7 @@ LENGTH_CHECKS = {
     "check_estimators_partial_fit_n_features": "sequences of any length can be trained on",
     "check_classifiers_train": "runs on FixedLengthLMUClassifier",
     # weighted and repeated fits agree to ~1e-6 in float32, not to the check's rtol 1e-7;
-    # tests/test_mlp_parity.py runs this check in float64, where it passes
+    # tests/heads/test_mlp_parity.py runs this check in float64, where it passes
     "check_sample_weight_equivalence_on_dense_data": "float32 rounding; passes in float64",
 }
 # order=None: as many states as steps, so the features keep all of the input.

@@ -53,13 +53,6 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def sequences(tmp_path):
-    X = np.random.default_rng(0).standard_normal((30, 24))
-    np.save(tmp_path / "in.npy", X)
-    return X, tmp_path / "in.npy"
-
-
 def expected(X, order=4, **params):
     params = {"dtype": "float32", **params}
     return LMUFeatures(order=order, channels_first=False, **params).fit_transform(X)

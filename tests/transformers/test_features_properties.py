@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from strategies import dn_problems
 
 from lmu_sk import LMUFeatures
 from lmu_sk.dn import discrete_system, euler_is_stable, impulse_response
@@ -52,18 +53,10 @@ def _expected(X, order, theta, output, discretizer="zoh"):
     return {"final": states[:, -1], "mean": states.mean(1), "max": states.max(1)}[output]
 
 
-@st.composite
-def problems(draw, max_work=3e6):
-    order = draw(st.integers(1, 512))
-    theta = draw(st.floats(0.0, 5.0).map(lambda e: 10.0**e))
-    n_steps = draw(st.one_of(st.integers(1, 40), st.integers(1, 5000)))
-    n_channels = draw(st.integers(1, 8))
-    n_samples = draw(st.integers(1, 4))
-    assume(n_samples * n_channels * n_steps * order <= max_work)
-    dtype = draw(st.sampled_from([np.float32, np.float64]))
-    seed = draw(st.integers(0, 2**32 - 1))
-    X = np.random.default_rng(seed).standard_normal((n_samples, n_steps, n_channels))
-    return X.astype(dtype), order, theta
+def problems(max_work=3e6):
+    """Orders up to 512, windows from 1 to 1e5 steps, up to 5000 steps of 8 channels."""
+    windows = st.floats(0.0, 5.0).map(lambda e: 10.0**e)
+    return dn_problems(512, 5000, 8, 4, thetas=windows, max_work=max_work)
 
 
 # 40 examples, not 100: every route x output x dtype is checked against the reference,

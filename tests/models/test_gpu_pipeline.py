@@ -5,7 +5,7 @@ What is checked here, without a GPU: that the features of ``LMUClassifier`` and
 (no device-to-host copy of a feature matrix), that the GPU paths give the numbers of the
 CPU paths, that CuPy inputs are validated on the device, and that a model fitted on the
 GPU predicts on a machine without one. The numerics of the CuPy kernels themselves are
-tested in ``test_gpu_kernels.py``.
+tested in ``tests/engine/test_gpu_kernels.py``.
 
 Tolerance: everything runs in float64, where the GPU and CPU routes differ only by the
 order of the sums (``~1e-15`` relative per feature); 20 epochs of Adam amplify that by far

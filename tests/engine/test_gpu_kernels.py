@@ -36,6 +36,7 @@ import pytest
 from fake_cupy import FakeDeviceArray, FakeOutOfMemory, clear_caches, install
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import dn_problems
 
 from lmu_sk._device import gpu_available
 from lmu_sk.dn import discrete_system, impulse_response
@@ -46,7 +47,7 @@ from lmu_sk.reference import recurrence
 
 TOLERANCE = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 1e-4}
 IN_SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def assert_states_close(got, expected, dtype, magnitude=0.0):
@@ -62,15 +63,10 @@ def assert_states_close(got, expected, dtype, magnitude=0.0):
 
 @st.composite
 def problems(draw, max_order=64, max_steps=300, max_channels=4, max_samples=4):
-    """A random Delay Network and inputs, rounded to the drawn dtype."""
-    order = draw(st.integers(1, max_order))
-    n_steps = draw(st.integers(1, max_steps))
-    n_channels = draw(st.integers(1, max_channels))
-    n_samples = draw(st.integers(1, max_samples))
-    theta = draw(st.floats(1.0, 2.0 * max_steps))
-    dtype = np.dtype(draw(st.sampled_from([np.float32, np.float64])))
+    """A random Delay Network and inputs, each sample zero after a drawn length."""
+    X, order, theta = draw(dn_problems(max_order, max_steps, max_channels, max_samples))
+    n_samples, n_steps, dtype = X.shape[0], X.shape[1], X.dtype
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    X = rng.standard_normal((n_samples, n_steps, n_channels)).astype(dtype)
     lengths = rng.integers(1, n_steps + 1, n_samples)
     for s, length in enumerate(lengths):
         X[s, length:] = 0

@@ -17,14 +17,6 @@ from lmu_sk import LMUFeatures, cli, dn_states
 from lmu_sk.cli.common import ProgressBar
 
 
-@pytest.fixture
-def sequences(tmp_path):
-    X = np.random.default_rng(0).standard_normal((23, 40))
-    path = tmp_path / "in.npy"
-    np.save(path, X)
-    return X, path
-
-
 def run(*args: str) -> int:
     return cli.main([str(a) for a in args])
 
@@ -46,7 +38,7 @@ def test_features_equal_the_transformer_on_the_whole_array(sequences, tmp_path):
     )
     F = np.load(out)
     expected = LMUFeatures(order=12, theta=30.0, dtype="float32").fit_transform(X)
-    assert F.dtype == np.float32 and F.shape == (23, 12)
+    assert F.dtype == np.float32 and F.shape == (30, 12)
     np.testing.assert_allclose(F, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(F, dn_states(X, 12, 30.0), rtol=1e-4, atol=1e-5)
 
@@ -92,8 +84,8 @@ def test_progress_bar_and_summary_on_stderr(sequences, tmp_path, capsys):
     assert run("features", "--order", 3, "--batch-size", 10, path, tmp_path / "o.npy") == 0
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "23/23 rows" in captured.err and "100%" in captured.err and "10/23 rows" in captured.err
-    assert "wrote" in captured.err and "(23, 3)" in captured.err
+    assert "30/30 rows" in captured.err and "100%" in captured.err and "10/30 rows" in captured.err
+    assert "wrote" in captured.err and "(30, 3)" in captured.err
 
     assert run("features", "--order", 3, "--quiet", path, tmp_path / "o.npy") == 0
     assert capsys.readouterr().err == ""

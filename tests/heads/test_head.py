@@ -20,7 +20,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 
 # scikit-learn compares weighted and repeated fits to rtol 1e-7; in float32 the two
 # summation orders drift apart by ~1e-4 over 200 Adam epochs. The same check passes in
-# float64 (tests/test_mlp_parity.py runs it), which shows the weighting itself is exact.
+# float64 (tests/heads/test_mlp_parity.py runs it), which shows the weighting itself is exact.
 FLOAT32_WEIGHT_CHECK = {
     "check_sample_weight_equivalence_on_dense_data": "float32 rounding; passes in float64"
 }
