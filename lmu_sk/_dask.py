@@ -22,10 +22,10 @@ import itertools
 import math
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 
+from ._device import get_array_module, is_dask_array, is_device_array
 from ._input import check_dtype_param
 from ._memory import format_bytes, resolve_budget
 from .neural.training import RowBlocks
@@ -52,12 +52,6 @@ __all__ = [
 GATHER_LIMIT_KEY = "lmu_sk.gather_limit"
 #: blocks of features computed ahead of the one the head trains on, when streaming
 PREFETCH_BLOCKS = 4
-
-
-def is_dask_array(X: Any) -> bool:
-    """True for a ``dask.array.Array`` (checked without importing dask)."""
-    cls = type(X)
-    return cls.__name__ == "Array" and cls.__module__.split(".")[0] == "dask"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -216,11 +210,8 @@ def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
 
 def _meta_module(U, transformer, return_gpu_arrays: bool):
     """NumPy, or CuPy when blocks are CuPy arrays that stay on the device."""
-    meta_module = type(U._meta).__module__.split(".")[0]
-    if meta_module == "cupy" and return_gpu_arrays and transformer.device != "cpu":
-        import cupy
-
-        return cupy
+    if is_device_array(U._meta) and return_gpu_arrays and transformer.device != "cpu":
+        return get_array_module("gpu")
     return np
 
 

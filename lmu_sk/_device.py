@@ -32,6 +32,7 @@ __all__ = [
     "is_device_array",
     "is_numpy",
     "out_of_memory_errors",
+    "portable_device",
     "release_device_memory",
     "resolve_device",
     "to_numpy",
@@ -66,8 +67,8 @@ def is_cuda_array(a: Any) -> bool:
 
 
 def is_dask_array(a: Any) -> bool:
-    """True for a Dask array (checked by its type's module, without importing Dask)."""
-    return _module_root(a) == "dask"
+    """True for a ``dask.array.Array`` (checked by its type, without importing Dask)."""
+    return _module_root(a) == "dask" and type(a).__name__ == "Array"
 
 
 @cache
@@ -133,6 +134,13 @@ def resolve_device(device: str) -> str:
     Raises the same errors as :func:`get_array_module`.
     """
     return "cpu" if is_numpy(get_array_module(device)) else "gpu"
+
+
+def portable_device(device: str) -> str:
+    """Where a fitted model or a stream runs wherever it is loaded: ``'cpu'`` stays on the
+    CPU; ``'gpu'`` and ``'auto'`` give ``'auto'``, the GPU where one is present and the CPU
+    elsewhere (so that a model trained on a GPU predicts on any machine)."""
+    return "cpu" if device == "cpu" else "auto"
 
 
 def array_module_of(a: Any) -> ModuleType:

@@ -27,7 +27,7 @@ from sklearn.utils.validation import (
 )
 
 from . import _dask
-from ._device import array_module_of, resolve_device, to_numpy
+from ._device import array_module_of, portable_device, resolve_device, to_numpy
 from ._persistence import VersionedPickleMixin
 from ._typing import Result
 from .features import LMUFeatures
@@ -307,7 +307,7 @@ class _LMUBase(BaseEstimator):
         dtype = self.dtype if self.dtype in ("float32", "float64") else None
         # checked here (device='gpu' needs one now) but stored as 'auto' so that the
         # fitted model also transforms on machines without a GPU
-        device = "cpu" if resolve_device(self.device) == "cpu" else "auto"
+        device = portable_device(resolve_device(self.device))
         if output == "pooled":
             # LMUPooledFeatures' own defaults, but for what the composite is given
             return {

@@ -60,7 +60,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._device import array_module_of, get_array_module, to_numpy
+from ._device import array_module_of, get_array_module, portable_device, to_numpy
 from ._input import check_device_matrix, is_device_array
 from ._persistence import VersionedPickleMixin
 from .neural.activations import HIDDEN_ACTIVATIONS
@@ -186,9 +186,7 @@ class _BaseDenseHead(BaseEstimator):
         falls back to NumPy wherever no GPU is present, so that a model trained on a GPU
         (its weights are NumPy arrays) predicts on any machine.
         """
-        if not training and self.device != "cpu":
-            return get_array_module("auto")
-        return get_array_module(self.device)
+        return get_array_module(self.device if training else portable_device(self.device))
 
     def _hidden_sizes(self) -> list[int]:
         sizes = self.hidden_layer_sizes

@@ -55,7 +55,7 @@ import numpy as np
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._device import get_array_module, to_numpy
+from ._device import get_array_module, portable_device, to_numpy
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
 from .engine import algebra, constants
@@ -378,7 +378,7 @@ class _FeatureStream:
         state = saved.pop("_saved_state")
         self.__dict__.update(saved)
         # like fitted models, a stream pickled on a GPU machine loads on one without
-        self._setup(get_array_module("cpu" if self.device == "cpu" else "auto"))
+        self._setup(get_array_module(portable_device(self.device)))
         self._allocate()
         self.state = state
 

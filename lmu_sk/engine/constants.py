@@ -14,7 +14,6 @@ name            value                                shape
 ``'C_rev'``     ``cumsum(H)[::-1]`` (sum of states)   ``(n, d)``
 ``'W'``         block matrix of ``p`` steps            ``(d + p, p * d)``
 ``'H_hat'``     ``rfft(H, p)`` along time              ``(p // 2 + 1, d)``, complex
-``'step'``      ``[[Abar.T], [Bbar]]`` (one step)      ``(d + 1, d)``
 ``'A_T'``       ``Abar.T``                             ``(d, d)``
 ``'D_T'``       ``(Abar - I).T`` (compensated step)    ``(d, d)``
 ``'powers'``    ``Abar^(2^i)``, transposed, ``i < p``   ``(p, d, d)``
@@ -37,7 +36,7 @@ from ..dn import discrete_system, impulse_response
 
 __all__ = ["NAMES", "block_matrix", "clear", "get", "system"]
 
-NAMES = ("H", "H_rev", "C_rev", "W", "H_hat", "step", "A_T", "D_T", "powers", "power_sums")
+NAMES = ("H", "H_rev", "C_rev", "W", "H_hat", "A_T", "D_T", "powers", "power_sums")
 
 # Constants larger than this are built for the caller and not kept.
 _ITEM_LIMIT_BYTES = 256 * 1024**2
@@ -112,8 +111,6 @@ def _power_tables(Abar: np.ndarray, levels: int, sums: bool) -> np.ndarray:
 def _host(name: str, order: int, theta: float, discretizer: str, n_steps: int, param: int):
     """The float64 host value of constant ``name``."""
     Abar, Bbar = system(order, theta, discretizer)
-    if name == "step":
-        return np.vstack([Abar.T, Bbar[None]])
     if name == "A_T":
         return Abar.T
     if name == "D_T":
