@@ -59,6 +59,7 @@ from ._device import get_array_module, portable_device, to_numpy
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
 from .engine import algebra, constants
+from .engine.compiled import cpu
 from .engine.plan import block_steps
 from .engine.pooling import MOMENT_POOLS, THRESHOLD_POOLS
 from .neural.network import forward_rows
@@ -710,13 +711,17 @@ class _WindowPools:
 
     * ``dn`` ``(n, k, order)``: the state after the last block;
     * ``thresholds`` ``(n, k, order, 4, n_biases)`` (None without 'ppv', 'mpv', 'lspv'):
-      per threshold the count of blocks above it, the sum of the excess over it on those
-      blocks, the current run of blocks above it and the longest such run;
+      per threshold the count of blocks above it, the sum of the states on those blocks
+      (rounded to float32 first by the compiled kernel, as in the batch transform), the
+      current run of blocks above it and the longest such run;
     * ``moments`` ``(n, k, order, 3)``: the sum, maximum and minimum of every state;
     * ``compete`` ``(n, k, 2, order)`` (None without 'compete'): the count of blocks on
       which each state, scaled, is the largest of the window's states, then the smallest.
 
     All float64; every method returns new arrays and leaves those it is given unchanged.
+    On NumPy, chunks of blocks run the batch transform's compiled kernel continued from
+    the carried pools (:func:`lmu_sk.engine.compiled.cpu.pooled_window_carried`); on
+    other array modules, array operations a time block at a time.
     """
 
     def __init__(self, window, discretizer, biases, scale, pools, xp: ModuleType):
@@ -771,7 +776,7 @@ class _WindowPools:
             above = rounded[..., None] > self.biases32[:, 0]  # (n, k, order, n_biases)
             thresholds[..., 0, :] += above
             if "mpv" in self.pools:
-                thresholds[..., 1, :] += xp.where(above, m[..., None] - self.biases[:, 0], 0.0)
+                thresholds[..., 1, :] += xp.where(above, m[..., None], 0.0)
             if "lspv" in self.pools:
                 run = (thresholds[..., 2, :] + 1.0) * above
                 thresholds[..., 2, :] = run
@@ -792,6 +797,8 @@ class _WindowPools:
         n, m, _ = U.shape
         if m == 1:
             return self.step(acc, U[:, 0])
+        if xp is np and self.thresholds:
+            return self._chunk_compiled(acc, U)
         if self._W is None:
             self._W = constants.get("W", *self.key, dtype=np.float64, xp=xp, param=self.block)
         _, thresholds, moments, compete = self._copy(acc)
@@ -813,6 +820,26 @@ class _WindowPools:
             state[part] = G[:, -1].reshape(s1 - s0, k, d)
         return state, thresholds, moments, compete
 
+    def _chunk_compiled(self, acc: tuple, U: Array) -> tuple:
+        """:meth:`chunk` on NumPy: the compiled kernel, continued from the pools ``acc``."""
+        n, _, k = U.shape
+        dn, thresholds, moments, compete = self._copy(acc)
+        wins = np.zeros((n, k, 2, self.order)) if compete is None else compete
+        cpu.pooled_window_carried(
+            U,
+            self.A_T,
+            self.B,
+            self.biases32[:, 0],
+            self.scale[:, 0],
+            dn,
+            thresholds,
+            moments,
+            wins.reshape(n, k, 2 * self.order),
+        )
+        if "mpv" not in self.pools:
+            thresholds[..., 1, :] = 0.0  # unused, and infinite for states beyond float32
+        return dn, thresholds, moments, compete
+
     def _pool(self, G: Array, thresholds, moments, compete) -> None:
         """Add the states ``G`` ``(n, k, T, order)`` of ``T`` consecutive blocks to the
         pools, in place."""
@@ -826,8 +853,7 @@ class _WindowPools:
             above = rounded[..., None] > self.biases32  # (n, k, T, order, n_biases)
             thresholds[..., 0, :] += above.sum(axis=2)
             if "mpv" in self.pools:
-                excess = xp.where(above, G[..., None] - self.biases, 0.0)
-                thresholds[..., 1, :] += excess.sum(axis=2)
+                thresholds[..., 1, :] += xp.where(above, G[..., None], 0.0).sum(axis=2)
             if "lspv" in self.pools:
                 # the run at step i is i minus the last step not above (at or before i);
                 # the run carried in counts as steps -run .. -1 above, -1 - run not above
@@ -856,8 +882,8 @@ class _WindowPools:
             if "ppv" in self.pools:
                 columns.append(count / blocks)
             if "mpv" in self.pools:
-                mean_excess = thresholds[..., 1, :] / xp.maximum(count, 1.0)
-                columns.append(xp.where(count > 0, mean_excess, 0.0))
+                mean_above = thresholds[..., 1, :] / xp.maximum(count, 1.0)
+                columns.append(xp.where(count > 0, mean_above - self.biases[:, 0], 0.0))
             if "lspv" in self.pools:
                 columns.append(thresholds[..., 3, :] / blocks)
         for j, name in enumerate(MOMENT_POOLS):
@@ -885,7 +911,7 @@ class PooledStream(_FeatureStream):
 
     Inputs of the transforms 'series' and 'difference' stream in constant memory and
     time per step: per window the state after the last whole block and, per state, the
-    running pools: the counts of blocks above each threshold, the sums of the excess over
+    running pools: the counts of blocks above each threshold, the sums of the states above
     them, the current and the longest runs above them, the sum, maximum and minimum, and
     the counts of blocks on which the state wins or loses the competition. The
     'cumsum' input cannot: it subtracts the mean of the whole sequence and divides by

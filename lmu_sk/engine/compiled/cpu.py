@@ -24,7 +24,7 @@ from numba import prange
 from ._jit import njit_cached
 from ._threading import parallel_section
 
-__all__ = ["MODES", "N_MOMENTS", "pooled_window", "recurrence"]
+__all__ = ["MODES", "N_MOMENTS", "pooled_window", "pooled_window_carried", "recurrence"]
 
 MODES = {"final": 0, "sequence": 1, "mean": 2, "max": 3}
 
@@ -159,8 +159,15 @@ N_MOMENTS = 3
 # reassociation lets the state update vectorize; no 'nnan'/'ninf': the pools start at +-inf
 @njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _pooled_window(
-    U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, pools, moments, comp
-):  # pragma: no cover
+    U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, carry, dn, sums, pools,
+    moments, comp,
+):  # fmt: skip  # pragma: no cover
+    # carry=False: from the zero state, the pools of every sequence written to pools,
+    # moments and comp as features. carry=True: from the state dn and the running sums
+    # (count, sum of the states above, current run, longest run per threshold), moments
+    # (sum, max, min) and comp (counts of wins, then of losses), all advanced in place.
+    # Either way the states above a threshold are summed rounded to float32, in float32
+    # flushed into float64 every FLUSH_STEPS and at the end.
     n_samples = U.shape[0]
     n_inputs = inputs.shape[0]
     order = Bbar.shape[0]
@@ -178,20 +185,26 @@ def _pooled_window(
         count64 = np.empty((order, K))
         total64 = np.empty((order, K))
         for c in range(n_inputs):
-            state[:] = 0.0
             count[:, :] = 0.0
             total[:, :] = 0.0
-            run[:, :] = 0.0
-            best[:, :] = 0.0
-            count64[:, :] = 0.0
-            total64[:, :] = 0.0
-            acc = pools[s, c]
             mom = moments[s, c]
-            mom[:, 0] = 0.0
-            mom[:, 1] = -np.inf
-            mom[:, 2] = np.inf
             wins = comp[s, c]
-            wins[:] = 0.0
+            if carry:
+                state[:] = dn[s, c]
+                count64[:, :] = sums[s, c, :, 0]
+                total64[:, :] = sums[s, c, :, 1]
+                run[:, :] = sums[s, c, :, 2]
+                best[:, :] = sums[s, c, :, 3]
+            else:
+                state[:] = 0.0
+                count64[:, :] = 0.0
+                total64[:, :] = 0.0
+                run[:, :] = 0.0
+                best[:, :] = 0.0
+                mom[:, 0] = 0.0
+                mom[:, 1] = -np.inf
+                mom[:, 2] = np.inf
+                wins[:] = 0.0
             b = biases[c]
             flush = FLUSH_STEPS  # a countdown: a modulo each step costs more
             for t in range(n):
@@ -241,6 +254,16 @@ def _pooled_window(
                             total64[i, k] += total[i, k]
                             count[i, k] = 0.0
                             total[i, k] = 0.0
+            if carry:
+                dn[s, c, :] = state
+                for i in range(order):
+                    for k in range(K):
+                        sums[s, c, i, 0, k] = count64[i, k] + count[i, k]
+                        sums[s, c, i, 1, k] = total64[i, k] + total[i, k]
+                        sums[s, c, i, 2, k] = run[i, k]
+                        sums[s, c, i, 3, k] = best[i, k]
+                continue
+            acc = pools[s, c]
             for i in range(order):
                 for k in range(K):
                     hits = count64[i, k] + count[i, k]
@@ -313,18 +336,68 @@ def pooled_window(
     pools = np.empty((n_samples, n_inputs, order, 3 * K)) if out is None else out
     moments = np.empty((n_samples, n_inputs, order, N_MOMENTS))
     comp = np.empty((n_samples, n_inputs, 2 * order))
+    no_carry = (np.empty((1, 1, 1)), np.empty((1, 1, 1, 4, 1)))
+    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, False,
+                *no_carry, pools, moments, comp)  # fmt: skip
+    return pools, moments, comp
+
+
+def pooled_window_carried(
+    U: np.ndarray,
+    Abar_T: np.ndarray,
+    Bbar: np.ndarray,
+    biases: np.ndarray,
+    scale: np.ndarray,
+    dn: np.ndarray,
+    sums: np.ndarray,
+    moments: np.ndarray,
+    wins: np.ndarray,
+    with_moments: bool = True,
+    inputs: np.ndarray | None = None,
+) -> None:
+    """Advance running pools in place over more steps: :func:`pooled_window`'s kernel,
+    continued from a carried state instead of started from zero (a stream's chunks).
+
+    Parameters
+    ----------
+    U : ndarray of shape (n_samples, n_steps, n_columns), float64
+        The next steps of every sequence.
+    Abar_T, Bbar, biases, scale, with_moments, inputs
+        As for :func:`pooled_window`.
+    dn : ndarray of shape (n_samples, n_inputs, order), float64
+        The states after the steps pooled so far; advanced in place.
+    sums : ndarray of shape (n_samples, n_inputs, order, 4, n_biases), float64
+        Per threshold the count of steps above it, the sum of the states on those steps
+        (each rounded to float32 and summed as :func:`pooled_window` sums them), the
+        current run of steps above it and the longest run; advanced in place.
+    moments : ndarray of shape (n_samples, n_inputs, order, 3), float64
+        Per state its sum, maximum and minimum; advanced in place (left unchanged
+        without ``with_moments``).
+    wins : ndarray of shape (n_samples, n_inputs, 2 * order), float64
+        The counts of steps on which each state, scaled, is the largest of the window,
+        then the smallest; advanced in place.
+    """
+    inputs = np.arange(U.shape[2], dtype=np.int64) if inputs is None else inputs
+    lengths = np.full(U.shape[0], U.shape[1], dtype=np.int64)
+    for name, a in (("dn", dn), ("sums", sums), ("moments", moments), ("wins", wins)):
+        if a.dtype != np.float64 or not a.flags.c_contiguous:
+            raise ValueError(f"{name} must be a C-contiguous float64 array (updated in place).")
+    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, True,
+                dn, sums, np.empty((1, 1, 1, 1)), moments, wins)  # fmt: skip
+
+
+def _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, carry, *arrays):
+    """Call the pooled kernel with its inputs made contiguous in the kernel's dtypes."""
     with parallel_section():
         _pooled_window(
             np.ascontiguousarray(U, dtype=np.float64),
-            inputs,
+            np.ascontiguousarray(inputs, dtype=np.int64),
             np.ascontiguousarray(lengths, dtype=np.int64),
             np.ascontiguousarray(Abar_T, dtype=np.float64),
             np.ascontiguousarray(Bbar, dtype=np.float64),
             np.ascontiguousarray(biases, dtype=np.float32),
             np.ascontiguousarray(scale, dtype=np.float64),
             bool(with_moments),
-            pools,
-            moments,
-            comp,
+            bool(carry),
+            *arrays,
         )
-    return pools, moments, comp
