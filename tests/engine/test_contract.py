@@ -38,9 +38,6 @@ by the tolerance down and up.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -54,7 +51,6 @@ from lmu_sk.engine import PooledSpec, WindowSpec, features, plan, pooled_feature
 from lmu_sk.engine.pooling import POOLS, TRANSFORMS
 from lmu_sk.reference import pooled as pooled_reference
 
-ROOT = Path(__file__).resolve().parents[2]
 IN_SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 TOLERANCE = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 2e-5}
 OUTPUTS = ("final", "sequence", "mean", "max", "pooled")
@@ -213,19 +209,8 @@ def test_engine_matches_the_reference(backend, output, ragged, dtype, make_seque
             assert_features_close(host, expected, tol)
 
 
-def test_cuda_simulator():
+def test_cuda_simulator(in_cuda_simulator):
     """The ``cudasim`` back-end of the contract, in a fresh interpreter with the simulator."""
-    if IN_SIMULATOR:
-        pytest.skip("the simulator is on in this process: the cudasim cases run here")
-    pytest.importorskip("numba_cuda", reason="numba-cuda is not installed")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "pytest", __file__, "-q", "-k", "cudasim"]
-    command += ["-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"]
-    result = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
-    )
-    report = result.stdout[-4000:] + result.stderr[-2000:]
-    assert result.returncode == 0, report
+    stdout, report = in_cuda_simulator(__file__)
     # 4 outputs x equal/ragged x 2 dtypes ran; pooled is skipped there
-    assert "16 passed" in result.stdout, report
+    assert "16 passed" in stdout, report

@@ -396,20 +396,9 @@ def test_cupy_features_match_recurrence(cupy_gpu, output, method, dtype, ragged)
 # ------------------------------------------------- Numba-CUDA kernels (CUDA simulator)
 
 
-def test_numba_kernels_in_simulator_subprocess():
-    if IN_SIMULATOR:
-        pytest.skip("The simulator is on in this process: the test_cudasim_* tests run here.")
-    pytest.importorskip("numba_cuda", reason="numba-cuda is not installed")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "pytest", __file__, "-q", "-k", "cudasim"]
-    command += ["-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"]
-    result = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
-    )
-    report = result.stdout[-4000:] + result.stderr[-2000:]
-    assert result.returncode == 0, report
-    assert " passed" in result.stdout and " skipped" not in result.stdout, report
+def test_numba_kernels_in_simulator_subprocess(in_cuda_simulator):
+    stdout, report = in_cuda_simulator(__file__)
+    assert " passed" in stdout and " skipped" not in stdout, report
 
 
 @pytest.fixture(scope="module")
