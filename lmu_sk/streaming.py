@@ -691,18 +691,6 @@ def _minus_inf_before_first_step(steps: int):
 
 
 # ---------------------------------------------------------------------------- pooled stream
-def _running_max(z: Array, axis: int, xp: ModuleType) -> Array:
-    """Running maximum of ``z`` along ``axis`` (a loop over it where ``xp`` has no
-    ``maximum.accumulate``)."""
-    if xp is np:
-        return np.maximum.accumulate(z, axis=axis)
-    out = z.copy()
-    view = xp.moveaxis(out, axis, 0)
-    for t in range(1, view.shape[0]):
-        xp.maximum(view[t], view[t - 1], out=view[t])
-    return out
-
-
 class _WindowPools:
     """The Delay Network of one window over some of its inputs and the running pools of
     every state, on ``xp``.
@@ -859,7 +847,7 @@ class _WindowPools:
                 # the run carried in counts as steps -run .. -1 above, -1 - run not above
                 index = xp.arange(G.shape[2], dtype=np.float64)[:, None, None]
                 start = (-1.0 - thresholds[..., 2, :])[:, :, None]
-                runs = index - _running_max(xp.where(above, start, index), 2, xp)
+                runs = index - algebra.running_max(xp.where(above, start, index), xp, axis=2)
                 thresholds[..., 3, :] = xp.maximum(thresholds[..., 3, :], runs.max(axis=2))
                 thresholds[..., 2, :] = runs[:, :, -1]
         moments[..., 0] += G.sum(axis=2)

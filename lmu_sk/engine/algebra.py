@@ -46,6 +46,7 @@ __all__ = [
     "right_align",
     "row_lengths",
     "rows",
+    "running_max",
     "states_to_features",
     "valid_steps",
 ]
@@ -340,12 +341,16 @@ def input_transforms(
     return out
 
 
-def _running_max(a: Array, xp: ModuleType) -> Array:
-    """Running maximum of ``a`` along axis 1 by ``ceil(log2 n)`` shifted maxima.
+def running_max(a: Array, xp: ModuleType, axis: int = 1) -> Array:
+    """Running maximum of ``a`` along ``axis``; ``a`` may be overwritten.
 
-    CuPy's ``maximum`` has no ``accumulate``; doubling the shift (``a[t] = max(a[t], a[t -
-    s])`` for ``s = 1, 2, 4, ...``) needs only elementwise maxima. ``a`` is overwritten.
+    NumPy accumulates. CuPy's ``maximum`` has no ``accumulate``: there ``ceil(log2 n)``
+    shifted maxima (``a[t] = max(a[t], a[t - s])`` for ``s = 1, 2, 4, ...``) need only
+    elementwise maxima.
     """
+    if xp is np:
+        return np.maximum.accumulate(a, axis=axis)
+    a = xp.moveaxis(a, axis, 1)
     n = a.shape[1]
     other = xp.empty_like(a)
     shift = 1
@@ -354,7 +359,7 @@ def _running_max(a: Array, xp: ModuleType) -> Array:
         xp.maximum(a[:, shift:], a[:, :-shift], out=other[:, shift:])
         a, other = other, a
         shift *= 2
-    return a
+    return xp.moveaxis(a, 1, axis)
 
 
 def pool_window(
@@ -465,7 +470,7 @@ def pool_window(
             counts[..., k] += hits.sum(axis=1)
             above_sums[..., k] += xp.where(hits, G, 0).sum(axis=1, dtype=xp.float64)
             # the last step not above, at or before each step
-            last = _running_max(xp.where(hits, (-1 - run[:, None, :, k]), t), xp)
+            last = running_max(xp.where(hits, (-1 - run[:, None, :, k]), t), xp)
             runs = xp.subtract(t, last, out=last)
             xp.maximum(longest_run[..., k], runs.max(axis=1), out=longest_run[..., k])
             run[..., k] = runs[:, -1]

@@ -24,6 +24,8 @@ float64, and no proportion actually off.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 from fake_cupy import clear_caches, install
@@ -257,8 +259,13 @@ def test_rows_past_their_length_change_nothing(xp):
     )
 )
 def test_running_max_is_the_cumulative_maximum(a):
-    expected = np.maximum.accumulate(a, axis=1)
-    np.testing.assert_array_equal(algebra._running_max(a.copy(), np), expected)
+    # a module that is not NumPy takes the shifted-maxima path that CuPy takes
+    lookalike = types.ModuleType("numpy_lookalike")
+    lookalike.__dict__.update({k: v for k, v in np.__dict__.items() if not k.startswith("__")})
+    for axis in (0, 1):
+        expected = np.maximum.accumulate(a, axis=axis)
+        for xp in (np, lookalike):
+            np.testing.assert_array_equal(algebra.running_max(a.copy(), xp, axis=axis), expected)
 
 
 @pytest.mark.parametrize(
