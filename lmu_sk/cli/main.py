@@ -27,6 +27,7 @@ from typing import TextIO
 
 import numpy as np
 
+from ..demo import main as demo_main
 from .common import (
     BATCH_BYTES,
     DEFAULT_BATCH_ROWS,
@@ -344,8 +345,6 @@ def _interrupted_message(exc: Interrupted, output: str) -> str:
 
 
 def _run_demo() -> int:
-    from lmu_sk.demo import main as demo_main
-
     status = demo_main()
     return 0 if status is None else int(status)
 

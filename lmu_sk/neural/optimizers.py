@@ -5,7 +5,7 @@ An optimizer is built for a fixed list of parameter arrays; it preallocates its 
 the parameters in place with a fixed, small number of array operations and no temporaries.
 All arithmetic goes through the array module ``xp`` (NumPy or CuPy).
 
-On NumPy, when Numba is importable, each update of a C-contiguous parameter is one fused,
+On NumPy each update of a C-contiguous parameter is one fused,
 compiled loop over the array (one read of parameter, gradient and state, one write)
 instead of a sequence of array operations; the arithmetic is the same. ``fused=False``
 forces the array-operation path, which is also the one used for every other module.
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._device import to_numpy
+from ..engine.compiled import njit_cached
 
 __all__ = [
     "SCHEDULES",
@@ -43,12 +44,8 @@ Array = Any
 
 
 @cache
-def _fused_kernels() -> dict[str, Callable[..., None]] | None:
-    """Compile the fused NumPy update loops with Numba once; None without Numba."""
-    try:
-        from ..engine.compiled import njit_cached
-    except ImportError:  # pragma: no cover - numba is a dependency
-        return None
+def _fused_kernels() -> dict[str, Callable[..., None]]:
+    """Compile the fused NumPy update loops with Numba once."""
 
     def jit(function):
         # error_model="numpy": no Python zero-division check, so the loops vectorise.
@@ -135,7 +132,7 @@ class BaseOptimizer:
     xp : module
         Array module of the parameters.
     fused : bool or None
-        Use the compiled fused loops (NumPy only); None uses them when Numba imports.
+        Use the compiled fused loops (NumPy only); None uses them where they apply.
     """
 
     #: names of the attributes that hold lists of state arrays
@@ -158,12 +155,7 @@ class BaseOptimizer:
         """The fused loop ``name`` when it applies to this optimizer, else None."""
         if self.fused is False or self._xp is not np:
             return None
-        kernels = _fused_kernels()
-        if kernels is None:
-            if self.fused:
-                raise ImportError("fused=True needs Numba")
-            return None
-        return kernels[name]
+        return _fused_kernels()[name]
 
     def update(
         self,

@@ -6,7 +6,6 @@ import io
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -252,12 +251,11 @@ def test_help_and_version(capsys):
 
 def test_demo_runs_the_demo_module(monkeypatch):
     calls = []
-    fake = types.ModuleType("lmu_sk.demo")
-    fake.main = lambda: calls.append("ran")
-    monkeypatch.setitem(sys.modules, "lmu_sk.demo", fake)
+    entry = sys.modules["lmu_sk.cli.main"]
+    monkeypatch.setattr(entry, "demo_main", lambda: calls.append("ran"))
     assert cli.main(["demo"]) == 0
     assert calls == ["ran"]
-    fake.main = lambda: 3
+    monkeypatch.setattr(entry, "demo_main", lambda: 3)
     assert cli.main(["demo"]) == 3
 
 
