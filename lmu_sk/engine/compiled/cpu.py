@@ -167,7 +167,9 @@ def _pooled_window(
     # (count, sum of the states above, current run, longest run per threshold), moments
     # (sum, max, min) and comp (counts of wins, then of losses), all advanced in place.
     # Either way the states above a threshold are summed rounded to float32, in float32
-    # flushed into float64 every FLUSH_STEPS and at the end.
+    # flushed into float64 every FLUSH_STEPS and at the end. Only explicit loops inside
+    # the parallel loop: a whole-array statement there becomes a parallel loop of its own
+    # and multiplies the compile time.
     n_samples = U.shape[0]
     n_inputs = inputs.shape[0]
     order = Bbar.shape[0]
@@ -185,27 +187,30 @@ def _pooled_window(
         count64 = np.empty((order, K))
         total64 = np.empty((order, K))
         for c in range(n_inputs):
-            count[:, :] = 0.0
-            total[:, :] = 0.0
             mom = moments[s, c]
             wins = comp[s, c]
-            if carry:
-                state[:] = dn[s, c]
-                count64[:, :] = sums[s, c, :, 0]
-                total64[:, :] = sums[s, c, :, 1]
-                run[:, :] = sums[s, c, :, 2]
-                best[:, :] = sums[s, c, :, 3]
-            else:
-                state[:] = 0.0
-                count64[:, :] = 0.0
-                total64[:, :] = 0.0
-                run[:, :] = 0.0
-                best[:, :] = 0.0
-                mom[:, 0] = 0.0
-                mom[:, 1] = -np.inf
-                mom[:, 2] = np.inf
-                wins[:] = 0.0
             b = biases[c]
+            for i in range(order):
+                state[i] = dn[s, c, i] if carry else 0.0
+                for k in range(K):
+                    count[i, k] = 0.0
+                    total[i, k] = 0.0
+                    if carry:
+                        count64[i, k] = sums[s, c, i, 0, k]
+                        total64[i, k] = sums[s, c, i, 1, k]
+                        run[i, k] = sums[s, c, i, 2, k]
+                        best[i, k] = sums[s, c, i, 3, k]
+                    else:
+                        count64[i, k] = 0.0
+                        total64[i, k] = 0.0
+                        run[i, k] = 0.0
+                        best[i, k] = 0.0
+                if not carry:
+                    mom[i, 0] = 0.0
+                    mom[i, 1] = -np.inf
+                    mom[i, 2] = np.inf
+                    wins[i] = 0.0
+                    wins[order + i] = 0.0
             flush = FLUSH_STEPS  # a countdown: a modulo each step costs more
             for t in range(n):
                 u = U[s, t, inputs[c]]
@@ -254,26 +259,26 @@ def _pooled_window(
                             total64[i, k] += total[i, k]
                             count[i, k] = 0.0
                             total[i, k] = 0.0
-            if carry:
-                dn[s, c, :] = state
-                for i in range(order):
-                    for k in range(K):
-                        sums[s, c, i, 0, k] = count64[i, k] + count[i, k]
-                        sums[s, c, i, 1, k] = total64[i, k] + total[i, k]
-                        sums[s, c, i, 2, k] = run[i, k]
-                        sums[s, c, i, 3, k] = best[i, k]
-                continue
-            acc = pools[s, c]
             for i in range(order):
+                if carry:
+                    dn[s, c, i] = state[i]
                 for k in range(K):
                     hits = count64[i, k] + count[i, k]
                     above = total64[i, k] + total[i, k]
-                    acc[i, k] = hits / n
-                    acc[i, K + k] = above / hits - b[i, k] if hits > 0 else 0.0
-                    acc[i, 2 * K + k] = best[i, k] / n
-                mom[i, 0] /= n
-            for i in range(2 * order):
-                wins[i] /= n
+                    if carry:
+                        sums[s, c, i, 0, k] = hits
+                        sums[s, c, i, 1, k] = above
+                        sums[s, c, i, 2, k] = run[i, k]
+                        sums[s, c, i, 3, k] = best[i, k]
+                    else:
+                        acc = pools[s, c, i]
+                        acc[k] = hits / n
+                        acc[K + k] = above / hits - b[i, k] if hits > 0 else 0.0
+                        acc[2 * K + k] = best[i, k] / n
+                if not carry:
+                    mom[i, 0] /= n
+                    wins[i] /= n
+                    wins[order + i] /= n
 
 
 def pooled_window(
