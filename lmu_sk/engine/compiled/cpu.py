@@ -333,8 +333,7 @@ def pooled_window(
         then the smallest.
     """
     n_samples = U.shape[0]
-    inputs = np.arange(U.shape[2], dtype=np.int64) if inputs is None else inputs
-    inputs = np.ascontiguousarray(inputs, dtype=np.int64)
+    inputs = np.arange(U.shape[2]) if inputs is None else inputs
     n_inputs = len(inputs)
     order = Bbar.shape[0]
     K = biases.shape[2]
@@ -357,17 +356,15 @@ def pooled_window_carried(
     sums: np.ndarray,
     moments: np.ndarray,
     wins: np.ndarray,
-    with_moments: bool = True,
-    inputs: np.ndarray | None = None,
 ) -> None:
     """Advance running pools in place over more steps: :func:`pooled_window`'s kernel,
     continued from a carried state instead of started from zero (a stream's chunks).
 
     Parameters
     ----------
-    U : ndarray of shape (n_samples, n_steps, n_columns), float64
-        The next steps of every sequence.
-    Abar_T, Bbar, biases, scale, with_moments, inputs
+    U : ndarray of shape (n_samples, n_steps, n_inputs), float64
+        The next steps of every sequence's inputs.
+    Abar_T, Bbar, biases, scale
         As for :func:`pooled_window`.
     dn : ndarray of shape (n_samples, n_inputs, order), float64
         The states after the steps pooled so far; advanced in place.
@@ -376,18 +373,17 @@ def pooled_window_carried(
         (each rounded to float32 and summed as :func:`pooled_window` sums them), the
         current run of steps above it and the longest run; advanced in place.
     moments : ndarray of shape (n_samples, n_inputs, order, 3), float64
-        Per state its sum, maximum and minimum; advanced in place (left unchanged
-        without ``with_moments``).
+        Per state its sum, maximum and minimum; advanced in place.
     wins : ndarray of shape (n_samples, n_inputs, 2 * order), float64
         The counts of steps on which each state, scaled, is the largest of the window,
         then the smallest; advanced in place.
     """
-    inputs = np.arange(U.shape[2], dtype=np.int64) if inputs is None else inputs
-    lengths = np.full(U.shape[0], U.shape[1], dtype=np.int64)
+    inputs = np.arange(U.shape[2])
+    lengths = np.full(U.shape[0], U.shape[1])
     for name, a in (("dn", dn), ("sums", sums), ("moments", moments), ("wins", wins)):
         if a.dtype != np.float64 or not a.flags.c_contiguous:
             raise ValueError(f"{name} must be a C-contiguous float64 array (updated in place).")
-    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, True,
+    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, True, True,
                 dn, sums, np.empty((1, 1, 1, 1)), moments, wins)  # fmt: skip
 
 
