@@ -52,9 +52,15 @@ _RIDGE_MAX_SAMPLES = 10_000
 
 
 def _features_of(
-    transformer_params: dict, X, on_device: bool = False, verbose=False, float64: bool = False
+    transformer_params: dict,
+    X,
+    y=None,
+    on_device: bool = False,
+    verbose=False,
+    float64: bool = False,
 ):
-    """Fit the feature transformer of ``transformer_params`` on ``X`` and transform ``X``.
+    """Fit the feature transformer of ``transformer_params`` on ``X`` (and ``y``, which
+    pooled features screen many channels against) and transform ``X``.
 
     ``output='pooled'`` makes an :class:`LMUPooledFeatures`, anything else an
     :class:`LMUFeatures`. With ``on_device`` the features of a GPU computation are returned
@@ -62,7 +68,7 @@ def _features_of(
     ``memory`` cache's key). ``float64`` returns the features in float64 whatever the
     transformer's dtype.
     """
-    transformer = _make_transformer(transformer_params, verbose).fit(X)
+    transformer = _make_transformer(transformer_params, verbose).fit(X, y)
     dtype = np.float64 if float64 else None
     return transformer, transformer._transform(X, return_gpu_arrays=on_device, dtype=dtype)
 
@@ -329,7 +335,7 @@ class _LMUBase(BaseEstimator):
             "channels_first": self.channels_first,
         }
 
-    def _fit_features(self, X, sample_weight=None):
+    def _fit_features(self, X, y=None, sample_weight=None):
         """Fit the transformer, compute training features and the scaling; cached by memory.
 
         On a GPU the features stay on the device (a CuPy array) for the head, except when
@@ -342,7 +348,12 @@ class _LMUBase(BaseEstimator):
         compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
         # the ridge head solves in float64: its features are made so, and scaled in place
         float64 = self.head_kind_ == "ridge"
-        self.features_, F = compute(params, X, on_device, verbose=self.verbose, float64=float64)
+        # one target per sequence screens the channels of many-channel data (pooled features)
+        targets = None if y is None else np.asarray(y)
+        targets = targets if targets is not None and targets.ndim == 1 else None
+        self.features_, F = compute(
+            params, X, targets, on_device, verbose=self.verbose, float64=float64
+        )
         self.features_.set_params(verbose=self.verbose)  # a cached transformer may differ
         self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
@@ -500,7 +511,7 @@ class _LMUBase(BaseEstimator):
             self.__dict__.pop("head_", None)
         self.head_kind_ = self._resolved_head(_num_samples(X))
         weights = self._weights(sample_weight, X, y)
-        F = self._fit_features(X, weights)
+        F = self._fit_features(X, y, weights)
         if X_val is not None:
             X_val = _without_names(X_val)
             X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
@@ -521,7 +532,7 @@ class _LMUBase(BaseEstimator):
         weights = self._weights(sample_weight, X, y)
         if first:
             self.head_kind_ = self._partial_head()
-            F = self._fit_features(X, weights)
+            F = self._fit_features(X, y, weights)
         else:
             F = self._transform(X)
         return self._fit_head(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -26,6 +27,7 @@ from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
+from ._screening import channel_scores, choose_channels
 from ._typing import Result
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 from .engine.pooling import (
@@ -62,6 +64,19 @@ _STATES_PER_WINDOW = 16
 # default strides: a window sees block means of about theta / (2 * order) steps
 _STEPS_PER_STATE = 2
 _SHORT_NAMES = {"series": "x", "difference": "d", "cumsum": "s"}
+# channels='auto' keeps every channel up to this many; beyond, it screens them against the
+# target and keeps at most this many
+MAX_CHANNELS = 16
+# the screening features: per channel, its series and difference through three windows of
+# two states, pooled at three thresholds and by their mean, maximum and minimum
+_SCREEN_WINDOWS = (1 / 16, 1 / 4, 1.0)
+_SCREEN_PARAMS = {
+    "order": 2,
+    "n_biases": 3,
+    "pools": ("ppv", "mean", "max", "min"),
+    "transforms": ("series", "difference"),
+}
+_INPUT_NAME = re.compile(r"^w\d+_[xds](\d+)_")
 
 
 def default_thetas(
@@ -181,6 +196,15 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one.
     return_gpu_arrays : bool, default=False
         On the GPU, return CuPy arrays.
+    channels : 'auto', 'all' or int, default='auto'
+        Which channels feed the windows. 'all': every one. An integer ``k``: at most ``k``,
+        screened against the target ``y`` given to :meth:`fit` (the channels whose pooled
+        states of three short, two-state windows separate the classes, or correlate with a
+        continuous target, significantly: one-way analysis of variance at a family-wise
+        level of 1 %, the highest-scoring first; the ``k`` highest when none does).
+        'auto': every channel up to 16; beyond, the screening with ``k = 16`` when ``y``
+        is given, every channel without it. The features then grow with the channels kept,
+        not with the channels given.
     channels_first : bool or None, default=None
         Layout of 3-D input. ``True``: ``(n_samples, n_channels, n_steps)`` as aeon and
         sktime hold it (``aeon.datasets.load_classification``), or a list of
@@ -206,6 +230,12 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         Steps of the training sequences (the longest one when lengths differ); any length
         can be transformed.
     n_channels_ : int
+        Channels of the input.
+    channels_ : int ndarray
+        The channels that feed the windows, ascending (all of them unless screened).
+    channel_scores_ : ndarray of shape (n_channels_,) or None
+        Each channel's screening score (its features' largest F statistic), ``None`` when
+        no screening ran.
     n_features_out_ : int
 
     Notes
@@ -240,6 +270,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         max_memory=None,
         device="auto",
         return_gpu_arrays=False,
+        channels="auto",
         channels_first=None,
         verbose=False,
     ):
@@ -255,6 +286,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.max_memory = max_memory
         self.device = device
         self.return_gpu_arrays = return_gpu_arrays
+        self.channels = channels
         self.channels_first = channels_first
         self.verbose = verbose
 
@@ -265,7 +297,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         Parameters
         ----------
         X : array-like of shape (n_samples, n_steps[, n_channels]) or list of sequences
-        y : ignored
+        y : array-like of shape (n_samples,), optional
+            The target (class labels or values): used only to screen the channels
+            (``channels``).
 
         Returns
         -------
@@ -290,8 +324,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         get_array_module(self.device)
         check_verbose(self.verbose)
         thetas = default_thetas(n_steps) if self.thetas is None else _check_thetas(self.thetas)
+        kept, scores = self._choose_channels(U, y, n_steps, n_channels)
         if self.order is None:
-            orders = default_orders(thetas, n_channels)
+            orders = default_orders(thetas, len(kept))
         else:
             orders = np.full(len(thetas), _check_count(self.order, "order", 1), dtype=np.int64)
         if isinstance(self.stride, str) and self.stride == "auto":
@@ -300,12 +335,15 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             stride = _check_count(self.stride, "stride (or 'auto')", 1)
             strides = np.full(len(thetas), stride)
         fed_cumsum = cumsum_windows(thetas)
-        n_plain = sum(name != "cumsum" for name in transforms) * n_channels
+        # input j * n_channels + k is transform j of channel k; only kept channels feed
+        plain = [j for j, name in enumerate(transforms) if name != "cumsum"]
+        plain_inputs = tuple(j * n_channels + int(k) for j in plain for k in kept)
+        cumsum_inputs = tuple(len(plain) * n_channels + int(k) for k in kept)
         windows = []
         for theta, d, stride, cumsum in zip(thetas, orders, strides, fed_cumsum, strict=True):
-            inputs = tuple(range(n_plain))
+            inputs = plain_inputs
             if "cumsum" in transforms and cumsum:
-                inputs += tuple(range(n_plain, n_plain + n_channels))
+                inputs += cumsum_inputs
             if not inputs:  # only the cumulative sum, and this window is not fed it
                 continue
             warn_if_euler_unstable(int(d), theta / stride, self.discretizer)
@@ -318,9 +356,57 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.spec_ = spec
         self.n_features_in_ = n_steps
         self.n_channels_ = n_channels
+        self.channels_ = kept
+        self.channel_scores_ = scores
         self.biases_, self.scales_ = self._fit_biases(U, budget)
         self.n_features_out_ = spec.n_features
         return self
+
+    def _choose_channels(self, U, y, n_steps: int, n_channels: int):
+        """The channels that feed the windows, and the screening scores (or ``None``)."""
+        everything = np.arange(n_channels)
+        if isinstance(self.channels, str) and self.channels in ("auto", "all"):
+            if self.channels == "all" or n_channels <= MAX_CHANNELS or y is None:
+                return everything, None
+            most = MAX_CHANNELS
+        else:
+            most = _check_count(self.channels, "channels (or 'auto' or 'all')", 1)
+            if n_channels <= most:
+                return everything, None
+            if y is None:
+                raise ValueError(
+                    f"channels={most} keeps the {most} of {n_channels} channels that best "
+                    "separate the target: pass y to fit, or use channels='all'."
+                )
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(U):
+            raise ValueError(
+                f"y must hold one target per sequence to screen the channels: {len(U)} "
+                f"sequences, y of shape {y.shape}."
+            )
+        thetas = [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
+        screen = LMUPooledFeatures(
+            thetas=thetas,
+            **_SCREEN_PARAMS,
+            discretizer=self.discretizer,
+            dtype="float64",
+            max_memory=self.max_memory,
+            device="cpu",
+            channels="all",
+            channels_first=False,
+        )
+        F = screen.fit_transform(U)
+        channel_of = [int(_INPUT_NAME.match(name)[1]) for name in screen.get_feature_names_out()]
+        scores, threshold = channel_scores(F, np.asarray(channel_of), n_channels, y)
+        kept = choose_channels(scores, threshold, most)
+        logger.info(
+            "%s: %d of %d channel(s) kept by screening (%d significant)",
+            type(self).__name__,
+            len(kept),
+            n_channels,
+            int(np.sum(scores > threshold)),
+        )
+        return kept, scores
 
     def _channels_last(self, X):
         return channels_last(X, self.channels_first, type(self).__name__)

@@ -544,9 +544,27 @@ def _window_inputs(spec: PooledSpec, x: Array, lengths: Array, xp: ModuleType):
     The transforms are made once per chunk and the block means once per stride.
     """
     lengths = _full_lengths(x, lengths, xp)
+    n_channels = x.shape[2]
+    used = sorted({i % n_channels for window in spec.windows for i in window.inputs})
+    windows = spec.windows
+    if len(used) < n_channels:
+        # only the channels some window reads are transformed (many may have been screened
+        # out): the windows' inputs, transform j of channel k at j * n_channels + k, are
+        # renumbered over the used channels
+        x = x[:, :, used]
+        position = {k: p for p, k in enumerate(used)}
+        windows = tuple(
+            dataclasses.replace(
+                window,
+                inputs=tuple(
+                    (i // n_channels) * len(used) + position[i % n_channels] for i in window.inputs
+                ),
+            )
+            for window in windows
+        )
     inputs = algebra.input_transforms(x, lengths, spec.transforms, xp)
     made: dict[int, tuple[Array, Array]] = {}
-    for window in spec.windows:
+    for window in windows:
         if window.stride not in made:
             made.clear()  # windows come by stride, mostly: keep one at a time
             made[window.stride] = (

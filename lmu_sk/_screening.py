@@ -1,0 +1,83 @@
+"""Which channels of a multichannel series say something of the target: F statistics per
+feature, pooled per channel, and the choice of channels they support.
+
+A feature's F statistic is the one-way analysis of variance's (between-class over
+within-class variance) for class labels, and ``r^2 (n - 2) / (1 - r^2)`` (the regression
+on it) for a continuous target. A channel's score is the largest statistic among its
+features. The channels kept are those whose score is significant at ``FAMILY_LEVEL``
+after a Bonferroni correction over every feature screened, the highest first and at most
+``max_channels`` of them; when none is, the ``max_channels`` highest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.stats
+from sklearn.utils.multiclass import type_of_target
+
+__all__ = ["FAMILY_LEVEL", "channel_scores", "choose_channels", "f_statistics"]
+
+# the chance that some pure-noise channel is kept, over all the features screened
+FAMILY_LEVEL = 0.01
+
+
+def f_statistics(F: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """F statistic of every column of ``F`` against the target ``y``, and its degrees of
+    freedom ``(df_between, df_within)``.
+
+    Class labels (anything :func:`~sklearn.utils.multiclass.type_of_target` does not call
+    'continuous') get the one-way analysis of variance; a continuous target the squared
+    correlation's statistic with ``(1, n - 2)`` degrees of freedom. A constant column
+    scores 0.
+    """
+    F = np.asarray(F, dtype=np.float64)
+    n = F.shape[0]
+    centred = F - F.mean(axis=0)
+    if type_of_target(y) == "continuous":
+        t = np.asarray(y, dtype=np.float64)
+        t = t - t.mean()
+        sxx = np.einsum("ij,ij->j", centred, centred)
+        sxy = t @ centred
+        denominator = sxx * float(t @ t)
+        r2 = np.divide(sxy**2, denominator, out=np.zeros_like(sxx), where=denominator > 0)
+        r2 = np.minimum(r2, 1.0)
+        df_within = max(n - 2, 1)
+        with np.errstate(divide="ignore"):
+            stat = np.where(r2 < 1.0, r2 * df_within / (1.0 - r2), np.inf)
+        return stat, 1, df_within
+    _, codes = np.unique(np.asarray(y), return_inverse=True)
+    k = int(codes.max()) + 1
+    counts = np.bincount(codes, minlength=k).astype(np.float64)
+    means = np.zeros((k, F.shape[1]))
+    np.add.at(means, codes, centred)
+    means /= counts[:, None]
+    between = counts @ (means * means)
+    within = np.einsum("ij,ij->j", centred, centred) - between
+    df_between, df_within = max(k - 1, 1), max(n - k, 1)
+    scale = np.maximum(within, 0.0) / df_within
+    stat = np.divide(between / df_between, scale, out=np.zeros_like(between), where=scale > 0)
+    # a column that separates the classes exactly (no spread within them) scores inf
+    stat[(scale <= 0) & (between > 0)] = np.inf
+    return stat, df_between, df_within
+
+
+def channel_scores(
+    F: np.ndarray, channel_of: np.ndarray, n_channels: int, y: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """Every channel's score (the largest F statistic of its features, columns of ``F``
+    whose channel is ``channel_of``) and the score a channel must exceed to count as
+    significant."""
+    stat, df_between, df_within = f_statistics(F, y)
+    scores = np.zeros(n_channels)
+    np.maximum.at(scores, np.asarray(channel_of, dtype=np.intp), stat)
+    level = FAMILY_LEVEL / max(F.shape[1], 1)
+    return scores, float(scipy.stats.f.isf(level, df_between, df_within))
+
+
+def choose_channels(scores: np.ndarray, threshold: float, max_channels: int) -> np.ndarray:
+    """The channels kept, ascending: the significant ones (``scores > threshold``), the
+    highest ``max_channels`` of them, or the ``max_channels`` highest when none is."""
+    ranked = np.argsort(-scores, kind="stable")
+    n_significant = int(np.sum(scores > threshold))
+    n_kept = min(max_channels, n_significant) if n_significant else max_channels
+    return np.sort(ranked[:n_kept])

@@ -1,0 +1,120 @@
+"""Channel screening of the pooled features: the statistics, the choice, and the features
+of the kept channels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from lmu_sk import LMUClassifier, LMUPooledFeatures, LMURegressor
+from lmu_sk._screening import choose_channels, f_statistics
+from lmu_sk.pooled import MAX_CHANNELS
+
+
+def _bumps(n: int, n_channels: int, informative: tuple[int, ...], seed: int = 0):
+    """``(n, 60, n_channels)`` noise; the class (0 or 1) is the sign of a bump at a random
+    place in each informative channel."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    X = rng.standard_normal((n, 60, n_channels))
+    t = np.arange(60)
+    for c in informative:
+        centre = rng.uniform(10, 50, n)
+        bump = np.exp(-(((t[None, :] - centre[:, None]) / 4.0) ** 2))
+        X[:, :, c] += 3.0 * np.where(y == 1, 1.0, -1.0)[:, None] * bump
+    return X, y
+
+
+def test_f_statistics_equal_scipy_for_classes_and_for_a_continuous_target():
+    rng = np.random.default_rng(1)
+    F = rng.standard_normal((40, 5))
+    y = np.repeat(["a", "b", "c", "d"], 10)
+    F[:, 0] += (y == "b") * 1.5
+    stat, df_between, df_within = f_statistics(F, y)
+    expected = [scipy.stats.f_oneway(*(F[y == c, j] for c in "abcd"))[0] for j in range(5)]
+    np.testing.assert_allclose(stat, expected, rtol=1e-10)  # float64 sums of 40 rows
+    assert (df_between, df_within) == (3, 36)
+    target = F[:, 1] + rng.standard_normal(40)
+    stat, df_between, df_within = f_statistics(F, target)
+    r = np.array([scipy.stats.pearsonr(F[:, j], target)[0] for j in range(5)])
+    np.testing.assert_allclose(stat, r**2 * 38 / (1 - r**2), rtol=1e-10)
+    assert (df_between, df_within) == (1, 38)
+
+
+def test_f_statistics_of_constant_and_perfectly_separating_columns():
+    y = np.array([0, 0, 1, 1])
+    F = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 5.0], [1.0, 5.0]])
+    stat, _, _ = f_statistics(F, y)
+    assert stat[0] == 0.0 and stat[1] == np.inf
+
+
+def test_choose_channels_keeps_the_significant_highest_first_at_most_the_cap():
+    scores = np.array([1.0, 50.0, 2.0, 40.0, 30.0])
+    assert choose_channels(scores, 20.0, 16).tolist() == [1, 3, 4]
+    assert choose_channels(scores, 20.0, 2).tolist() == [1, 3]
+    # none significant: the highest ones up to the cap
+    assert choose_channels(scores, 100.0, 2).tolist() == [1, 3]
+
+
+def test_screening_keeps_the_informative_channels_of_many():
+    X, y = _bumps(120, 40, informative=(7, 31))
+    f = LMUPooledFeatures(n_biases=4).fit(X, y)
+    assert f.channels_.tolist() == [7, 31]
+    assert f.channel_scores_.shape == (40,)
+    assert np.argsort(f.channel_scores_)[-2:].tolist() in ([7, 31], [31, 7])
+    # the features are those of the kept channels alone
+    alone = LMUPooledFeatures(n_biases=4).fit(X[:, :, [7, 31]])
+    np.testing.assert_array_equal(f.transform(X[:5]), alone.transform(X[:5, :, [7, 31]]))
+    names = f.get_feature_names_out()
+    assert {n.split("_")[1][1:] for n in names} == {"7", "31"}
+
+
+def test_few_channels_and_no_target_keep_every_channel():
+    X, y = _bumps(40, MAX_CHANNELS, informative=(3,))
+    assert LMUPooledFeatures(n_biases=2).fit(X, y).channel_scores_ is None
+    X, y = _bumps(40, MAX_CHANNELS + 4, informative=(3,))
+    unsupervised = LMUPooledFeatures(n_biases=2).fit(X)
+    assert unsupervised.channels_.tolist() == list(range(MAX_CHANNELS + 4))
+    everything = LMUPooledFeatures(n_biases=2, channels="all").fit(X, y)
+    assert everything.channel_scores_ is None and len(everything.channels_) == MAX_CHANNELS + 4
+
+
+def test_an_integer_caps_the_channels_and_needs_the_target():
+    X, y = _bumps(80, 6, informative=(1, 2, 4))
+    f = LMUPooledFeatures(n_biases=2, channels=2).fit(X, y)
+    assert len(f.channels_) == 2 and set(f.channels_.tolist()) <= {1, 2, 4}
+    with pytest.raises(ValueError, match="pass y to fit, or use channels='all'"):
+        LMUPooledFeatures(channels=2).fit(X)
+    with pytest.raises(ValueError, match="one target per sequence"):
+        LMUPooledFeatures(channels=2).fit(X, y[:-1])
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="channels"):
+            LMUPooledFeatures(channels=bad).fit(X, y)
+    for bad in (1.5, "some", True):
+        with pytest.raises((TypeError, ValueError), match="channels"):
+            LMUPooledFeatures(channels=bad).fit(X, y)
+
+
+def test_the_features_are_bounded_whatever_the_channel_count():
+    sizes = []
+    for n_channels in (20, 80):
+        X, y = _bumps(60, n_channels, informative=(0,))
+        sizes.append(LMUPooledFeatures(n_biases=2).fit(X, y).n_features_out_)
+    few = LMUPooledFeatures(n_biases=2).fit(*_bumps(60, 1, informative=(0,)))
+    assert max(sizes) <= few.n_features_out_
+
+
+def test_the_default_models_screen_and_stream_the_kept_channels():
+    X, y = _bumps(160, 24, informative=(5,))
+    X_test, y_test = _bumps(60, 24, informative=(5,), seed=1)
+    clf = LMUClassifier().fit(X, y)
+    assert clf.features_.channels_.tolist() == [5]
+    assert clf.score(X_test, y_test) > 0.9
+    stream = clf.stream(len(X_test))
+    stream.update(X_test[:, :25])
+    stream.update(X_test[:, 25:])
+    assert (stream.predict() == clf.predict(X_test)).all()
+    target = np.where(y == 1, 1.0, -1.0) + 0.1 * np.random.default_rng(2).standard_normal(160)
+    reg = LMURegressor().fit(X, target)
+    assert reg.features_.channels_.tolist() == [5]
