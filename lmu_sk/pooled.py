@@ -180,7 +180,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one.
     return_gpu_arrays : bool, default=False
-        On the GPU, return CuPy arrays.
+        On the GPU, return CuPy arrays (C-contiguous: ``torch.from_dlpack`` and
+        ``jax.numpy.from_dlpack`` take them without a copy).
     channels_first : bool or None, default=None
         Layout of 3-D input. ``True``: ``(n_samples, n_channels, n_steps)`` as aeon and
         sktime hold it (``aeon.datasets.load_classification``), or a list of
