@@ -21,8 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from lmu_sk._device import gpu_available  # noqa: E402
-
 SIMULATOR = "NUMBA_ENABLE_CUDASIM"
 
 
@@ -47,6 +45,8 @@ def restart_in_simulator() -> None:
 def array_module(dry_run: bool) -> ModuleType | None:
     """CuPy when it sees a GPU (else ``None``); with ``dry_run`` the NumPy stand-in,
     installed as the GPU for the rest of the process (the simulator must be on)."""
+    from lmu_sk._device import gpu_available  # here: gpu_check's parent runs without lmu_sk
+
     if not dry_run:
         if not gpu_available():
             return None
