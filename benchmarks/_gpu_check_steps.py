@@ -161,9 +161,9 @@ def step_classifier(dry_run: bool, out: Path, scale: float) -> int:
             runs[device] = (predicted, accuracy)
             where = "GPU" if device == "auto" else "CPU"
             print(
-                f"{name} ({n} x {n_steps}), {where}: head {model.head_kind_}, order "
-                f"{model.order_}: fit + predict {seconds:.3g} s (first call in the process "
-                f"included), test accuracy {accuracy:.4f}",
+                f"{name} ({n} x {n_steps}), {where}, random_state=0: head {model.head_kind_}, "
+                f"order {model.order_}: fit + predict {seconds:.3g} s (first call in the "
+                f"process included), test accuracy {accuracy:.4f}",
                 flush=True,
             )
         (gpu, gpu_accuracy), (cpu, cpu_accuracy) = runs.values()
@@ -297,7 +297,6 @@ def step_dlpack(dry_run: bool, out: Path, scale: float) -> int:
         print(f"PyTorch linear layer on the features: loss {losses[0]:.3f} -> {losses[-1]:.3f}")
     try:
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-        import jax
         import jax.numpy as jnp
     except ImportError:
         print("JAX: not installed, skipped")
@@ -307,7 +306,6 @@ def step_dlpack(dry_run: bool, out: Path, scale: float) -> int:
         ok &= same
         print(f"jax from_dlpack: {list(array.devices())}, same memory {same}: "
               f"{'ok' if same else 'FAIL'}")  # fmt: skip
-        del jax
     return 0 if ok else 1
 
 

@@ -4,10 +4,11 @@
     PYTHONPATH=. python benchmarks/gpu_check.py --dry-run   # anywhere: CPU, stand-in, simulator
     PYTHONPATH=. python benchmarks/gpu_check.py --steps tests,streams   # some steps again
 
-Needs what the ``gpu`` and ``test`` extras install (CuPy, numba-cuda, pytest, hypothesis)
-and nothing else; Dask, PyTorch and JAX are used where present. The steps run in order,
-each in its own process under its own time limit, all of them within ``--budget`` seconds
-(8 minutes by default), so that a step that hangs or fails leaves the others' results:
+Needs what the ``gpu-cuda12`` or ``gpu-cuda13`` and ``test`` extras install (CuPy,
+numba-cuda, pytest, hypothesis) and nothing else; Dask, PyTorch and JAX are used where
+present. The steps run in order, each in its own process under its own time limit, all of
+them within ``--budget`` seconds (8 minutes by default), so that a step that hangs or fails
+leaves the others' results:
 
 1. ``environment``: GPU, memory, driver, CUDA, CuPy and Numba-CUDA versions.
 2. ``tests``: every test marked ``gpu`` (the engine's contract test, the kernels, the
@@ -16,15 +17,15 @@ each in its own process under its own time limit, all of them within ``--budget`
    fails the step.
 3. ``benchmarks``: ``benchmarks/bench_gpu.py``, its figures also in ``figures.json``.
 4. ``classifier``: the default ``LMUClassifier()`` on the GPU and on the CPU on the same
-   data, for each head the default picks (ridge on pooled features up to 10 000 series,
-   dense on final states above): both times, the test accuracies, and the predictions,
-   which must agree on at least 98 % of the test series with accuracies within 2 points
-   (float32 features differ by rounding between the routes: threshold counts of states
-   within rounding of a threshold flip, and float32 training moves the weights a little;
-   only series near a decision boundary can change class).
+   data (``random_state=0``), for each head the default picks (ridge on pooled features up
+   to 10 000 series, dense on final states above): both times, the test accuracies, and
+   the predictions, which must agree on at least 98 % of the test series with accuracies
+   within 2 points (float32 features differ by rounding between the routes: threshold
+   counts of states within rounding of a threshold flip, and float32 training moves the
+   weights a little; only series near a decision boundary can change class).
 5. ``streams``: streams on the GPU against the GPU batch, after every update, for every
    output of ``LMUFeatures`` in float32 and float64, ``LMUPooledFeatures`` and a
-   classifier's probabilities (tolerances in :func:`step_streams`).
+   classifier's probabilities (tolerances in ``_gpu_check_steps.step_streams``).
 6. ``dlpack``: features handed to PyTorch and JAX without a copy (where installed), and a
    linear layer trained on them in PyTorch.
 
