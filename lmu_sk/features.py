@@ -78,7 +78,8 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one and the CPU otherwise;
         'gpu' requires one (``pip install "lmu_sk[gpu-cuda12]"`` or ``gpu-cuda13``).
     return_gpu_arrays : bool, default=False
-        On the GPU, return CuPy arrays instead of NumPy arrays.
+        On the GPU, return CuPy arrays instead of NumPy arrays (C-contiguous:
+        ``torch.from_dlpack`` and ``jax.numpy.from_dlpack`` take them without a copy).
     channels_first : bool or None, default=None
         Layout of 3-D input. ``True``: ``(n_samples, n_channels, n_steps)`` as aeon and
         sktime hold it (``aeon.datasets.load_classification``), or a list of

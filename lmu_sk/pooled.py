@@ -195,7 +195,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one.
     return_gpu_arrays : bool, default=False
-        On the GPU, return CuPy arrays.
+        On the GPU, return CuPy arrays (C-contiguous: ``torch.from_dlpack`` and
+        ``jax.numpy.from_dlpack`` take them without a copy).
     channels : 'auto', 'all' or int, default='auto'
         Which channels feed the windows. 'all': every one. An integer ``k``: at most ``k``,
         screened against the target ``y`` given to :meth:`fit` (the channels whose pooled

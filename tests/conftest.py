@@ -9,7 +9,14 @@ loop), ``heads/`` (dense and ridge heads), ``transformers/`` (``LMUFeatures``,
 examples, packaging, typing, reliability across layers) stay here. Helpers shared across
 folders: ``fake_cupy`` (a NumPy stand-in for CuPy), ``pooled_oracle`` and ``strategies``
 (hypothesis strategies).
+
+Tests of the GPU paths carry the mark ``gpu``. They run on the stand-in and Numba's CUDA
+simulator; with ``LMU_SK_TEST_GPU=cupy`` on real CuPy and Numba-CUDA instead
+(``LMU_SK_TEST_GPU=cupy python -m pytest -m gpu``, as ``benchmarks/gpu_check.py`` runs
+them), which then must see a GPU.
 """
+
+import os
 
 import numpy as np
 import pytest
@@ -22,6 +29,29 @@ settings.register_profile(
     derandomize=True,
 )
 settings.load_profile("lmu_sk")
+
+GPU_TEST_MODES = ("", "cupy")
+
+
+def pytest_configure(config):
+    mode = os.environ.get("LMU_SK_TEST_GPU", "")
+    if mode not in GPU_TEST_MODES:
+        raise pytest.UsageError(
+            f"LMU_SK_TEST_GPU={mode!r}: use 'cupy' (real CuPy and Numba-CUDA) or leave it "
+            "unset (the NumPy stand-in and the CUDA simulator)."
+        )
+    if mode == "cupy":
+        from lmu_sk._device import _import_cupy_with_gpu
+
+        cupy, reason = _import_cupy_with_gpu()
+        if cupy is None:
+            raise pytest.UsageError(f"LMU_SK_TEST_GPU=cupy, but {reason}.")
+        if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+            raise pytest.UsageError("LMU_SK_TEST_GPU=cupy runs without the CUDA simulator.")
+        from numba import cuda
+
+        if not cuda.is_available():
+            raise pytest.UsageError("LMU_SK_TEST_GPU=cupy, but numba.cuda sees no GPU.")
 
 
 @pytest.fixture

@@ -242,6 +242,7 @@ def test_parallel_kernels_from_threads_under_the_workqueue_layer():
     assert result.stdout.strip() == "ok"
 
 
+@pytest.mark.gpu
 def test_device_input_beyond_float32_names_the_overflow(X, monkeypatch):
     # CuPy casts without floating-point flags: the check compares finiteness before and
     # after the cast (run on the NumPy stand-in for CuPy)

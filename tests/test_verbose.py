@@ -185,6 +185,7 @@ def test_long_computations_are_chunked_for_progress_within_max_memory(monkeypatc
     np.testing.assert_allclose(F, whole, rtol=0, atol=1e-12 * np.abs(whole).max())
 
 
+@pytest.mark.gpu
 def test_verbose_on_the_gpu_path_reports_the_whole_batch(capsys, monkeypatch):
     # the GPU path has no chunk callback: one line once everything is done
     from fake_cupy import clear_caches, install

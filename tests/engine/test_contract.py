@@ -8,7 +8,8 @@ Back-ends:
   routes, planner, chunk loop, pinned staging and sinks, run on the CPU.
 * ``cudasim``: the Numba-CUDA kernels (the GPU's 'recurrence' route) in Numba's CUDA
   simulator, which must be switched on before ``numba.cuda`` is imported: the ``cudasim``
-  cases run in a subprocess with ``NUMBA_ENABLE_CUDASIM=1``, on small shapes.
+  cases run in a subprocess with ``NUMBA_ENABLE_CUDASIM=1``, on small shapes. Where a
+  real GPU is present they run on it too, in this process.
 * ``cupy``: the engine on a real GPU, when CuPy sees one (skipped otherwise).
 
 Outputs are ``final``, ``sequence``, ``mean``, ``max`` (:func:`lmu_sk.engine.features`)
@@ -50,6 +51,8 @@ from lmu_sk.dn import discrete_system, impulse_response
 from lmu_sk.engine import PooledSpec, WindowSpec, features, plan, pooled_features
 from lmu_sk.engine.pooling import POOLS, TRANSFORMS
 from lmu_sk.reference import pooled as pooled_reference
+
+pytestmark = pytest.mark.gpu
 
 IN_SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 TOLERANCE = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 2e-5}
@@ -143,7 +146,12 @@ def backend(request, monkeypatch):
     name = request.param
     if name == "cudasim":
         if not IN_SIMULATOR:
-            pytest.skip("runs in the CUDA simulator subprocess (test_cuda_simulator)")
+            if not gpu_available():
+                pytest.skip("runs in the CUDA simulator subprocess (test_cuda_simulator)")
+            from numba import cuda  # a real GPU: no simulator in this process
+
+            if not cuda.is_available():
+                pytest.skip("CuPy sees a GPU but numba.cuda does not")
         yield name, None
     elif IN_SIMULATOR:
         pytest.skip("only the Numba-CUDA kernels run in the simulator subprocess")

@@ -46,6 +46,8 @@ from lmu_sk.engine import features as engine_features
 from lmu_sk.reference import recurrence
 
 TOLERANCE = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 1e-4}
+pytestmark = pytest.mark.gpu
+
 IN_SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 ROOT = Path(__file__).resolve().parents[2]
 

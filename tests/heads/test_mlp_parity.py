@@ -280,6 +280,7 @@ def test_dask_input_refuses_weights_with_the_fix():
         )
 
 
+@pytest.mark.gpu
 @quiet
 def test_weights_on_the_gpu_path(monkeypatch):
     """Weights move to the device with the targets (fake CuPy; float64 as CPU to 1e-9)."""

@@ -81,6 +81,7 @@ def test_regressor_matches_ridge_cv(problem, n_targets):
     np.testing.assert_allclose(predicted, expected, atol=1e-6)
 
 
+@pytest.mark.gpu
 def test_device_features_on_the_stand_in(monkeypatch):
     fake = install(monkeypatch, as_gpu=True)
     try:
@@ -364,6 +365,7 @@ def test_inverse_temperature_of_tied_logits():
     np.testing.assert_allclose(loss, np.log(3))
 
 
+@pytest.mark.gpu
 def test_probabilities_on_the_stand_in(monkeypatch):
     fake = install(monkeypatch, as_gpu=True)
     try:

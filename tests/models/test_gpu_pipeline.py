@@ -1,15 +1,18 @@
-"""The estimators' GPU paths end to end, on a NumPy stand-in for CuPy (``fake_cupy``).
+"""The estimators' GPU paths end to end, on a NumPy stand-in for CuPy (``fake_cupy``), or
+on real CuPy with ``LMU_SK_TEST_GPU=cupy``.
 
 What is checked here, without a GPU: that the features of ``LMUClassifier`` and
 ``LMURegressor`` stay on the device between the DN precomputation and the head's training
 (no device-to-host copy of a feature matrix), that the GPU paths give the numbers of the
 CPU paths, that CuPy inputs are validated on the device, and that a model fitted on the
-GPU predicts on a machine without one. The numerics of the CuPy kernels themselves are
+GPU predicts on a machine without one. On real CuPy the copies to the host cannot be
+observed, and the rest is checked. The numerics of the CuPy kernels themselves are
 tested in ``tests/engine/test_gpu_kernels.py``.
 
 Tolerance: everything runs in float64, where the GPU and CPU routes differ only by the
 order of the sums (``~1e-15`` relative per feature); 20 epochs of Adam amplify that by far
-less than the ``1e-9`` the comparisons allow.
+less than the ``1e-9`` the comparisons allow. The same holds between cuBLAS and the CPU's
+BLAS on a real GPU: both compute float64 sums, in different orders.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ import pickle
 
 import numpy as np
 import pytest
-from fake_cupy import FakeDeviceArray, clear_caches, install
+from fake_cupy import FakeDeviceArray, clear_caches, install, uninstall
 
 from lmu_sk import DenseHeadClassifier, DenseHeadRegressor, LMUClassifier, LMURegressor
 from lmu_sk.head import _BaseDenseHead
+
+pytestmark = pytest.mark.gpu
 
 ORDER = 12
 
@@ -56,7 +61,8 @@ def sequences(n=90, n_steps=30, seed=0):
 
 
 def copied_feature_matrices(n_rows: tuple[int, ...]) -> list:
-    """Device-to-host copies of matrices with ``ORDER`` columns and one of ``n_rows`` rows."""
+    """Device-to-host copies of matrices with ``ORDER`` columns and one of ``n_rows`` rows
+    (none observed on real CuPy)."""
     return [
         s for s in FakeDeviceArray.transfers if len(s) == 2 and s[1] == ORDER and s[0] in n_rows
     ]
@@ -80,7 +86,7 @@ def test_classifier_features_stay_on_the_device(fake_gpu, head_inputs, scale_fea
     X_val, y_val = sequences(n=40, seed=1)
     options = dict(PARAMS, scale_features=scale_features, early_stopping=True)
     gpu = LMUClassifier(**options, device="gpu").fit(X, y, X_val=X_val, y_val=y_val)
-    assert head_inputs == [FakeDeviceArray, FakeDeviceArray]
+    assert head_inputs == [fake_gpu.ndarray, fake_gpu.ndarray]
     assert copied_feature_matrices((90, 40)) == []
     proba = gpu.predict_proba(X_val)
     assert type(proba) is np.ndarray and copied_feature_matrices((40,)) == []
@@ -97,7 +103,7 @@ def test_validation_split_is_drawn_on_the_device(fake_gpu, head_inputs):
     X, y = sequences()
     options = dict(PARAMS, early_stopping=True, validation_fraction=0.2)
     gpu = LMUClassifier(**options, device="gpu").fit(X, y)
-    assert head_inputs == [FakeDeviceArray]
+    assert head_inputs == [fake_gpu.ndarray]
     assert copied_feature_matrices((90, 72, 18)) == []
     cpu = LMUClassifier(**options, device="cpu").fit(X, y)
     assert gpu.validation_scores_ == cpu.validation_scores_
@@ -108,7 +114,7 @@ def test_per_step_regression_stays_on_the_device(fake_gpu, head_inputs):
     y = np.roll(X, 3, axis=1)  # the input three steps ago, at every step
     options = dict(PARAMS, feature_output="sequence", max_iter=10)
     gpu = LMURegressor(**options, device="auto").fit(X, y)
-    assert head_inputs == [FakeDeviceArray]
+    assert head_inputs == [fake_gpu.ndarray]
     assert copied_feature_matrices((20 * 30,)) == []
     cpu = LMURegressor(**options, device="cpu").fit(X, y)
     prediction = gpu.predict(X)
@@ -133,8 +139,7 @@ def test_fitted_on_the_gpu_predicts_without_one(fake_gpu, monkeypatch):
     expected = gpu.predict_proba(X)
     assert all(type(c) is np.ndarray for c in gpu.coefs_)
     blob = pickle.dumps(gpu)
-    monkeypatch.undo()  # no CuPy, no GPU from here on
-    clear_caches()
+    uninstall(monkeypatch)  # no GPU from here on
     loaded = pickle.loads(blob)
     np.testing.assert_allclose(loaded.predict_proba(X), expected, rtol=0, atol=1e-12)
 

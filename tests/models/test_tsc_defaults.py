@@ -119,6 +119,7 @@ def test_pooled_quantile_count_zero_is_an_error():
         LMUPooledFeatures(n_biases=0).fit(np.zeros((3, 10)))
 
 
+@pytest.mark.gpu
 def test_gpu_path_on_the_stand_in(monkeypatch):
     """Pooled features by block matrix products and the ridge head on 'device' arrays."""
     from fake_cupy import clear_caches, install

@@ -149,6 +149,7 @@ def test_the_planner_picks_a_pooled_route_per_device():
     )
 
 
+@pytest.mark.gpu
 def test_gpu_path_on_the_stand_in(monkeypatch):
     rng = np.random.default_rng(1)
     X = [rng.standard_normal((n, 2)) for n in (30, 41, 17, 50)]
