@@ -42,6 +42,7 @@ def gpu_check():
     sys.modules.pop("gpu_check", None)
 
 
+@pytest.mark.slow  # a minute: six fresh interpreters; CI runs it with the slow tests
 def test_dry_run_passes_every_step(tmp_path):
     command = [sys.executable, str(FOLDER / "gpu_check.py"), "--dry-run", "--out", str(tmp_path)]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
