@@ -29,6 +29,8 @@ from sklearn.utils.validation import (
 from . import _dask
 from ._device import array_module_of, portable_device, resolve_device, to_numpy
 from ._persistence import VersionedPickleMixin
+from ._progress import StepLog, verbosity
+from ._threads import limits_threads
 from ._typing import Result
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
@@ -242,6 +244,7 @@ class _LMUBase(BaseEstimator):
         dtype="float32",
         device="auto",
         channels_first=None,
+        n_jobs=None,
     ):
         self.order = order
         self.theta = theta
@@ -278,6 +281,7 @@ class _LMUBase(BaseEstimator):
         self.dtype = dtype
         self.device = device
         self.channels_first = channels_first
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ choices
     def _resolved_head(self, n_samples: int) -> str:
@@ -347,8 +351,12 @@ class _LMUBase(BaseEstimator):
         self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
         F = self._as_rows(F)
-        self._fit_scaling(F, sample_weight)
-        return self._scale(F)
+        log = StepLog(
+            f"{type(self).__name__}: ", verbosity(self.verbose) if self.scale_features else 0
+        )
+        with log.step(f"standardization of {F.shape[0]} x {F.shape[1]} features"):
+            self._fit_scaling(F, sample_weight)
+            return self._scale(F)
 
     def _fit_scaling(self, F, sample_weight=None) -> None:
         """The standardization of the feature rows ``F`` (NumPy, CuPy or dask), float64."""
@@ -429,7 +437,7 @@ class _LMUBase(BaseEstimator):
     # ------------------------------------------------------------------ head
     def _make_head(self):
         if self.head_kind_ == "ridge":
-            return self._ridge_class(alphas=self.alphas)
+            return self._ridge_class(alphas=self.alphas, verbose=self.verbose)
         params = {name: getattr(self, name) for name in _HEAD_PARAMS}
         return self._head_class(**params, device=self.device)
 
@@ -464,6 +472,7 @@ class _LMUBase(BaseEstimator):
         self.head_ = head
         return self
 
+    @limits_threads
     def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
         """Compute the DN features of ``X`` once and train the head on them.
 
@@ -708,6 +717,13 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         lists of ``(n_channels, n_steps_i)`` arrays; ``None`` reads ``(n_samples, n_steps,
         n_channels)`` and warns when a 3-D ``X`` has fewer steps than channels; ``False``
         reads the same without the warning. See :class:`~lmu_sk.features.LMUFeatures`.
+    n_jobs : int or None, default=None
+        CPU threads of the compiled kernels (Numba) and of BLAS (the ridge head's
+        decomposition, the dense head's products) during ``fit``, ``partial_fit`` and the
+        predictions, restored afterwards. ``None`` keeps the libraries' own settings (all
+        cores, unless ``NUMBA_NUM_THREADS`` or ``OMP_NUM_THREADS`` say otherwise); ``-1``
+        is all cores, ``-2`` all but one. Results do not depend on it beyond rounding.
+        Dask arrays are computed on dask's threads or workers and are not affected.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as in :class:`sklearn.linear_model.RidgeClassifierCV`:
         every sequence's weight is multiplied by its class's (``'balanced'``:
@@ -785,6 +801,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         dtype="float32",
         device="auto",
         channels_first=None,
+        n_jobs=None,
         class_weight=None,
     ):
         super().__init__(
@@ -823,6 +840,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             dtype=dtype,
             device=device,
             channels_first=channels_first,
+            n_jobs=n_jobs,
         )
         self.class_weight = class_weight
 
@@ -835,6 +853,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return class_weights if sample_weight is None else sample_weight * class_weights
 
     @available_if(_trains_incrementally)
+    @limits_threads
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Train the head for one epoch on ``(X, y)``; the first call fits the features.
 
@@ -859,6 +878,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return self._partial_fit(X, y, sample_weight, classes=classes)
 
+    @limits_threads
     def predict(self, X) -> Result:
         """Predicted class labels of the sequences ``X``."""
         if _dask.is_dask_array(X):
@@ -866,6 +886,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return self._apply_head(X, "predict")
 
     @available_if(_head_has("predict_proba"))
+    @limits_threads
     def predict_proba(self, X) -> Result:
         """Class probabilities of the sequences ``X``, shape (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
@@ -873,6 +894,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return self._apply_head(X, "predict_proba")
 
     @available_if(_head_has("decision_function"))
+    @limits_threads
     def decision_function(self, X) -> Result:
         """Confidence scores of the ridge head, shape (n_samples,) or (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
@@ -880,6 +902,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return self._apply_head(X, "decision_function")
 
     @available_if(_head_has("predict_log_proba"))
+    @limits_threads
     def predict_log_proba(self, X) -> Result:
         """Logarithm of :meth:`predict_proba`."""
         if _dask.is_dask_array(X):
@@ -971,6 +994,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return y.reshape(n_samples * n_steps, *y.shape[2:])
 
     @available_if(_trains_incrementally)
+    @limits_threads
     def partial_fit(self, X, y, sample_weight=None):
         """Train the head for one epoch on ``(X, y)``; the first call fits the features.
 
@@ -989,6 +1013,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """
         return self._partial_fit(X, y, sample_weight)
 
+    @limits_threads
     def predict(self, X) -> Result:
         """Predicted targets of the sequences ``X`` (per step for 'sequence')."""
         if _dask.is_dask_array(X):

@@ -15,6 +15,7 @@ from ._logging import get_logger
 from ._memory import resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
+from ._threads import limits_threads
 from ._typing import Result
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 from .engine import constants
@@ -90,6 +91,13 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         the samples (or per 10 s) elsewhere. Results do not change. Dask arrays are
         computed lazily and show none (use ``dask.diagnostics.ProgressBar``). Route and
         chunk choices are logged at DEBUG level on the ``'lmu_sk'`` logger.
+    n_jobs : int or None, default=None
+        CPU threads of the compiled kernels (Numba) and of BLAS during ``fit``,
+        ``transform`` and ``fit_transform``, restored afterwards. ``None`` keeps the
+        libraries' own settings (all cores, unless ``NUMBA_NUM_THREADS`` or
+        ``OMP_NUM_THREADS`` say otherwise); ``-1`` is all cores, ``-2`` all but one.
+        Results do not depend on it beyond rounding. Dask arrays are computed later, on
+        dask's threads or workers, and are not affected.
 
     Attributes
     ----------
@@ -142,6 +150,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         return_gpu_arrays=False,
         channels_first=None,
         verbose=False,
+        n_jobs=None,
     ):
         self.order = order
         self.theta = theta
@@ -154,6 +163,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         self.return_gpu_arrays = return_gpu_arrays
         self.channels_first = channels_first
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     def _checked_order_theta(self, n_steps: int, n_channels: int) -> tuple[int, float]:
         if self.discretizer not in DISCRETIZERS:
@@ -171,6 +181,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         order = default_order(n_steps, n_channels) if self.order is None else self.order
         return validate_order_theta(order, theta)
 
+    @limits_threads
     def fit(self, X, y=None) -> Self:
         """Check ``X`` and the parameters and build the Delay Network.
 
@@ -188,6 +199,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         self._fit(self._validate_input(X, reset=True, check_finite=True))
         return self
 
+    @limits_threads
     def fit_transform(self, X, y=None) -> Result:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Fit and return the features of ``X``, validating ``X`` once.
 
@@ -200,6 +212,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         U = self._validate_input(X, reset=True, check_finite=False)
         return self._fit(U)._features(U, progress=check_verbose(self.verbose))
 
+    @limits_threads
     def transform(self, X) -> Result:
         """Delay Network features of ``X``.
 

@@ -26,6 +26,7 @@ from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
+from ._threads import limits_threads
 from ._typing import Result
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 from .engine.pooling import (
@@ -189,6 +190,13 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     verbose : bool or int, default=False
         Show the progress of ``transform`` and ``fit_transform`` over the samples on
         standard error. Results do not change.
+    n_jobs : int or None, default=None
+        CPU threads of the compiled kernels (Numba) and of BLAS during ``fit``,
+        ``transform`` and ``fit_transform``, restored afterwards. ``None`` keeps the
+        libraries' own settings (all cores, unless ``NUMBA_NUM_THREADS`` or
+        ``OMP_NUM_THREADS`` say otherwise); ``-1`` is all cores, ``-2`` all but one.
+        Results do not depend on it beyond rounding. Dask arrays are computed later, on
+        dask's threads or workers, and are not affected.
 
     Attributes
     ----------
@@ -242,6 +250,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return_gpu_arrays=False,
         channels_first=None,
         verbose=False,
+        n_jobs=None,
     ):
         self.order = order
         self.thetas = thetas
@@ -257,8 +266,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.return_gpu_arrays = return_gpu_arrays
         self.channels_first = channels_first
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fit
+    @limits_threads
     def fit(self, X, y=None):
         """Choose the windows, build the Delay Networks and fit the thresholds.
 
@@ -378,6 +389,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return biases, scales
 
     # ------------------------------------------------------------------ transform
+    @limits_threads
     def transform(self, X) -> Result:
         """Pooled multi-scale Delay Network features of ``X``.
 

@@ -53,6 +53,7 @@ from ._input import check_device_matrix, is_device_array
 from ._logging import get_logger
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
+from ._progress import StepLog, verbosity
 from .neural.training import check_sample_weight
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ SINGLE_SAMPLE_RELATIVE_ALPHA = 0.01
 FOLD_MAX_RATIO = 1e4
 
 logger = get_logger(__name__)
+# the log of a quiet fit
+_QUIET = StepLog("", 0)
 
 
 # The Gram matrix of the centered features is formed from the uncentered one where the
@@ -82,13 +85,15 @@ logger = get_logger(__name__)
 GRAM_MEAN_ENERGY = 1e-3
 
 
-def _decompose(X, x_mean, root, xp: ModuleType):
+def _decompose(X, x_mean, root, xp: ModuleType, log: StepLog = _QUIET):
     """``U`` and ``s^2`` with ``Xc Xc^T = U diag(s^2) U^T``, ``Xc = root * (X - x_mean)``,
-    from the cheaper factorization; ``root`` (a column) may be ``None``."""
+    from the cheaper factorization; ``root`` (a column) may be ``None``. ``log`` reports
+    the steps."""
     n_samples, n_features = X.shape
     s2 = None
     if n_samples <= n_features:
-        G = X @ X.T
+        with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
+            G = X @ X.T
         mean_square = float(x_mean @ x_mean)
         if n_samples * mean_square <= GRAM_MEAN_ENERGY * float(xp.trace(G)):
             a = X @ x_mean
@@ -98,17 +103,20 @@ def _decompose(X, x_mean, root, xp: ModuleType):
             if root is not None:
                 G *= root
                 G *= root.T
-            s2, U = xp.linalg.eigh(G)
+            with log.step(f"eigendecomposition of the {n_samples} x {n_samples} Gram matrix"):
+                s2, U = xp.linalg.eigh(G)
         del G
     if s2 is None:
         Xc = X - x_mean
         if root is not None:
             Xc *= root
         if n_samples > n_features:
-            U, s, _ = xp.linalg.svd(Xc, full_matrices=False)
+            with log.step(f"SVD of {n_samples} x {n_features} centered features"):
+                U, s, _ = xp.linalg.svd(Xc, full_matrices=False)
             s2 = s * s
         else:
-            s2, U = xp.linalg.eigh(Xc @ Xc.T)
+            with log.step(f"eigendecomposition of the centered {n_samples} x {n_samples} Gram"):
+                s2, U = xp.linalg.eigh(Xc @ Xc.T)
     # Rounding leaves the null directions (the intercept's among them) eigenvalues of about
     # eps * max(s^2) instead of 0. Near interpolation (small alpha, more features than
     # samples) 1 - leverage is itself tiny, and that noise would decide the chosen penalty
@@ -129,11 +137,20 @@ class _RidgePath(NamedTuple):
     residual: object  # (n_samples, n_targets) Yc minus the fit, rows scaled by sqrt(w)
 
 
-def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: float | None = None):
+def _ridge_path(
+    X,
+    Y,
+    alphas,
+    fit_intercept: bool,
+    sample_weight,
+    relative: float | None = None,
+    log: StepLog = _QUIET,
+):
     """:func:`ridge_loo`'s computation, keeping the leverages of the chosen penalty.
 
     With ``relative`` the one penalty tried is ``relative`` times the mean nonzero squared
-    singular value of the centered (weighted) features, and ``alphas`` is ignored.
+    singular value of the centered (weighted) features, and ``alphas`` is ignored. ``log``
+    reports the steps (at level 2 also every penalty's leave-one-out error).
     """
     xp = array_module_of(X)
     n_samples, n_features = X.shape
@@ -160,7 +177,7 @@ def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: floa
         root = xp.sqrt(w)[:, None]
         Yc = Yc * root
     # Xc = root * (X - x_mean) is never formed where _decompose need not
-    U, s2 = _decompose(X, x_mean, root, xp)
+    U, s2 = _decompose(X, x_mean, root, xp, log)
     if relative is not None:
         s2_host = to_numpy(s2)
         nonzero = s2_host > s2_host.max() * 1e-12
@@ -175,20 +192,29 @@ def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: floa
     else:
         base = w / w.sum()  # the leverage of the intercept's direction sqrt(w)
     errors = []
-    for alpha in alphas:
-        f = s2 / (s2 + alpha)
-        residual = Yc - U @ (f[:, None] * UtY)
-        leverage = base + U2 @ f
-        errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
+    with log.step(
+        f"leave-one-out errors of {len(alphas)} penalt{'y' if len(alphas) == 1 else 'ies'}"
+    ):
+        for alpha in alphas:
+            f = s2 / (s2 + alpha)
+            residual = Yc - U @ (f[:, None] * UtY)
+            leverage = base + U2 @ f
+            errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
     errors = np.asarray(errors)
     best = int(np.argmin(errors))
-    f = s2 / (s2 + alphas[best])
-    leverage = base + U2 @ f
-    residual = Yc - U @ (f[:, None] * UtY)
-    dual = U @ (UtY / (s2 + alphas[best])[:, None])  # (Xc Xc^T + alpha I)^-1 Yc
-    if root is not None:
-        dual = dual * root
-    coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
+    for alpha, error in zip(alphas, errors, strict=True):
+        chosen = " (chosen)" if alpha == alphas[best] else ""
+        log.note(
+            f"alpha={alpha:.4g}: mean squared leave-one-out error {error:.6g}{chosen}", level=2
+        )
+    with log.step(f"coefficients at alpha={alphas[best]:.4g}"):
+        f = s2 / (s2 + alphas[best])
+        leverage = base + U2 @ f
+        residual = Yc - U @ (f[:, None] * UtY)
+        dual = U @ (UtY / (s2 + alphas[best])[:, None])  # (Xc Xc^T + alpha I)^-1 Yc
+        if root is not None:
+            dual = dual * root
+        coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
     intercept = y_mean - coef @ x_mean
     alphas = np.asarray(alphas, dtype=float)
     return _RidgePath(coef, intercept, best, errors, alphas, leverage, residual)
@@ -342,9 +368,14 @@ def _fit_inverse_temperature(
 class _RidgeHead(BaseEstimator):
     """Shared fitting of the ridge heads; not meant to be used directly."""
 
-    def __init__(self, alphas=None, fit_intercept=True):
+    def __init__(self, alphas=None, fit_intercept=True, verbose=False):
         self.alphas = alphas
         self.fit_intercept = fit_intercept
+        self.verbose = verbose
+
+    def _log(self) -> StepLog:
+        """The log of the fit's steps on standard error, as ``verbose`` asks."""
+        return StepLog(f"{type(self).__name__}: ", verbosity(self.verbose))
 
     def _validate_X_y(self, X, y, y_numeric: bool):
         if not is_device_array(X):
@@ -367,6 +398,7 @@ class _RidgeHead(BaseEstimator):
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
         alphas = _check_alphas(self.alphas)
+        log = self._log()
         xp = array_module_of(X)
         path = _ridge_path(
             X,
@@ -375,6 +407,7 @@ class _RidgeHead(BaseEstimator):
             bool(self.fit_intercept),
             sample_weight,
             relative,
+            log,
         )
         self.alpha_ = float(path.alphas[path.best])
         self.best_score_ = -float(path.errors[path.best])
@@ -441,6 +474,11 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         :class:`sklearn.linear_model.RidgeClassifierCV`: a dict ``{label: weight}``
         (classes not in it weigh 1), or 'balanced' for ``n_samples / (n_classes *
         count(label))``.
+    verbose : bool or int, default=False
+        Report the steps of ``fit`` on standard error, one line each with its time (the
+        Gram matrix or SVD, the eigendecomposition, the leave-one-out errors of the
+        penalties, the coefficients, the calibration); ``2`` also every penalty's
+        leave-one-out error and the temperature.
 
     Attributes
     ----------
@@ -479,8 +517,8 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     array([[0.99, 0.01, 0.  ]])
     """
 
-    def __init__(self, alphas=None, fit_intercept=True, class_weight=None):
-        super().__init__(alphas=alphas, fit_intercept=fit_intercept)
+    def __init__(self, alphas=None, fit_intercept=True, class_weight=None, verbose=False):
+        super().__init__(alphas=alphas, fit_intercept=fit_intercept, verbose=verbose)
         self.class_weight = class_weight
 
     def fit(self, X, y, sample_weight=None) -> Self:
@@ -536,16 +574,23 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         """Leave-one-out decision values at ``alpha_`` and the temperature fitted on them."""
         xp = array_module_of(X)
         Y = xp.asarray(Y)
-        if sample_weight is None:
-            residual = path.residual  # Y minus the fit: no pass over the features
-        else:  # the path's rows are scaled by sqrt(w), zero for zero weights
-            residual = Y - (X.astype(xp.float64, copy=False) @ path.coef.T + path.intercept)
-        # the exact leave-one-out residual is the residual over (1 - leverage)
-        loo = to_numpy(Y - residual / (1.0 - path.leverage)[:, None])
-        self.loo_decision_ = loo[:, 0] if loo.shape[1] == 1 else loo
-        logits = _logits(self.loo_decision_)
-        scale, self.loo_log_loss_ = _fit_inverse_temperature(logits, indices, sample_weight)
+        log = self._log()
+        with log.step("calibration on the leave-one-out decision values"):
+            if sample_weight is None:
+                residual = path.residual  # Y minus the fit: no pass over the features
+            else:  # the path's rows are scaled by sqrt(w), zero for zero weights
+                residual = Y - (X.astype(xp.float64, copy=False) @ path.coef.T + path.intercept)
+            # the exact leave-one-out residual is the residual over (1 - leverage)
+            loo = to_numpy(Y - residual / (1.0 - path.leverage)[:, None])
+            self.loo_decision_ = loo[:, 0] if loo.shape[1] == 1 else loo
+            logits = _logits(self.loo_decision_)
+            scale, self.loo_log_loss_ = _fit_inverse_temperature(logits, indices, sample_weight)
         self.temperature_ = 1.0 / scale
+        log.note(
+            f"temperature {self.temperature_:.4g}, leave-one-out log loss "
+            f"{self.loo_log_loss_:.4g}",
+            level=2,
+        )
         logger.debug(
             "%s: temperature %.4g, leave-one-out log loss %.4g (%.4g at temperature 1)",
             type(self).__name__,
@@ -622,6 +667,8 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         training set has a tiny scale, and a new sequence whose pool differs (its input
         still inside the training range) gets a standardized value of millions. ``None``
         never clips, as :class:`sklearn.linear_model.RidgeCV`.
+    verbose : bool or int, default=False
+        See :class:`RidgeHeadClassifier`.
 
     Attributes
     ----------
@@ -634,8 +681,8 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         predictions stay within it widened by ``clip_margin`` times its width.
     """
 
-    def __init__(self, alphas=None, fit_intercept=True, clip_margin=0.1):
-        super().__init__(alphas=alphas, fit_intercept=fit_intercept)
+    def __init__(self, alphas=None, fit_intercept=True, clip_margin=0.1, verbose=False):
+        super().__init__(alphas=alphas, fit_intercept=fit_intercept, verbose=verbose)
         self.clip_margin = clip_margin
 
     def fit(self, X, y, sample_weight=None) -> Self:
