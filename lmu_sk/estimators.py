@@ -11,7 +11,7 @@ train on them.
 from __future__ import annotations
 
 import functools
-from typing import ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -142,19 +142,29 @@ def _trains_incrementally(estimator) -> bool:
     return estimator.head != "ridge" and getattr(estimator, "head_kind_", "dense") == "dense"
 
 
-class _FromHead:
+_Value = TypeVar("_Value")
+
+
+class _FromHead(Generic[_Value]):
     """A fitted attribute of the composite read through its fitted head ``head_``.
 
     The composites hold their head rather than copy its fitted values: ``clf.coefs_`` is
     ``clf.head_.coefs_``. Before fitting, or when the head has no such attribute (the ridge
     head has no ``loss_curve_``), reading it raises ``AttributeError``, so ``hasattr``
-    answers as for an attribute that was never set.
+    answers as for an attribute that was never set. The type parameter is the attribute's
+    type, for type checkers (``alpha_: _FromHead[float]`` reads as a float).
     """
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, estimator, owner: type | None = None):
+    @overload
+    def __get__(self, estimator: None, owner: type | None = None) -> _FromHead[_Value]: ...
+
+    @overload
+    def __get__(self, estimator: object, owner: type | None = None) -> _Value: ...
+
+    def __get__(self, estimator, owner=None):
         if estimator is None:
             return self
         head = estimator.__dict__.get("head_")
@@ -191,20 +201,30 @@ class _LMUBase(BaseEstimator):
     _small_data_head = "ridge"
 
     # fitted values of the head, read through head_ (see _FromHead)
-    coefs_ = _FromHead()
-    intercepts_ = _FromHead()
-    loss_ = _FromHead()
-    loss_curve_ = _FromHead()
-    validation_scores_ = _FromHead()
-    best_loss_ = _FromHead()
-    best_validation_score_ = _FromHead()
-    n_iter_ = _FromHead()
-    t_ = _FromHead()
-    n_outputs_ = _FromHead()
-    n_layers_ = _FromHead()
-    out_activation_ = _FromHead()
-    activation_ = _FromHead()
-    alpha_ = _FromHead()
+    coefs_: _FromHead[list[np.ndarray]] = _FromHead()
+    intercepts_: _FromHead[list[np.ndarray]] = _FromHead()
+    loss_: _FromHead[float] = _FromHead()
+    loss_curve_: _FromHead[list[float]] = _FromHead()
+    validation_scores_: _FromHead[list[float] | None] = _FromHead()
+    best_loss_: _FromHead[float | None] = _FromHead()
+    best_validation_score_: _FromHead[float | None] = _FromHead()
+    n_iter_: _FromHead[int] = _FromHead()
+    t_: _FromHead[int] = _FromHead()
+    n_outputs_: _FromHead[int] = _FromHead()
+    n_layers_: _FromHead[int] = _FromHead()
+    out_activation_: _FromHead[str] = _FromHead()
+    activation_: _FromHead[str] = _FromHead()
+    alpha_: _FromHead[float] = _FromHead()
+
+    # the composite's own fitted attributes, declared for type checkers (set by fit)
+    features_: LMUFeatures | LMUPooledFeatures
+    head_: Any
+    head_kind_: str
+    order_: int
+    n_features_in_: int
+    feature_names_in_: np.ndarray
+    feature_mean_: np.ndarray
+    feature_scale_: np.ndarray
 
     def __init__(
         self,
@@ -761,7 +781,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     }
     _head_class = DenseHeadClassifier
     _ridge_class = RidgeHeadClassifier
-    classes_ = _FromHead()
+    classes_: _FromHead[np.ndarray] = _FromHead()
+    head_: DenseHeadClassifier | RidgeHeadClassifier
 
     def __init__(
         self,
@@ -945,6 +966,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
     _head_class = DenseHeadRegressor
     _ridge_class = RidgeHeadRegressor
+    head_: DenseHeadRegressor | RidgeHeadRegressor
     _feature_outputs = ("auto", "final", "mean", "max", "pooled", "sequence")
     _small_data_head = "ridge"
 
