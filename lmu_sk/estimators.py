@@ -11,6 +11,7 @@ train on them.
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import numpy as np
@@ -137,9 +138,56 @@ def _without_names(X):
     return X
 
 
-def _trains_incrementally(estimator) -> bool:
-    """For ``available_if``: ``partial_fit`` trains the dense head, not a fitted ridge head."""
-    return estimator.head != "ridge" and getattr(estimator, "head_kind_", "dense") == "dense"
+def _why_not_incremental(estimator) -> str | None:
+    """Why ``estimator`` has no ``partial_fit``, or None where it has one.
+
+    Only the dense head trains incrementally, so ``partial_fit`` needs ``head='dense'``:
+    with 'auto' it would train another model than ``fit`` (the ridge head up to 10 000
+    sequences), with 'ridge' none at all.
+    """
+    name = type(estimator).__name__
+    if estimator.head == "dense":
+        if getattr(estimator, "head_kind_", "dense") == "dense":
+            return None
+        return (
+            f"This {name} was fitted with the {estimator.head_kind_} head, which partial_fit "
+            "cannot continue: call fit (now with head='dense') first, then partial_fit."
+        )
+    if estimator.head == "auto":
+        why = (
+            "head='auto': fit chooses the ridge head, solved in closed form, up to 10 000 "
+            "sequences (the dense head beyond), and partial_fit cannot train it"
+        )
+    elif estimator.head == "ridge":
+        why = "head='ridge': the ridge head is solved in closed form by fit"
+    else:
+        return None  # an unknown head: partial_fit's validation names it
+    return (
+        f"{name} has no partial_fit with {why}. Use fit, or set head='dense' to train "
+        "incrementally with partial_fit."
+    )
+
+
+class _OnlyIncremental:
+    """``partial_fit``, present only where the head trains incrementally (``head='dense'``).
+
+    Elsewhere reading it raises an ``AttributeError`` that says why and what to use (so
+    ``hasattr(model, 'partial_fit')`` is False, as for scikit-learn's estimators that
+    cannot train incrementally); scikit-learn's ``available_if`` would replace the reason
+    with a bare "has no attribute".
+    """
+
+    def __init__(self, method):
+        self.method = method
+        functools.update_wrapper(self, method)
+
+    def __get__(self, estimator, owner=None) -> Any:
+        if estimator is None:
+            return self.method
+        reason = _why_not_incremental(estimator)
+        if reason is not None:
+            raise AttributeError(reason)
+        return types.MethodType(self.method, estimator)
 
 
 _Value = TypeVar("_Value")
@@ -663,8 +711,8 @@ class _LMUBase(BaseEstimator):
         return sample_weight
 
     def _partial_head(self) -> str:
-        """The head of incremental training: 'auto' is the dense head."""
-        return "dense" if self.head == "auto" else self._resolved_head(0)
+        """The head of incremental training: the dense head (see _OnlyIncremental)."""
+        return self._resolved_head(0)
 
     def _targets(self, y, X):
         """The head's targets for ``y`` (per-step targets are flattened to rows)."""
@@ -715,7 +763,9 @@ class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
         The dense network (the LMU papers' setting) or a ridge classifier solved in closed
         form with the penalty chosen by leave-one-out cross-validation
         (:class:`~lmu_sk.ridge.RidgeHeadClassifier`). 'auto' is 'ridge' for up to 10 000
-        training sequences and 'dense' above; ``partial_fit`` always trains the dense head.
+        training sequences and 'dense' above. ``partial_fit`` needs ``head='dense'`` (with
+        'auto' it would train another model than ``fit``); with the other heads reading
+        it raises an ``AttributeError`` that says so.
     alphas : sequence of float, default=None
         Penalties the ridge head chooses from (``None``: 1e-3 to 1e5 in half decades).
     hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
@@ -873,10 +923,13 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         class_weights = compute_sample_weight(self.class_weight, y)
         return class_weights if sample_weight is None else sample_weight * class_weights
 
-    @available_if(_trains_incrementally)
+    @_OnlyIncremental
     @limits_threads
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Train the head for one epoch on ``(X, y)``; the first call fits the features.
+        """Train the dense head for one epoch on ``(X, y)``; the first call fits the features.
+
+        Only with ``head='dense'``: the other heads are fitted by :meth:`fit` (reading
+        ``partial_fit`` then raises an ``AttributeError`` that says so).
 
         Parameters
         ----------
@@ -1015,10 +1068,13 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return y.reshape(n_samples * n_steps, *y.shape[2:])
 
-    @available_if(_trains_incrementally)
+    @_OnlyIncremental
     @limits_threads
     def partial_fit(self, X, y, sample_weight=None):
-        """Train the head for one epoch on ``(X, y)``; the first call fits the features.
+        """Train the dense head for one epoch on ``(X, y)``; the first call fits the features.
+
+        Only with ``head='dense'``: the other heads are fitted by :meth:`fit` (reading
+        ``partial_fit`` then raises an ``AttributeError`` that says so).
 
         Parameters
         ----------
