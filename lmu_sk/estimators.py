@@ -29,6 +29,7 @@ from sklearn.utils.validation import (
 
 from . import _dask
 from ._device import array_module_of, portable_device, resolve_device, to_numpy
+from ._input import from_nested
 from ._persistence import VersionedPickleMixin
 from ._progress import StepLog, verbosity
 from ._threads import limits_threads
@@ -444,6 +445,7 @@ class _LMUBase(BaseEstimator):
     def _apply_head(self, X, method: str):
         """The fitted head's ``method`` on the features of ``X`` (not a dask array)."""
         check_is_fitted(self, "head_")
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=False)
         # float64 at prediction: see _transform
         F = self.features_._transform(_without_names(X), self.device != "cpu", dtype=np.float64)
@@ -567,6 +569,7 @@ class _LMUBase(BaseEstimator):
         self
         """
         self._validate_params()
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=True)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
@@ -579,7 +582,7 @@ class _LMUBase(BaseEstimator):
         weights = self._weights(sample_weight, X, y)
         F = self._fit_features(X, weights)
         if X_val is not None:
-            X_val = _without_names(X_val)
+            X_val = _without_names(from_nested(X_val, self.channels_first))
             X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
         return self._fit_head(
             F, self._targets(y, X), partial=False, sample_weight=weights, X_val=X_val, y_val=y_val
@@ -589,6 +592,7 @@ class _LMUBase(BaseEstimator):
         """``partial_fit`` of both composites: the first call fits the features."""
         self._validate_params()
         first = not hasattr(self, "head_")
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=first)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)

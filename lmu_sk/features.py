@@ -10,7 +10,14 @@ from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from . import _dask, engine
 from ._device import device_key, for_module, get_array_module
-from ._input import as_sequences, channels_last, check_dtype_param, check_finite_result
+from ._input import (
+    as_sequences,
+    channels_last,
+    check_dtype_param,
+    check_finite_result,
+    check_output_container,
+    from_nested,
+)
 from ._logging import get_logger
 from ._memory import resolve_budget
 from ._persistence import VersionedPickleMixin
@@ -207,6 +214,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         -------
         See :meth:`transform`.
         """
+        self._check_container()
         if _dask.is_dask_array(X):
             return self.fit(X)._transform(X, self.return_gpu_arrays)
         U = self._validate_input(X, reset=True, check_finite=False)
@@ -227,7 +235,12 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         (n_samples, n_steps, n_channels * order) (a list of arrays for sequences of
         different lengths).
         """
+        self._check_container()
         return self._transform(X, self.return_gpu_arrays)
+
+    def _check_container(self) -> None:
+        """Refuse ``set_output`` to pandas for the 3-D 'sequence' features, clearly."""
+        check_output_container(self, 3 if self.output == "sequence" else 2)
 
     def _transform(self, X, return_gpu_arrays: bool, dtype=None):
         """:meth:`transform`, returning CuPy arrays when computed on a GPU and asked to.
@@ -253,6 +266,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         return channels_last(X, self.channels_first, type(self).__name__)
 
     def _validate_input(self, X, reset: bool, check_finite: bool, dtype=None):
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=reset)
         X = self._channels_last(X)
         dtype = check_dtype_param(self.dtype if dtype is None else dtype)

@@ -21,7 +21,13 @@ from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from . import _dask, engine
 from ._device import for_module, get_array_module, to_numpy
-from ._input import as_sequences, channels_last, check_dtype_param, check_finite_result
+from ._input import (
+    as_sequences,
+    channels_last,
+    check_dtype_param,
+    check_finite_result,
+    from_nested,
+)
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
 from ._persistence import VersionedPickleMixin
@@ -337,6 +343,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return channels_last(X, self.channels_first, type(self).__name__)
 
     def _validate_input(self, X, reset: bool):
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=reset)
         X = self._channels_last(X)
         return as_sequences(X, check_dtype_param(self.dtype), type(self).__name__, True)
