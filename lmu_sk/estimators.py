@@ -18,7 +18,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, StrOptions
-from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -38,7 +37,7 @@ from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
 from .neural.training import check_sample_weight
 from .pooled import LMUPooledFeatures
-from .ridge import RidgeHeadClassifier, RidgeHeadRegressor
+from .ridge import RidgeHeadClassifier, RidgeHeadRegressor, with_class_weight
 from .streaming import ClassifierStream, RegressorStream
 
 __all__ = ["LMUClassifier", "LMURegressor"]
@@ -924,8 +923,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         ``LogisticRegression`` apply ``class_weight``."""
         if self.class_weight is None or y is None:
             return sample_weight
-        class_weights = compute_sample_weight(self.class_weight, y)
-        return class_weights if sample_weight is None else sample_weight * class_weights
+        # the ridge head's checks and messages, whichever head trains
+        return with_class_weight(self.class_weight, y, sample_weight)
 
     @_OnlyIncremental
     @limits_threads
