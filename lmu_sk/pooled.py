@@ -132,6 +132,37 @@ def _check_names(value, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v for v in allowed if v in chosen)
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_state_range(U, orders: np.ndarray, transforms: tuple[str, ...]) -> None:
+    """Refuse inputs whose states may pass float32's range: they are compared with float32
+    thresholds (on the CPU; on a GPU a float32 output computes in float32), where they would
+    become infinite and count wrongly, whatever the output ``dtype``.
+
+    A state of order ``d`` is at most ``d`` times the largest input it sums (the impulse
+    response's absolute sum is below the order: 1.7 for 4, 2.4 for 8, 13 for 256); the
+    first difference at most doubles the input, the centred cumulative sum of ``n`` steps
+    multiplies it by ``2 sqrt(n)`` at most.
+    """
+    parts = U if isinstance(U, list) else [U]
+    largest = max(float(abs(part).max()) if part.size else 0.0 for part in parts)
+    n_steps = max(len(part) for part in U) if isinstance(U, list) else U.shape[1]
+    gain = float(np.max(orders))
+    if "cumsum" in transforms:
+        gain *= 2.0 * math.sqrt(n_steps)
+    elif "difference" in transforms:
+        gain *= 2.0
+    if largest * gain > _FLOAT32_MAX:
+        raise ValueError(
+            f"X holds values up to {largest:.3g}, which can give Delay Network states beyond "
+            f"the largest float32 ({_FLOAT32_MAX:.3g}): LMUPooledFeatures compares its "
+            "states with float32 thresholds, whatever its dtype, so they would count "
+            f"wrongly. Scale X down, below {_FLOAT32_MAX / gain:.3g} in magnitude (e.g. "
+            "sklearn.preprocessing.StandardScaler)."
+        )
+
+
 class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
     """Delay Network states of many windows, pooled over time.
 
@@ -179,7 +210,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     dtype : {None, 'float32', 'float64'}, default=None
         Output dtype; ``None`` keeps float32 input as float32 and makes the rest float64.
         On the CPU the states run in float64 and are compared with the thresholds in
-        float32; on a GPU everything runs in the output dtype.
+        float32; on a GPU everything runs in the output dtype. Inputs large enough for a
+        state to pass float32's range (about ``3.4e38 / order``, less with the difference
+        and cumulative sum) are refused with a ValueError, whatever the dtype.
     max_memory : int, float or str, default=None
         Working memory allowed besides the result (bytes or a string like ``'2GB'``);
         samples are processed in chunks that fit, in ``fit`` too. ``None`` allows half of
@@ -329,6 +362,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             windows.append(WindowSpec(int(d), float(theta / stride), int(stride), inputs))
         spec = PooledSpec(tuple(windows), transforms, pools, n_biases, self.discretizer)
         self._check_memory(spec, budget)
+        _check_state_range(U, orders, transforms)
         self.thetas_ = np.asarray([w.theta * w.stride for w in spec.windows])
         self.orders_ = np.asarray([w.order for w in spec.windows], dtype=np.int64)
         self.strides_ = np.asarray([w.stride for w in spec.windows], dtype=np.int64)
@@ -427,6 +461,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
                 "the last axis, or fit again."
             )
+        _check_state_range(U, self.orders_, tuple(self.spec_.transforms))
         if dtype is None:
             dtype = check_dtype_param(self.dtype) or (
                 U[0].dtype if isinstance(U, list) else U.dtype
