@@ -6,6 +6,7 @@ import numbers
 import warnings
 
 import numpy as np
+from sklearn import get_config
 from sklearn.utils.validation import check_array
 
 from ._device import is_device_array
@@ -16,11 +17,34 @@ __all__ = [
     "check_device_matrix",
     "check_dtype_param",
     "check_finite_result",
+    "check_output_container",
+    "from_nested",
     "is_device_array",
     "is_ragged",
 ]
 
 _FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def check_output_container(estimator, output_ndim: int) -> None:
+    """Refuse ``set_output(transform='pandas')`` (or polars) for 3-D features.
+
+    scikit-learn wraps a transformer's output in a DataFrame after ``transform``; a 3-D
+    array would fail there with the container's own error. Reads the estimator's
+    ``set_output`` setting, else the global ``transform_output``.
+    """
+    if output_ndim <= 2:
+        return
+    config = getattr(estimator, "_sklearn_output_config", {}).get("transform")
+    if config is None:
+        config = get_config().get("transform_output", "default")
+    if config not in ("default", None):
+        raise ValueError(
+            f"{type(estimator).__name__} with output='sequence' gives 3-D features "
+            f"(n_samples, n_steps, n_features), which a {config} DataFrame cannot hold, "
+            f"but set_output asks for {config!r} output. Use set_output(transform="
+            "'default') for 'sequence', or a 2-D output ('final', 'mean' or 'max')."
+        )
 
 
 def check_dtype_param(dtype) -> np.dtype | None:
@@ -138,6 +162,48 @@ def _validate_device_array(X, dtype: np.dtype | None):
     return X if X.ndim == 3 else X[:, :, None]
 
 
+_MISSING = (
+    "Input X contains NaN or infinity. lmu_sk's estimators do not accept missing values; "
+    "impute or drop them first (e.g. sklearn.impute.SimpleImputer on each step)."
+)
+
+
+def _nan_padded(X: np.ndarray) -> int:
+    """How many sequences of the channels-last array ``X`` end in NaN padding, where its
+    non-finite values are all such padding (NaN on every channel at the last steps of a
+    sequence, after at least one step of data, as sktime and aeon pad unequal lengths);
+    0 otherwise."""
+    if X.dtype.kind != "f" or X.ndim != 3:
+        return 0
+    missing = np.isnan(X)
+    if np.isinf(X).any():
+        return 0
+    any_channel = missing.any(axis=2)  # (n_samples, n_steps)
+    if not (missing.all(axis=2) == any_channel).all():
+        return 0
+    trailing = np.logical_or.accumulate(any_channel, axis=1)
+    if (trailing != any_channel).any() or any_channel[:, 0].any():
+        return 0
+    return int(any_channel[:, -1].sum())
+
+
+def _non_finite_error(X) -> ValueError:
+    """The error for ``X`` (channels-last, validated) with NaN or infinity; NaN padding
+    (unequal lengths, as sktime and aeon pad them) gets the exact way to pass them."""
+    padded = 0 if is_device_array(X) else _nan_padded(np.asarray(X))
+    if not padded:
+        return ValueError(_MISSING)
+    return ValueError(
+        f"Input X contains NaN at the end of {padded} sequence(s) and nowhere else: "
+        "sequences of different lengths padded with NaN (as sktime and aeon pad them). "
+        "lmu_sk reads each sequence at its own length from a list of arrays: for X of "
+        "shape (n_samples, n_steps) pass [x[~np.isnan(x)] for x in X]; for sktime/aeon's "
+        "(n_cases, n_channels, n_timepoints) pass [x[:, ~np.isnan(x).any(axis=0)] for x "
+        "in X] with channels_first=True. Impute the values instead if they are missing "
+        "data rather than padding."
+    )
+
+
 def _all_finite(a) -> bool:
     if is_device_array(a):
         return _device_all_finite(a)
@@ -156,10 +222,7 @@ def check_finite_result(result, U) -> None:
         return
     inputs = U if isinstance(U, list) else [U]
     if not all(_all_finite(part) for part in inputs):
-        raise ValueError(
-            "Input X contains NaN or infinity. LMUFeatures does not accept missing values; "
-            "impute or drop them first (e.g. sklearn.impute.SimpleImputer on each step)."
-        )
+        raise ValueError(_MISSING) if isinstance(U, list) else _non_finite_error(U)
     dtype = np.dtype(parts[0].dtype)
     fix = "Use dtype='float64', or rescale" if dtype != np.float64 else "Rescale"
     raise ValueError(
@@ -188,16 +251,34 @@ def _zero_length_error(shape: tuple[int, ...]) -> ValueError:
     )
 
 
+def _refuse_text(X) -> None:
+    """Raise for sequences of strings, which a float conversion would read silently."""
+    kind = X.dtype.kind
+    text = kind in "SU" or (
+        kind == "O" and any(isinstance(value, (str, bytes)) for value in X.flat)
+    )
+    if text:
+        raise ValueError(
+            f"X holds strings (dtype {X.dtype}); lmu_sk's estimators take numbers. Convert "
+            "them first (e.g. X.astype(float) for numbers written as text)."
+        )
+
+
 def _validate_array(
     X, dtype: np.dtype | None, estimator_name: str, check_finite: bool = True
 ) -> np.ndarray:
+    if isinstance(X, (list, tuple, np.ndarray)):
+        X = np.asarray(X)
+        _refuse_text(X)
+    elif any(getattr(kind, "kind", "O") in "OSU" for kind in getattr(X, "dtypes", ())):
+        _refuse_text(np.asarray(X))  # a DataFrame with a column of text
     X = check_array(
         X,
         dtype=_FLOAT_DTYPES,
         allow_nd=True,
         ensure_2d=False,
         ensure_min_features=0,
-        ensure_all_finite=check_finite,
+        ensure_all_finite=False,
         estimator=estimator_name,
         input_name="X",
     )
@@ -214,6 +295,8 @@ def _validate_array(
         raise ValueError("X has zero channels; the last axis of a 3-D X holds the channels.")
     if X.ndim == 2:
         X = X[:, :, None]
+    if check_finite and not np.isfinite(X).all():
+        raise _non_finite_error(X)
     if dtype is not None:
         X = _cast(X, dtype)
     return X
@@ -247,6 +330,40 @@ def as_sequences(
         )
     common = dtype or np.result_type(*[seq.dtype for seq in sequences])
     return [_cast(seq, np.dtype(common)) for seq in sequences]
+
+
+def from_nested(X, channels_first):
+    """sktime's nested DataFrame as a list of arrays; anything else as it is.
+
+    sktime's ``nested_univ`` layout holds a collection as a pandas DataFrame with a column
+    per channel and a pandas Series (or 1-D array) of the series' values per cell. It
+    becomes a list of one array per sequence, laid out as ``channels_first`` reads it
+    (``(n_channels, n_steps_i)`` for True, ``(n_steps_i, n_channels)`` otherwise), so that
+    :func:`channels_last` and :func:`as_sequences` take it from there. Call it before
+    checking feature names: its column names name channels, not steps.
+    """
+    if not (hasattr(X, "columns") and hasattr(X, "to_numpy")) or 0 in X.shape:
+        return X
+    cells = X.to_numpy()
+    first = cells[0, 0]
+    if isinstance(first, (str, bytes)) or not hasattr(first, "__len__"):
+        return X  # a plain table of numbers: sequences as rows
+    sequences = []
+    for i, row in enumerate(cells):
+        channels = [np.asarray(cell) for cell in row]
+        if any(channel.ndim != 1 for channel in channels):
+            raise ValueError(
+                f"Row {i} of the nested DataFrame holds a cell that is not a 1-D series; "
+                "each cell must be one channel of one sequence (a pandas Series)."
+            )
+        lengths = {len(channel) for channel in channels}
+        if len(lengths) > 1:
+            raise ValueError(
+                f"Row {i} of the nested DataFrame has channels of different lengths "
+                f"{sorted(lengths)}; the channels of a sequence must have equal lengths."
+            )
+        sequences.append(np.stack(channels, axis=0 if channels_first else 1))
+    return sequences
 
 
 def channels_last(X, channels_first, estimator_name: str = "LMUFeatures"):

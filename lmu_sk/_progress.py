@@ -10,11 +10,13 @@ import math
 import numbers
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 import numpy as np
 
-__all__ = ["ProgressBar", "check_verbose"]
+__all__ = ["ProgressBar", "StepLog", "check_verbose", "verbosity"]
 
 
 def check_verbose(verbose) -> bool:
@@ -36,6 +38,11 @@ def check_verbose(verbose) -> bool:
     if verbose < 0:
         raise ValueError(f"verbose must be True, False or an integer >= 0; got {verbose}.")
     return verbose > 0
+
+
+def verbosity(verbose) -> int:
+    """The level of a valid ``verbose`` parameter: 0 quiet, ``True`` 1, an integer itself."""
+    return int(verbose) if check_verbose(verbose) else 0
 
 
 def _is_terminal(stream) -> bool:
@@ -175,3 +182,59 @@ class ProgressBar:
         if 0 < fraction < 1:
             eta = f", {elapsed / fraction - elapsed:.0f}s left"
         return f"{fraction:4.0%} {self.done}/{self.total} {self.unit}, {elapsed:.1f}s{eta}"
+
+
+class StepLog:
+    """One line per step of a computation, with the seconds it took, for ``verbose``.
+
+    For the steps that take seconds without a count to show progress over (a Gram matrix,
+    an eigendecomposition): the line is written, and flushed, when the step starts and
+    completed with its time when it ends, so a log shows what is running now.
+
+    Parameters
+    ----------
+    label : str
+        Text before every line, e.g. ``'RidgeHeadClassifier: '``.
+    level : int, default=1
+        The ``verbose`` level; 0 writes nothing. :meth:`note` takes a level of its own.
+    stream : text stream, optional
+        Where to write; standard error (looked up when the log is made) by default.
+
+    Examples
+    --------
+    >>> import io
+    >>> stream = io.StringIO()
+    >>> log = StepLog("ridge: ", 1, stream)
+    >>> with log.step("Gram matrix"):
+    ...     pass
+    >>> stream.getvalue().startswith("ridge: Gram matrix... ")
+    True
+    """
+
+    def __init__(self, label: str, level: int = 1, stream: TextIO | None = None):
+        self.label = label
+        self.level = int(level)
+        self.stream = sys.stderr if stream is None else stream
+
+    @contextmanager
+    def step(self, what: str) -> Iterator[None]:
+        """Write ``what`` when the block starts and the seconds it took when it ends."""
+        if self.level < 1:
+            yield
+            return
+        self.stream.write(f"{self.label}{what}... ")
+        self.stream.flush()
+        started = time.perf_counter()
+        try:
+            yield
+        except BaseException:
+            self.stream.write("stopped\n")
+            raise
+        self.stream.write(f"{time.perf_counter() - started:.1f}s\n")
+        self.stream.flush()
+
+    def note(self, text: str, level: int = 1) -> None:
+        """Write ``text`` as a line of its own when the log's level is at least ``level``."""
+        if self.level >= level:
+            self.stream.write(f"{self.label}{text}\n")
+            self.stream.flush()

@@ -14,8 +14,6 @@ it.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import ClassVar
 
 import numpy as np
@@ -31,6 +29,7 @@ except ImportError as error:  # pragma: no cover - exercised without aeon instal
         f"(importing aeon failed: {error})"
     ) from error
 
+from ._threads import thread_limit
 from .estimators import LMUClassifier, LMURegressor
 from .features import LMUFeatures
 from .pooled import LMUPooledFeatures
@@ -52,21 +51,6 @@ _COMMON_TAGS = {
 _FEATURE_OUTPUTS = ("pooled", "final", "mean", "max")
 
 
-@contextlib.contextmanager
-def _thread_limit(n_threads: int) -> Iterator[None]:
-    """Run the block with at most ``n_threads`` Numba and BLAS threads."""
-    import numba
-    from threadpoolctl import threadpool_limits
-
-    before = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(n_threads, numba.config.NUMBA_NUM_THREADS)))
-    try:
-        with threadpool_limits(limits=n_threads):
-            yield
-    finally:
-        numba.set_num_threads(before)
-
-
 def _merged_params(owner, own: dict, lmu_class: type) -> dict:
     """``own`` and ``owner.lmu_params`` as the parameters of ``lmu_class``, checked."""
     extra = owner.lmu_params
@@ -79,7 +63,7 @@ def _merged_params(owner, own: dict, lmu_class: type) -> dict:
         )
     name = type(owner).__name__
     # set through the owner's own parameters, even those left at None and not passed on
-    reserved = set(own) | set(owner.get_params(deep=False)) - {"n_jobs", "lmu_params"}
+    reserved = set(own) | set(owner.get_params(deep=False)) - {"lmu_params"}
     valid = set(lmu_class().get_params(deep=False)) - reserved - {"channels_first"}
     for key in extra:
         if key == "channels_first":
@@ -123,13 +107,13 @@ class _LMUAeonPredictor:
         self._n_jobs = check_n_jobs(self.n_jobs)
         params = _merged_params(self, self._own_params(), self._lmu_class)
         estimator = self._lmu_class(**params)
-        with _thread_limit(self._n_jobs):
+        with thread_limit(self._n_jobs):
             estimator.fit(X, y)
         self.estimator_ = estimator
         return self
 
     def _predict(self, X) -> np.ndarray:
-        with _thread_limit(self._n_jobs):
+        with thread_limit(self._n_jobs):
             return np.asarray(self.estimator_.predict(X))
 
 
@@ -231,7 +215,7 @@ class LMUAeonClassifier(_LMUAeonPredictor, BaseClassifier):
     def _predict_proba(self, X) -> np.ndarray:
         if not hasattr(self.estimator_, "predict_proba"):
             return super()._predict_proba(X)  # aeon's one-hot rows of the predicted class
-        with _thread_limit(self._n_jobs):
+        with thread_limit(self._n_jobs):
             proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
         # the columns follow the wrapped classifier's classes_: put them in aeon's order
         out = np.zeros((proba.shape[0], self.n_classes_))
@@ -459,13 +443,13 @@ class LMUAeonTransformer(BaseCollectionTransformer):
         return self
 
     def _transform(self, X, y=None) -> np.ndarray:
-        with _thread_limit(self._n_jobs):
+        with thread_limit(self._n_jobs):
             return np.asarray(self.estimator_.transform(X))
 
     def _fit_transform(self, X, y=None, transform: bool = True) -> np.ndarray | None:
         self._n_jobs = check_n_jobs(self.n_jobs)
         estimator = self._wrapped()
-        with _thread_limit(self._n_jobs):
+        with thread_limit(self._n_jobs):
             Xt = estimator.fit_transform(X) if transform else estimator.fit(X)
         self.estimator_ = estimator
         return np.asarray(Xt) if transform else None

@@ -11,13 +11,13 @@ train on them.
 from __future__ import annotations
 
 import functools
-from typing import ClassVar
+import types
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, StrOptions
-from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -28,13 +28,16 @@ from sklearn.utils.validation import (
 
 from . import _dask
 from ._device import array_module_of, portable_device, resolve_device, to_numpy
+from ._input import from_nested
 from ._persistence import VersionedPickleMixin
+from ._progress import StepLog, verbosity
+from ._threads import limits_threads
 from ._typing import Result
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
 from .neural.training import check_sample_weight
 from .pooled import LMUPooledFeatures
-from .ridge import RidgeHeadClassifier, RidgeHeadRegressor
+from .ridge import RidgeHeadClassifier, RidgeHeadRegressor, with_class_weight
 from .streaming import ClassifierStream, RegressorStream
 
 __all__ = ["LMUClassifier", "LMURegressor"]
@@ -141,24 +144,81 @@ def _without_names(X):
     return X
 
 
-def _trains_incrementally(estimator) -> bool:
-    """For ``available_if``: ``partial_fit`` trains the dense head, not a fitted ridge head."""
-    return estimator.head != "ridge" and getattr(estimator, "head_kind_", "dense") == "dense"
+def _why_not_incremental(estimator) -> str | None:
+    """Why ``estimator`` has no ``partial_fit``, or None where it has one.
+
+    Only the dense head trains incrementally, so ``partial_fit`` needs ``head='dense'``:
+    with 'auto' it would train another model than ``fit`` (the ridge head up to 10 000
+    sequences), with 'ridge' none at all.
+    """
+    name = type(estimator).__name__
+    if estimator.head == "dense":
+        if getattr(estimator, "head_kind_", "dense") == "dense":
+            return None
+        return (
+            f"This {name} was fitted with the {estimator.head_kind_} head, which partial_fit "
+            "cannot continue: call fit (now with head='dense') first, then partial_fit."
+        )
+    if estimator.head == "auto":
+        why = (
+            "head='auto': fit chooses the ridge head, solved in closed form, up to 10 000 "
+            "sequences (the dense head beyond), and partial_fit cannot train it"
+        )
+    elif estimator.head == "ridge":
+        why = "head='ridge': the ridge head is solved in closed form by fit"
+    else:
+        return None  # an unknown head: partial_fit's validation names it
+    return (
+        f"{name} has no partial_fit with {why}. Use fit, or set head='dense' to train "
+        "incrementally with partial_fit."
+    )
 
 
-class _FromHead:
+class _OnlyIncremental:
+    """``partial_fit``, present only where the head trains incrementally (``head='dense'``).
+
+    Elsewhere reading it raises an ``AttributeError`` that says why and what to use (so
+    ``hasattr(model, 'partial_fit')`` is False, as for scikit-learn's estimators that
+    cannot train incrementally); scikit-learn's ``available_if`` would replace the reason
+    with a bare "has no attribute".
+    """
+
+    def __init__(self, method):
+        self.method = method
+        functools.update_wrapper(self, method)
+
+    def __get__(self, estimator, owner=None) -> Any:
+        if estimator is None:
+            return self.method
+        reason = _why_not_incremental(estimator)
+        if reason is not None:
+            raise AttributeError(reason)
+        return types.MethodType(self.method, estimator)
+
+
+_Value = TypeVar("_Value")
+
+
+class _FromHead(Generic[_Value]):
     """A fitted attribute of the composite read through its fitted head ``head_``.
 
     The composites hold their head rather than copy its fitted values: ``clf.coefs_`` is
     ``clf.head_.coefs_``. Before fitting, or when the head has no such attribute (the ridge
     head has no ``loss_curve_``), reading it raises ``AttributeError``, so ``hasattr``
-    answers as for an attribute that was never set.
+    answers as for an attribute that was never set. The type parameter is the attribute's
+    type, for type checkers (``alpha_: _FromHead[float]`` reads as a float).
     """
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, estimator, owner: type | None = None):
+    @overload
+    def __get__(self, estimator: None, owner: type | None = None) -> _FromHead[_Value]: ...
+
+    @overload
+    def __get__(self, estimator: object, owner: type | None = None) -> _Value: ...
+
+    def __get__(self, estimator, owner=None):
         if estimator is None:
             return self
         head = estimator.__dict__.get("head_")
@@ -195,20 +255,30 @@ class _LMUBase(BaseEstimator):
     _small_data_head = "ridge"
 
     # fitted values of the head, read through head_ (see _FromHead)
-    coefs_ = _FromHead()
-    intercepts_ = _FromHead()
-    loss_ = _FromHead()
-    loss_curve_ = _FromHead()
-    validation_scores_ = _FromHead()
-    best_loss_ = _FromHead()
-    best_validation_score_ = _FromHead()
-    n_iter_ = _FromHead()
-    t_ = _FromHead()
-    n_outputs_ = _FromHead()
-    n_layers_ = _FromHead()
-    out_activation_ = _FromHead()
-    activation_ = _FromHead()
-    alpha_ = _FromHead()
+    coefs_: _FromHead[list[np.ndarray]] = _FromHead()
+    intercepts_: _FromHead[list[np.ndarray]] = _FromHead()
+    loss_: _FromHead[float] = _FromHead()
+    loss_curve_: _FromHead[list[float]] = _FromHead()
+    validation_scores_: _FromHead[list[float] | None] = _FromHead()
+    best_loss_: _FromHead[float | None] = _FromHead()
+    best_validation_score_: _FromHead[float | None] = _FromHead()
+    n_iter_: _FromHead[int] = _FromHead()
+    t_: _FromHead[int] = _FromHead()
+    n_outputs_: _FromHead[int] = _FromHead()
+    n_layers_: _FromHead[int] = _FromHead()
+    out_activation_: _FromHead[str] = _FromHead()
+    activation_: _FromHead[str] = _FromHead()
+    alpha_: _FromHead[float] = _FromHead()
+
+    # the composite's own fitted attributes, declared for type checkers (set by fit)
+    features_: LMUFeatures | LMUPooledFeatures
+    head_: Any
+    head_kind_: str
+    order_: int
+    n_features_in_: int
+    feature_names_in_: np.ndarray
+    feature_mean_: np.ndarray
+    feature_scale_: np.ndarray
 
     def __init__(
         self,
@@ -248,6 +318,7 @@ class _LMUBase(BaseEstimator):
         dtype="float32",
         device="auto",
         channels_first=None,
+        n_jobs=None,
     ):
         self.order = order
         self.theta = theta
@@ -284,6 +355,7 @@ class _LMUBase(BaseEstimator):
         self.dtype = dtype
         self.device = device
         self.channels_first = channels_first
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ choices
     def _resolved_head(self, n_samples: int) -> str:
@@ -358,8 +430,12 @@ class _LMUBase(BaseEstimator):
         self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
         F = self._as_rows(F)
-        self._fit_scaling(F, sample_weight)
-        return self._scale(F)
+        log = StepLog(
+            f"{type(self).__name__}: ", verbosity(self.verbose) if self.scale_features else 0
+        )
+        with log.step(f"standardization of {F.shape[0]} x {F.shape[1]} features"):
+            self._fit_scaling(F, sample_weight)
+            return self._scale(F)
 
     def _fit_scaling(self, F, sample_weight=None) -> None:
         """The standardization of the feature rows ``F`` (NumPy, CuPy or dask), float64."""
@@ -379,6 +455,7 @@ class _LMUBase(BaseEstimator):
     def _apply_head(self, X, method: str):
         """The fitted head's ``method`` on the features of ``X`` (not a dask array)."""
         check_is_fitted(self, "head_")
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=False)
         # float64 at prediction: see _transform
         F = self.features_._transform(_without_names(X), self.device != "cpu", dtype=np.float64)
@@ -440,7 +517,7 @@ class _LMUBase(BaseEstimator):
     # ------------------------------------------------------------------ head
     def _make_head(self):
         if self.head_kind_ == "ridge":
-            return self._ridge_class(alphas=self.alphas)
+            return self._ridge_class(alphas=self.alphas, verbose=self.verbose)
         params = {name: getattr(self, name) for name in _HEAD_PARAMS}
         return self._head_class(**params, device=self.device)
 
@@ -475,6 +552,7 @@ class _LMUBase(BaseEstimator):
         self.head_ = head
         return self
 
+    @limits_threads
     def fit(self, X, y, X_val=None, y_val=None, sample_weight=None):
         """Compute the DN features of ``X`` once and train the head on them.
 
@@ -501,6 +579,7 @@ class _LMUBase(BaseEstimator):
         self
         """
         self._validate_params()
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=True)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
@@ -513,7 +592,7 @@ class _LMUBase(BaseEstimator):
         weights = self._weights(sample_weight, X, y)
         F = self._fit_features(X, y, weights)
         if X_val is not None:
-            X_val = _without_names(X_val)
+            X_val = _without_names(from_nested(X_val, self.channels_first))
             X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
         return self._fit_head(
             F, self._targets(y, X), partial=False, sample_weight=weights, X_val=X_val, y_val=y_val
@@ -523,6 +602,7 @@ class _LMUBase(BaseEstimator):
         """``partial_fit`` of both composites: the first call fits the features."""
         self._validate_params()
         first = not hasattr(self, "head_")
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=first)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
@@ -645,8 +725,8 @@ class _LMUBase(BaseEstimator):
         return sample_weight
 
     def _partial_head(self) -> str:
-        """The head of incremental training: 'auto' is the dense head."""
-        return "dense" if self.head == "auto" else self._resolved_head(0)
+        """The head of incremental training: the dense head (see _OnlyIncremental)."""
+        return self._resolved_head(0)
 
     def _targets(self, y, X):
         """The head's targets for ``y`` (per-step targets are flattened to rows)."""
@@ -697,7 +777,9 @@ class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
         The dense network (the LMU papers' setting) or a ridge classifier solved in closed
         form with the penalty chosen by leave-one-out cross-validation
         (:class:`~lmu_sk.ridge.RidgeHeadClassifier`). 'auto' is 'ridge' for up to 10 000
-        training sequences and 'dense' above; ``partial_fit`` always trains the dense head.
+        training sequences and 'dense' above. ``partial_fit`` needs ``head='dense'`` (with
+        'auto' it would train another model than ``fit``); with the other heads reading
+        it raises an ``AttributeError`` that says so.
     alphas : sequence of float, default=None
         Penalties the ridge head chooses from (``None``: 1e-3 to 1e5 in half decades).
     hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
@@ -719,6 +801,13 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         lists of ``(n_channels, n_steps_i)`` arrays; ``None`` reads ``(n_samples, n_steps,
         n_channels)`` and warns when a 3-D ``X`` has fewer steps than channels; ``False``
         reads the same without the warning. See :class:`~lmu_sk.features.LMUFeatures`.
+    n_jobs : int or None, default=None
+        CPU threads of the compiled kernels (Numba) and of BLAS (the ridge head's
+        decomposition, the dense head's products) during ``fit``, ``partial_fit`` and the
+        predictions, restored afterwards. ``None`` keeps the libraries' own settings (all
+        cores, unless ``NUMBA_NUM_THREADS`` or ``OMP_NUM_THREADS`` say otherwise); ``-1``
+        is all cores, ``-2`` all but one. Results do not depend on it beyond rounding.
+        Dask arrays are computed on dask's threads or workers and are not affected.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as in :class:`sklearn.linear_model.RidgeClassifierCV`:
         every sequence's weight is multiplied by its class's (``'balanced'``:
@@ -756,7 +845,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     }
     _head_class = DenseHeadClassifier
     _ridge_class = RidgeHeadClassifier
-    classes_ = _FromHead()
+    classes_: _FromHead[np.ndarray] = _FromHead()
+    head_: DenseHeadClassifier | RidgeHeadClassifier
 
     def __init__(
         self,
@@ -796,6 +886,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         dtype="float32",
         device="auto",
         channels_first=None,
+        n_jobs=None,
         class_weight=None,
     ):
         super().__init__(
@@ -834,6 +925,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             dtype=dtype,
             device=device,
             channels_first=channels_first,
+            n_jobs=n_jobs,
         )
         self.class_weight = class_weight
 
@@ -842,12 +934,16 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         ``LogisticRegression`` apply ``class_weight``."""
         if self.class_weight is None or y is None:
             return sample_weight
-        class_weights = compute_sample_weight(self.class_weight, y)
-        return class_weights if sample_weight is None else sample_weight * class_weights
+        # the ridge head's checks and messages, whichever head trains
+        return with_class_weight(self.class_weight, y, sample_weight)
 
-    @available_if(_trains_incrementally)
+    @_OnlyIncremental
+    @limits_threads
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Train the head for one epoch on ``(X, y)``; the first call fits the features.
+        """Train the dense head for one epoch on ``(X, y)``; the first call fits the features.
+
+        Only with ``head='dense'``: the other heads are fitted by :meth:`fit` (reading
+        ``partial_fit`` then raises an ``AttributeError`` that says so).
 
         Parameters
         ----------
@@ -870,6 +966,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return self._partial_fit(X, y, sample_weight, classes=classes)
 
+    @limits_threads
     def predict(self, X) -> Result:
         """Predicted class labels of the sequences ``X``."""
         if _dask.is_dask_array(X):
@@ -877,6 +974,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return self._apply_head(X, "predict")
 
     @available_if(_head_has("predict_proba"))
+    @limits_threads
     def predict_proba(self, X) -> Result:
         """Class probabilities of the sequences ``X``, shape (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
@@ -884,6 +982,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return self._apply_head(X, "predict_proba")
 
     @available_if(_head_has("decision_function"))
+    @limits_threads
     def decision_function(self, X) -> Result:
         """Confidence scores of the ridge head, shape (n_samples,) or (n_samples, n_classes)."""
         if _dask.is_dask_array(X):
@@ -891,6 +990,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return self._apply_head(X, "decision_function")
 
     @available_if(_head_has("predict_log_proba"))
+    @limits_threads
     def predict_log_proba(self, X) -> Result:
         """Logarithm of :meth:`predict_proba`."""
         if _dask.is_dask_array(X):
@@ -933,6 +1033,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
     _head_class = DenseHeadRegressor
     _ridge_class = RidgeHeadRegressor
+    head_: DenseHeadRegressor | RidgeHeadRegressor
     _feature_outputs = ("auto", "final", "mean", "max", "pooled", "sequence")
     _small_data_head = "ridge"
 
@@ -981,9 +1082,13 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return y.reshape(n_samples * n_steps, *y.shape[2:])
 
-    @available_if(_trains_incrementally)
+    @_OnlyIncremental
+    @limits_threads
     def partial_fit(self, X, y, sample_weight=None):
-        """Train the head for one epoch on ``(X, y)``; the first call fits the features.
+        """Train the dense head for one epoch on ``(X, y)``; the first call fits the features.
+
+        Only with ``head='dense'``: the other heads are fitted by :meth:`fit` (reading
+        ``partial_fit`` then raises an ``AttributeError`` that says so).
 
         Parameters
         ----------
@@ -1000,6 +1105,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """
         return self._partial_fit(X, y, sample_weight)
 
+    @limits_threads
     def predict(self, X) -> Result:
         """Predicted targets of the sequences ``X`` (per step for 'sequence')."""
         if _dask.is_dask_array(X):

@@ -10,11 +10,19 @@ from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from . import _dask, engine
 from ._device import device_key, for_module, get_array_module
-from ._input import as_sequences, channels_last, check_dtype_param, check_finite_result
+from ._input import (
+    as_sequences,
+    channels_last,
+    check_dtype_param,
+    check_finite_result,
+    check_output_container,
+    from_nested,
+)
 from ._logging import get_logger
 from ._memory import resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
+from ._threads import limits_threads
 from ._typing import Result
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 from .engine import constants
@@ -91,6 +99,13 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         the samples (or per 10 s) elsewhere. Results do not change. Dask arrays are
         computed lazily and show none (use ``dask.diagnostics.ProgressBar``). Route and
         chunk choices are logged at DEBUG level on the ``'lmu_sk'`` logger.
+    n_jobs : int or None, default=None
+        CPU threads of the compiled kernels (Numba) and of BLAS during ``fit``,
+        ``transform`` and ``fit_transform``, restored afterwards. ``None`` keeps the
+        libraries' own settings (all cores, unless ``NUMBA_NUM_THREADS`` or
+        ``OMP_NUM_THREADS`` say otherwise); ``-1`` is all cores, ``-2`` all but one.
+        Results do not depend on it beyond rounding. Dask arrays are computed later, on
+        dask's threads or workers, and are not affected.
 
     Attributes
     ----------
@@ -143,6 +158,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         return_gpu_arrays=False,
         channels_first=None,
         verbose=False,
+        n_jobs=None,
     ):
         self.order = order
         self.theta = theta
@@ -155,6 +171,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         self.return_gpu_arrays = return_gpu_arrays
         self.channels_first = channels_first
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     def _checked_order_theta(self, n_steps: int, n_channels: int) -> tuple[int, float]:
         if self.discretizer not in DISCRETIZERS:
@@ -172,6 +189,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         order = default_order(n_steps, n_channels) if self.order is None else self.order
         return validate_order_theta(order, theta)
 
+    @limits_threads
     def fit(self, X, y=None) -> Self:
         """Check ``X`` and the parameters and build the Delay Network.
 
@@ -189,6 +207,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         self._fit(self._validate_input(X, reset=True, check_finite=True))
         return self
 
+    @limits_threads
     def fit_transform(self, X, y=None) -> Result:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Fit and return the features of ``X``, validating ``X`` once.
 
@@ -196,11 +215,13 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         -------
         See :meth:`transform`.
         """
+        self._check_container()
         if _dask.is_dask_array(X):
             return self.fit(X)._transform(X, self.return_gpu_arrays)
         U = self._validate_input(X, reset=True, check_finite=False)
         return self._fit(U)._features(U, progress=check_verbose(self.verbose))
 
+    @limits_threads
     def transform(self, X) -> Result:
         """Delay Network features of ``X``.
 
@@ -215,7 +236,12 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         (n_samples, n_steps, n_channels * order) (a list of arrays for sequences of
         different lengths).
         """
+        self._check_container()
         return self._transform(X, self.return_gpu_arrays)
+
+    def _check_container(self) -> None:
+        """Refuse ``set_output`` to pandas for the 3-D 'sequence' features, clearly."""
+        check_output_container(self, 3 if self.output == "sequence" else 2)
 
     def _transform(self, X, return_gpu_arrays: bool, dtype=None):
         """:meth:`transform`, returning CuPy arrays when computed on a GPU and asked to.
@@ -241,6 +267,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         return channels_last(X, self.channels_first, type(self).__name__)
 
     def _validate_input(self, X, reset: bool, check_finite: bool, dtype=None):
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=reset)
         X = self._channels_last(X)
         dtype = check_dtype_param(self.dtype if dtype is None else dtype)

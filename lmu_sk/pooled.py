@@ -22,12 +22,19 @@ from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from . import _dask, engine
 from ._device import for_module, get_array_module, to_numpy
-from ._input import as_sequences, channels_last, check_dtype_param, check_finite_result
+from ._input import (
+    as_sequences,
+    channels_last,
+    check_dtype_param,
+    check_finite_result,
+    from_nested,
+)
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import ProgressBar, check_verbose
 from ._screening import channel_scores, choose_channels
+from ._threads import limits_threads
 from ._typing import Result
 from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
 from .engine.pooling import (
@@ -140,6 +147,37 @@ def _check_names(value, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v for v in allowed if v in chosen)
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_state_range(U, orders: np.ndarray, transforms: tuple[str, ...]) -> None:
+    """Refuse inputs whose states may pass float32's range: they are compared with float32
+    thresholds (on the CPU; on a GPU a float32 output computes in float32), where they would
+    become infinite and count wrongly, whatever the output ``dtype``.
+
+    A state of order ``d`` is at most ``d`` times the largest input it sums (the impulse
+    response's absolute sum is below the order: 1.7 for 4, 2.4 for 8, 13 for 256); the
+    first difference at most doubles the input, the centred cumulative sum of ``n`` steps
+    multiplies it by ``2 sqrt(n)`` at most.
+    """
+    parts = U if isinstance(U, list) else [U]
+    largest = max(float(abs(part).max()) if part.size else 0.0 for part in parts)
+    n_steps = max(len(part) for part in U) if isinstance(U, list) else U.shape[1]
+    gain = float(np.max(orders))
+    if "cumsum" in transforms:
+        gain *= 2.0 * math.sqrt(n_steps)
+    elif "difference" in transforms:
+        gain *= 2.0
+    if largest * gain > _FLOAT32_MAX:
+        raise ValueError(
+            f"X holds values up to {largest:.3g}, which can give Delay Network states beyond "
+            f"the largest float32 ({_FLOAT32_MAX:.3g}): LMUPooledFeatures compares its "
+            "states with float32 thresholds, whatever its dtype, so they would count "
+            f"wrongly. Scale X down, below {_FLOAT32_MAX / gain:.3g} in magnitude (e.g. "
+            "sklearn.preprocessing.StandardScaler)."
+        )
+
+
 class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
     """Delay Network states of many windows, pooled over time.
 
@@ -187,7 +225,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     dtype : {None, 'float32', 'float64'}, default=None
         Output dtype; ``None`` keeps float32 input as float32 and makes the rest float64.
         On the CPU the states run in float64 and are compared with the thresholds in
-        float32; on a GPU everything runs in the output dtype.
+        float32; on a GPU everything runs in the output dtype. Inputs large enough for a
+        state to pass float32's range (about ``3.4e38 / order``, less with the difference
+        and cumulative sum) are refused with a ValueError, whatever the dtype.
     max_memory : int, float or str, default=None
         Working memory allowed besides the result (bytes or a string like ``'2GB'``);
         samples are processed in chunks that fit, in ``fit`` too. ``None`` allows half of
@@ -214,6 +254,13 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     verbose : bool or int, default=False
         Show the progress of ``transform`` and ``fit_transform`` over the samples on
         standard error. Results do not change.
+    n_jobs : int or None, default=None
+        CPU threads of the compiled kernels (Numba) and of BLAS during ``fit``,
+        ``transform`` and ``fit_transform``, restored afterwards. ``None`` keeps the
+        libraries' own settings (all cores, unless ``NUMBA_NUM_THREADS`` or
+        ``OMP_NUM_THREADS`` say otherwise); ``-1`` is all cores, ``-2`` all but one.
+        Results do not depend on it beyond rounding. Dask arrays are computed later, on
+        dask's threads or workers, and are not affected.
 
     Attributes
     ----------
@@ -274,6 +321,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         channels="auto",
         channels_first=None,
         verbose=False,
+        n_jobs=None,
     ):
         self.order = order
         self.thetas = thetas
@@ -290,8 +338,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.channels = channels
         self.channels_first = channels_first
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fit
+    @limits_threads
     def fit(self, X, y=None):
         """Choose the windows, build the Delay Networks and fit the thresholds.
 
@@ -351,6 +401,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             windows.append(WindowSpec(int(d), float(theta / stride), int(stride), inputs))
         spec = PooledSpec(tuple(windows), transforms, pools, n_biases, self.discretizer)
         self._check_memory(spec, budget)
+        _check_state_range(U, orders, transforms)
         self.thetas_ = np.asarray([w.theta * w.stride for w in spec.windows])
         self.orders_ = np.asarray([w.order for w in spec.windows], dtype=np.int64)
         self.strides_ = np.asarray([w.stride for w in spec.windows], dtype=np.int64)
@@ -413,6 +464,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return channels_last(X, self.channels_first, type(self).__name__)
 
     def _validate_input(self, X, reset: bool):
+        X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=reset)
         X = self._channels_last(X)
         return as_sequences(X, check_dtype_param(self.dtype), type(self).__name__, True)
@@ -465,6 +517,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return biases, scales
 
     # ------------------------------------------------------------------ transform
+    @limits_threads
     def transform(self, X) -> Result:
         """Pooled multi-scale Delay Network features of ``X``.
 
@@ -495,6 +548,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
                 "the last axis, or fit again."
             )
+        _check_state_range(U, self.orders_, tuple(self.spec_.transforms))
         if dtype is None:
             dtype = check_dtype_param(self.dtype) or (
                 U[0].dtype if isinstance(U, list) else U.dtype

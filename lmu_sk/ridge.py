@@ -31,6 +31,8 @@ penalty is set relative to the spectrum instead (see :class:`RidgeHeadClassifier
 from __future__ import annotations
 
 import copy
+import logging
+import math
 import numbers
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
@@ -53,6 +55,7 @@ from ._input import check_device_matrix, is_device_array
 from ._logging import get_logger
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
+from ._progress import StepLog, verbosity
 from .neural.training import check_sample_weight
 
 if TYPE_CHECKING:
@@ -73,6 +76,8 @@ SINGLE_SAMPLE_RELATIVE_ALPHA = 0.01
 FOLD_MAX_RATIO = 1e4
 
 logger = get_logger(__name__)
+# the log of a quiet fit
+_QUIET = StepLog("", 0)
 
 
 # The Gram matrix of the centered features is formed from the uncentered one where the
@@ -82,13 +87,43 @@ logger = get_logger(__name__)
 GRAM_MEAN_ENERGY = 1e-3
 
 
-def _decompose(X, x_mean, root, xp: ModuleType):
+def _power_of_two_near(value: float) -> float:
+    """A power of two within a factor 2 of ``value`` (1 for 0, NaN or infinity): dividing
+    by it is exact, barring underflow."""
+    if not (0.0 < value < np.inf):
+        return 1.0
+    return 2.0 ** min(1000, max(-1000, math.floor(math.log2(value))))
+
+
+def _refuse_overflow(a, root, xp: ModuleType) -> None:
+    """Raise a ValueError naming the cause where the (weighted) Gram matrix or centered
+    features ``a`` overflow float64; ``root`` is the column of square-root weights."""
+    if bool(xp.isfinite(a).all()):
+        return
+    if root is not None:
+        largest = float(xp.max(root)) ** 2
+        raise ValueError(
+            f"The ridge head's weighted features overflow float64: sample_weight (up to "
+            f"{largest:.3g}) times the squared features exceeds its range. Divide "
+            "sample_weight by a constant (e.g. its mean); the penalty acts against the "
+            "weighted sum of squares, so divide alphas by the same constant to keep the model."
+        )
+    raise ValueError(
+        "The ridge head's Gram matrix of the features overflows float64: the features are "
+        "too large. Standardize them (the LMU estimators do with scale_features=True) or "
+        "scale them down."
+    )
+
+
+def _decompose(X, x_mean, root, xp: ModuleType, log: StepLog = _QUIET):
     """``U`` and ``s^2`` with ``Xc Xc^T = U diag(s^2) U^T``, ``Xc = root * (X - x_mean)``,
-    from the cheaper factorization; ``root`` (a column) may be ``None``."""
+    from the cheaper factorization; ``root`` (a column) may be ``None``. ``log`` reports
+    the steps."""
     n_samples, n_features = X.shape
     s2 = None
     if n_samples <= n_features:
-        G = X @ X.T
+        with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
+            G = X @ X.T
         mean_square = float(x_mean @ x_mean)
         if n_samples * mean_square <= GRAM_MEAN_ENERGY * float(xp.trace(G)):
             a = X @ x_mean
@@ -98,17 +133,24 @@ def _decompose(X, x_mean, root, xp: ModuleType):
             if root is not None:
                 G *= root
                 G *= root.T
-            s2, U = xp.linalg.eigh(G)
+            _refuse_overflow(G, root, xp)
+            with log.step(f"eigendecomposition of the {n_samples} x {n_samples} Gram matrix"):
+                s2, U = xp.linalg.eigh(G)
         del G
     if s2 is None:
         Xc = X - x_mean
         if root is not None:
             Xc *= root
+        _refuse_overflow(Xc, root, xp)
         if n_samples > n_features:
-            U, s, _ = xp.linalg.svd(Xc, full_matrices=False)
+            with log.step(f"SVD of {n_samples} x {n_features} centered features"):
+                U, s, _ = xp.linalg.svd(Xc, full_matrices=False)
             s2 = s * s
         else:
-            s2, U = xp.linalg.eigh(Xc @ Xc.T)
+            with log.step(f"eigendecomposition of the centered {n_samples} x {n_samples} Gram"):
+                G = Xc @ Xc.T
+                _refuse_overflow(G, root, xp)
+                s2, U = xp.linalg.eigh(G)
     # Rounding leaves the null directions (the intercept's among them) eigenvalues of about
     # eps * max(s^2) instead of 0. Near interpolation (small alpha, more features than
     # samples) 1 - leverage is itself tiny, and that noise would decide the chosen penalty
@@ -129,11 +171,20 @@ class _RidgePath(NamedTuple):
     residual: object  # (n_samples, n_targets) Yc minus the fit, rows scaled by sqrt(w)
 
 
-def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: float | None = None):
+def _ridge_path(
+    X,
+    Y,
+    alphas,
+    fit_intercept: bool,
+    sample_weight,
+    relative: float | None = None,
+    log: StepLog = _QUIET,
+):
     """:func:`ridge_loo`'s computation, keeping the leverages of the chosen penalty.
 
     With ``relative`` the one penalty tried is ``relative`` times the mean nonzero squared
-    singular value of the centered (weighted) features, and ``alphas`` is ignored.
+    singular value of the centered (weighted) features, and ``alphas`` is ignored. ``log``
+    reports the steps (at level 2 also every penalty's leave-one-out error).
     """
     xp = array_module_of(X)
     n_samples, n_features = X.shape
@@ -143,24 +194,31 @@ def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: floa
         "Use fewer samples or features, or the dense head (head='dense').",
     )
     X = X.astype(xp.float64, copy=False)
-    Y = Y.astype(xp.float64, copy=False)
+    # The path runs on targets divided by a power of two near their largest magnitude, and
+    # the results are scaled back: exact, so the same numbers for ordinary targets, but the
+    # errors of huge or tiny targets neither overflow nor underflow (every error infinite,
+    # or zero, chose the first penalty), and the penalty chosen does not depend on the scale.
+    y_scale = _power_of_two_near(float(xp.max(xp.abs(Y))) if Y.size else 0.0)
+    Y = Y.astype(xp.float64, copy=False) / y_scale
     w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
-    if fit_intercept:
-        if w is None:
-            x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
+    # huge weights or features overflow here: _decompose refuses them with their cause
+    with np.errstate(over="ignore", invalid="ignore"):
+        if fit_intercept:
+            if w is None:
+                x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
+            else:
+                x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
+            Yc = Y - y_mean
         else:
-            x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
-        Yc = Y - y_mean
-    else:
-        x_mean = xp.zeros(n_features)
-        y_mean = xp.zeros(Y.shape[1])
-        Yc = Y
-    root = None
-    if w is not None:
-        root = xp.sqrt(w)[:, None]
-        Yc = Yc * root
-    # Xc = root * (X - x_mean) is never formed where _decompose need not
-    U, s2 = _decompose(X, x_mean, root, xp)
+            x_mean = xp.zeros(n_features)
+            y_mean = xp.zeros(Y.shape[1])
+            Yc = Y
+        root = None
+        if w is not None:
+            root = xp.sqrt(w)[:, None]
+            Yc = Yc * root
+        # Xc = root * (X - x_mean) is never formed where _decompose need not
+        U, s2 = _decompose(X, x_mean, root, xp, log)
     if relative is not None:
         s2_host = to_numpy(s2)
         nonzero = s2_host > s2_host.max() * 1e-12
@@ -175,21 +233,48 @@ def _ridge_path(X, Y, alphas, fit_intercept: bool, sample_weight, relative: floa
     else:
         base = w / w.sum()  # the leverage of the intercept's direction sqrt(w)
     errors = []
-    for alpha in alphas:
-        f = s2 / (s2 + alpha)
-        residual = Yc - U @ (f[:, None] * UtY)
-        leverage = base + U2 @ f
-        errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
+    with (
+        log.step(
+            f"leave-one-out errors of {len(alphas)} penalt{'y' if len(alphas) == 1 else 'ies'}"
+        ),
+        np.errstate(divide="ignore", invalid="ignore", over="ignore"),
+    ):
+        for alpha in alphas:
+            f = s2 / (s2 + alpha)
+            residual = Yc - U @ (f[:, None] * UtY)
+            leverage = base + U2 @ f
+            # a leverage of one (interpolation) leaves the error infinite, not NaN
+            errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
     errors = np.asarray(errors)
+    errors[np.isnan(errors)] = np.inf
     best = int(np.argmin(errors))
-    f = s2 / (s2 + alphas[best])
-    leverage = base + U2 @ f
-    residual = Yc - U @ (f[:, None] * UtY)
-    dual = U @ (UtY / (s2 + alphas[best])[:, None])  # (Xc Xc^T + alpha I)^-1 Yc
-    if root is not None:
-        dual = dual * root
-    coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
-    intercept = y_mean - coef @ x_mean
+    if not np.isfinite(errors[best]):
+        logger.info(
+            "Every penalty tried interpolates the training data (leave-one-out errors "
+            "infinite); alpha=%.4g, the first, is used. Try larger alphas.",
+            alphas[best],
+        )
+    with np.errstate(over="ignore", under="ignore"):
+        errors = errors * np.float64(y_scale) * np.float64(y_scale)  # in the targets' units
+    for alpha, error in zip(alphas, errors, strict=True):
+        chosen = " (chosen)" if alpha == alphas[best] else ""
+        log.note(
+            f"alpha={alpha:.4g}: mean squared leave-one-out error {error:.6g}{chosen}", level=2
+        )
+    with log.step(f"coefficients at alpha={alphas[best]:.4g}"):
+        f = s2 / (s2 + alphas[best])
+        leverage = base + U2 @ f
+        residual = Yc - U @ (f[:, None] * UtY)
+        # (Xc Xc^T + alpha I)^-1 Yc without the null directions of Xc Xc^T: Xc^T maps them
+        # to zero, but a tiny alpha would magnify their rounding into the coefficients
+        inverse = xp.where(s2 > 0, 1.0 / (s2 + alphas[best]), 0.0)
+        dual = U @ (UtY * inverse[:, None])
+        if root is not None:
+            dual = dual * root
+        coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
+    intercept = (y_mean - coef @ x_mean) * y_scale
+    coef = coef * y_scale
+    residual = residual * y_scale
     alphas = np.asarray(alphas, dtype=float)
     return _RidgePath(coef, intercept, best, errors, alphas, leverage, residual)
 
@@ -233,10 +318,11 @@ def _check_alphas(alphas) -> np.ndarray:
     return values
 
 
-def _with_class_weight(class_weight, y: np.ndarray, sample_weight):
-    """``sample_weight`` (or ones) times the weights ``class_weight`` gives the labels."""
+def check_class_weight(class_weight) -> None:
+    """Refuse a ``class_weight`` that is not None, 'balanced' or a dict of finite,
+    non-negative numbers (booleans are not weights), with a message saying so."""
     if class_weight is None:
-        return sample_weight
+        return
     if not (isinstance(class_weight, dict) or class_weight == "balanced"):
         raise ValueError(
             "class_weight must be None, 'balanced' or a dict {label: weight}; got "
@@ -248,6 +334,14 @@ def _with_class_weight(class_weight, y: np.ndarray, sample_weight):
             raise ValueError(
                 f"class_weight must map labels to finite, non-negative numbers; got {bad!r}."
             )
+
+
+def with_class_weight(class_weight, y: np.ndarray, sample_weight):
+    """``sample_weight`` (or ones) times the weights ``class_weight`` gives the labels,
+    checked: a clear error for a bad ``class_weight`` or weights that are all zero."""
+    if class_weight is None:
+        return sample_weight
+    check_class_weight(class_weight)
     weights = compute_sample_weight(class_weight, y)
     if sample_weight is not None:
         weights = weights * sample_weight
@@ -311,7 +405,11 @@ def _fit_inverse_temperature(
     targets = np.repeat(((1.0 - on_true) / (n_classes - 1))[:, None], n_classes, axis=1)
     targets[np.arange(n_samples), indices] = on_true
     target_logit = (targets * logits).sum(axis=1)
-    spread = float(np.std((logits - logits.mean(axis=1, keepdims=True))[weights > 0]))
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = float(np.std((logits - logits.mean(axis=1, keepdims=True))[weights > 0]))
+    if not np.isfinite(spread):
+        # decision values beyond float64's range when squared: no temperature to fit
+        return 1.0, _log_loss(logits, indices, weights)
     if spread == 0.0:
         # the decision values do not tell the classes apart: uniform probabilities
         return 1.0, _log_loss(logits, indices, weights)
@@ -342,9 +440,14 @@ def _fit_inverse_temperature(
 class _RidgeHead(BaseEstimator):
     """Shared fitting of the ridge heads; not meant to be used directly."""
 
-    def __init__(self, alphas=None, fit_intercept=True):
+    def __init__(self, alphas=None, fit_intercept=True, verbose=False):
         self.alphas = alphas
         self.fit_intercept = fit_intercept
+        self.verbose = verbose
+
+    def _log(self) -> StepLog:
+        """The log of the fit's steps on standard error, as ``verbose`` asks."""
+        return StepLog(f"{type(self).__name__}: ", verbosity(self.verbose))
 
     def _validate_X_y(self, X, y, y_numeric: bool):
         if not is_device_array(X):
@@ -367,6 +470,7 @@ class _RidgeHead(BaseEstimator):
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
         alphas = _check_alphas(self.alphas)
+        log = self._log()
         xp = array_module_of(X)
         path = _ridge_path(
             X,
@@ -375,6 +479,7 @@ class _RidgeHead(BaseEstimator):
             bool(self.fit_intercept),
             sample_weight,
             relative,
+            log,
         )
         self.alpha_ = float(path.alphas[path.best])
         self.best_score_ = -float(path.errors[path.best])
@@ -441,6 +546,11 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         :class:`sklearn.linear_model.RidgeClassifierCV`: a dict ``{label: weight}``
         (classes not in it weigh 1), or 'balanced' for ``n_samples / (n_classes *
         count(label))``.
+    verbose : bool or int, default=False
+        Report the steps of ``fit`` on standard error, one line each with its time (the
+        Gram matrix or SVD, the eigendecomposition, the leave-one-out errors of the
+        penalties, the coefficients, the calibration); ``2`` also every penalty's
+        leave-one-out error and the temperature.
 
     Attributes
     ----------
@@ -479,8 +589,8 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     array([[0.99, 0.01, 0.  ]])
     """
 
-    def __init__(self, alphas=None, fit_intercept=True, class_weight=None):
-        super().__init__(alphas=alphas, fit_intercept=fit_intercept)
+    def __init__(self, alphas=None, fit_intercept=True, class_weight=None, verbose=False):
+        super().__init__(alphas=alphas, fit_intercept=fit_intercept, verbose=verbose)
         self.class_weight = class_weight
 
     def fit(self, X, y, sample_weight=None) -> Self:
@@ -509,7 +619,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
                 f"The training set has only one class ({self.classes_[0]!r}); a classifier "
                 "needs samples of at least two classes."
             )
-        sample_weight = _with_class_weight(self.class_weight, y, sample_weight)
+        sample_weight = with_class_weight(self.class_weight, y, sample_weight)
         n_targets = 1 if len(self.classes_) == 2 else len(self.classes_)
         Y = -np.ones((len(y), len(self.classes_)))
         Y[np.arange(len(y)), indices] = 1.0
@@ -536,22 +646,34 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         """Leave-one-out decision values at ``alpha_`` and the temperature fitted on them."""
         xp = array_module_of(X)
         Y = xp.asarray(Y)
-        if sample_weight is None:
-            residual = path.residual  # Y minus the fit: no pass over the features
-        else:  # the path's rows are scaled by sqrt(w), zero for zero weights
-            residual = Y - (X.astype(xp.float64, copy=False) @ path.coef.T + path.intercept)
-        # the exact leave-one-out residual is the residual over (1 - leverage)
-        loo = to_numpy(Y - residual / (1.0 - path.leverage)[:, None])
-        self.loo_decision_ = loo[:, 0] if loo.shape[1] == 1 else loo
-        logits = _logits(self.loo_decision_)
-        scale, self.loo_log_loss_ = _fit_inverse_temperature(logits, indices, sample_weight)
+        log = self._log()
+        with log.step("calibration on the leave-one-out decision values"):
+            if sample_weight is None:
+                residual = path.residual  # Y minus the fit: no pass over the features
+            else:  # the path's rows are scaled by sqrt(w), zero for zero weights
+                residual = Y - (X.astype(xp.float64, copy=False) @ path.coef.T + path.intercept)
+            # the exact leave-one-out residual is the residual over (1 - leverage); a
+            # leverage of one gives a non-finite value, which the calibration leaves out
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loo = to_numpy(Y - residual / (1.0 - path.leverage)[:, None])
+            self.loo_decision_ = loo[:, 0] if loo.shape[1] == 1 else loo
+            logits = _logits(self.loo_decision_)
+            scale, self.loo_log_loss_ = _fit_inverse_temperature(logits, indices, sample_weight)
         self.temperature_ = 1.0 / scale
-        logger.debug(
-            "%s: temperature %.4g, leave-one-out log loss %.4g (%.4g at temperature 1)",
-            type(self).__name__,
-            self.temperature_,
-            self.loo_log_loss_,
-            _log_loss(logits, indices, sample_weight),
+        if logger.isEnabledFor(logging.DEBUG):
+            with np.errstate(invalid="ignore"):  # non-finite rows: NaN
+                at_one = _log_loss(logits, indices, sample_weight)
+            logger.debug(
+                "%s: temperature %.4g, leave-one-out log loss %.4g (%.4g at temperature 1)",
+                type(self).__name__,
+                self.temperature_,
+                self.loo_log_loss_,
+                at_one,
+            )
+        log.note(
+            f"temperature {self.temperature_:.4g}, leave-one-out log loss "
+            f"{self.loo_log_loss_:.4g}",
+            level=2,
         )
 
     def decision_function(self, X) -> np.ndarray:
@@ -622,6 +744,8 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         training set has a tiny scale, and a new sequence whose pool differs (its input
         still inside the training range) gets a standardized value of millions. ``None``
         never clips, as :class:`sklearn.linear_model.RidgeCV`.
+    verbose : bool or int, default=False
+        See :class:`RidgeHeadClassifier`.
 
     Attributes
     ----------
@@ -631,11 +755,14 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         As in :class:`RidgeHeadClassifier`.
     target_range_ : ndarray of shape (2, n_targets)
         The smallest and largest training target (of the samples of positive weight);
-        predictions stay within it widened by ``clip_margin`` times its width.
+        predictions stay within it widened by ``clip_margin_`` times its width.
+    clip_margin_ : float or None
+        The ``clip_margin`` of the fit, which :meth:`predict` applies (a ``clip_margin``
+        set after fitting takes effect at the next fit, as every parameter).
     """
 
-    def __init__(self, alphas=None, fit_intercept=True, clip_margin=0.1):
-        super().__init__(alphas=alphas, fit_intercept=fit_intercept)
+    def __init__(self, alphas=None, fit_intercept=True, clip_margin=0.1, verbose=False):
+        super().__init__(alphas=alphas, fit_intercept=fit_intercept, verbose=verbose)
         self.clip_margin = clip_margin
 
     def fit(self, X, y, sample_weight=None) -> Self:
@@ -678,6 +805,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
             self.coef_, self.intercept_ = coef, intercept
         seen = Y if sample_weight is None else Y[sample_weight > 0]
         self.target_range_ = np.stack([seen.min(axis=0), seen.max(axis=0)])
+        self.clip_margin_ = None if margin is None else float(margin)
         return self
 
     def __sklearn_tags__(self):
@@ -689,8 +817,10 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         """Predicted targets, shape (n_samples,) or (n_samples, n_targets), clipped as
         ``clip_margin`` says."""
         out = to_numpy(self._decision(X))
-        if self.clip_margin is not None:
+        # the margin fitted, as every fitted value: a clip_margin set later applies at refit
+        margin = self.clip_margin_
+        if margin is not None:
             low, high = self.target_range_
-            room = float(self.clip_margin) * (high - low)
+            room = margin * (high - low)
             out = np.clip(out, low - room, high + room)
         return out if np.ndim(self.coef_) == 2 else out.reshape(-1)

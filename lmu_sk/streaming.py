@@ -41,13 +41,18 @@ CPU does; the windows fed by the 'cumsum' input, which needs the whole sequence,
 computed again from their first block at every ``transform()`` (see :class:`PooledStream`).
 Every array operation goes through the array module ``xp`` of the state (NumPy, or CuPy
 with the same code).
+
+A stream may be shared by threads: its public methods hold the stream's re-entrant lock,
+so calls on one stream run one at a time, each on the whole state.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import numbers
+import threading
 from types import ModuleType
 from typing import Any
 
@@ -99,6 +104,37 @@ def _filled(xp: ModuleType, shape: tuple, value: float, dtype) -> Array:
     return a
 
 
+class _InstanceLock:
+    """A re-entrant lock of each stream, made on first use and never pickled.
+
+    A stream's methods read and write its state in several steps; two threads calling them
+    at once would interleave those steps and corrupt it. The methods decorated with
+    :func:`_exclusive` hold this lock, so calls on one stream run one at a time.
+    """
+
+    _making = threading.Lock()
+
+    def __get__(self, stream, owner=None):
+        if stream is None:
+            return self
+        lock = stream.__dict__.get("_lock")
+        if lock is None:
+            with self._making:
+                lock = stream.__dict__.setdefault("_lock", threading.RLock())
+        return lock
+
+
+def _exclusive(method):
+    """Run ``method`` holding the stream's lock (see :class:`_InstanceLock`)."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
 def _check_n_streams(n_streams) -> int:
     if isinstance(n_streams, bool) or not isinstance(n_streams, numbers.Integral):
         raise TypeError(f"n_streams must be a positive integer; got {n_streams!r}.")
@@ -119,6 +155,7 @@ class _FeatureStream:
 
     #: attributes that live on the device; rebuilt by _setup and _allocate, not pickled
     _device_attributes: tuple[str, ...] = ()
+    _lock = _InstanceLock()
 
     # ------------------------------------------------------------------ subclass interface
     def _setup(self, xp: ModuleType) -> None:  # pragma: no cover - abstract
@@ -153,6 +190,7 @@ class _FeatureStream:
         """Steps seen since creation or the last :meth:`reset`."""
         return self._steps_seen
 
+    @_exclusive
     def reset(self):
         """Forget everything seen: zero state, zero steps."""
         self._allocate()
@@ -160,6 +198,7 @@ class _FeatureStream:
         return self
 
     @property
+    @_exclusive
     def state(self) -> dict:
         """A copy of everything the stream carries, for checkpoints; assign such a dict to
         restore it. Arrays live where the stream computes."""
@@ -168,6 +207,7 @@ class _FeatureStream:
         return state
 
     @state.setter
+    @_exclusive
     def state(self, value: dict) -> None:
         spec = self._state_spec()
         expected = set(spec) | {"steps_seen"}
@@ -222,6 +262,7 @@ class _FeatureStream:
         return self.dtype
 
     # ------------------------------------------------------------------ update
+    @_exclusive
     def update(self, U):
         """Advance every sequence by one step or by a chunk of steps.
 
@@ -346,6 +387,7 @@ class _FeatureStream:
                 "The stream has seen no step yet; call update() with at least one step first."
             )
 
+    @_exclusive
     def transform(self) -> Array:
         """Features of the prefixes seen so far, shape ``(n_streams, n_features)``.
 
@@ -367,7 +409,7 @@ class _FeatureStream:
         keep = {
             key: value
             for key, value in self.__dict__.items()
-            if key != "_xp" and key not in self._device_attributes
+            if key not in ("_xp", "_lock") and key not in self._device_attributes
         }
         keep["_saved_state"] = {
             key: value if key == "steps_seen" else to_numpy(value)
@@ -422,6 +464,7 @@ class DNStream(_FeatureStream):
     The DN state stays where the transformer computes: on the GPU (CuPy) when its
     ``device`` resolves to one, else on the CPU; the first CuPy input moves a CPU stream
     to the device. Pickling stores NumPy arrays, so a pickled stream loads anywhere.
+    Threads may share a stream: its methods hold its lock, so calls run one at a time.
     """
 
     _device_attributes = (
@@ -1409,6 +1452,8 @@ class _ModelStream:
     features, so new heads stream without changes here.
     """
 
+    _lock = _InstanceLock()
+
     def __init__(self, estimator, n_streams: int = 1):
         check_is_fitted(estimator, "head_")
         features = estimator.features_
@@ -1433,24 +1478,29 @@ class _ModelStream:
     steps_seen = property(lambda self: self._stream.steps_seen)
 
     @property
+    @_exclusive
     def state(self) -> dict:
         """The features stream's :attr:`~DNStream.state` (the head has none)."""
         return self._stream.state
 
     @state.setter
+    @_exclusive
     def state(self, value: dict) -> None:
         self._stream.state = value
 
+    @_exclusive
     def update(self, U):
         """Advance every sequence by one step or a chunk; see :meth:`DNStream.update`."""
         self._stream.update(U)
         return self
 
+    @_exclusive
     def reset(self):
         """Forget everything seen."""
         self._stream.reset()
         return self
 
+    @_exclusive
     def transform(self) -> np.ndarray:
         """The features of the prefixes seen (unscaled), as ``features_.transform``."""
         return to_numpy(self._stream.transform())
@@ -1485,6 +1535,7 @@ class _ModelStream:
     def __getstate__(self) -> dict:
         saved = dict(self.__dict__)
         saved["_outputs_of"] = None
+        saved.pop("_lock", None)
         return saved
 
     def __repr__(self) -> str:
@@ -1496,10 +1547,12 @@ class ClassifierStream(_ModelStream):
 
     After every :meth:`update`, :meth:`predict`, :meth:`predict_proba`,
     :meth:`predict_log_proba` and :meth:`decision_function` (those the head has) answer
-    what the classifier answers for the prefixes seen: an early classifier.
+    what the classifier answers for the prefixes seen: an early classifier. Threads may
+    share a stream: its methods hold its lock, so calls run one at a time.
     """
 
     @available_if(lambda self: self._dense or hasattr(self._head, "predict_proba"))
+    @_exclusive
     def predict_proba(self) -> np.ndarray:
         """Class probabilities of the prefixes seen, ``(n_streams, n_classes)``, float64."""
         if not self._dense:
@@ -1510,6 +1563,7 @@ class ClassifierStream(_ModelStream):
         return p
 
     @available_if(lambda self: self._dense or hasattr(self._head, "predict_proba"))
+    @_exclusive
     def predict_log_proba(self) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`."""
         p = self.predict_proba()
@@ -1517,11 +1571,13 @@ class ClassifierStream(_ModelStream):
             return np.log(p, out=p)
 
     @available_if(_head_has("decision_function"))
+    @_exclusive
     def decision_function(self) -> np.ndarray:
         """The head's scores of the prefixes seen, ``(n_streams,)`` or
         ``(n_streams, n_classes)``."""
         return to_numpy(self._head.decision_function(self._scaled_features()))
 
+    @_exclusive
     def predict(self) -> np.ndarray:
         """Predicted class labels of the prefixes seen, ``(n_streams,)``."""
         if not self._dense:
@@ -1539,6 +1595,7 @@ class RegressorStream(_ModelStream):
     prefixes seen; for ``feature_output='sequence'`` its prediction at the latest step.
     """
 
+    @_exclusive
     def predict(self) -> np.ndarray:
         """Predicted targets, ``(n_streams,)`` or ``(n_streams, n_outputs)``, float64."""
         if not self._dense:

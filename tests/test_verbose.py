@@ -216,3 +216,54 @@ def test_estimator_verbose_shows_the_feature_progress(X, head, tmp_path, capsys)
     assert loud.features_.verbose is True and quiet.features_.verbose is False
     loud.predict(X)
     assert (N_SAMPLES, N_SAMPLES) in _progress_lines(capsys.readouterr().err)
+
+
+# the ridge step: a line per step that can take seconds (issue: at 8 000 series a fit was
+# silent for 85 s after the feature progress ended)
+RIDGE_STEPS = (
+    "standardization of",
+    "Gram matrix of",
+    "eigendecomposition of",
+    "leave-one-out errors of 17 penalties",
+    "coefficients at alpha=",
+    "calibration on the leave-one-out decision values",
+)
+
+
+def test_ridge_fit_reports_its_steps_with_their_times(capsys):
+    from lmu_sk import LMUClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 40))
+    y = (X[:, -5:].sum(axis=1) > 0).astype(int)
+    quiet = LMUClassifier(device="cpu").fit(X, y)
+    assert capsys.readouterr().err == ""
+    loud = LMUClassifier(device="cpu", verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "sequences" not in line]
+    for step in RIDGE_STEPS:
+        [line] = [line for line in lines if step in line]
+        assert re.search(r"\.\.\. \d+\.\ds$", line), line  # the step's seconds
+    assert "alpha=0.001:" not in err  # the penalties one by one: verbose=2 only
+    # verbose=2 adds every penalty's leave-one-out error (the chosen one marked) and the
+    # temperature
+    LMUClassifier(device="cpu", verbose=2).fit(X, y)
+    err2 = capsys.readouterr().err
+    penalties = re.findall(r"alpha=(\S+): mean squared leave-one-out error", err2)
+    assert len(penalties) == 17
+    [chosen] = re.findall(r"alpha=(\S+): .*\(chosen\)", err2)
+    assert float(chosen) == pytest.approx(loud.alpha_, rel=1e-3)
+    assert "temperature" in err2
+    np.testing.assert_array_equal(loud.predict_proba(X), quiet.predict_proba(X))
+
+
+def test_ridge_head_alone_reports_its_steps(capsys):
+    from lmu_sk.ridge import RidgeHeadRegressor
+
+    F = np.random.default_rng(1).standard_normal((30, 80))
+    RidgeHeadRegressor(verbose=True).fit(F, F[:, 0])
+    err = capsys.readouterr().err
+    assert all(line.startswith("RidgeHeadRegressor: ") for line in err.splitlines())
+    assert "Gram matrix of 30 x 80 features" in err
+    with pytest.raises(TypeError, match="verbose must be"):
+        RidgeHeadRegressor(verbose="loud").fit(F, F[:, 0])

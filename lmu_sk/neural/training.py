@@ -142,6 +142,13 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None
         raise ValueError(
             "sample_weight must contain at least one non-zero weight; all weights are zero."
         )
+    with np.errstate(over="ignore"):
+        total = weights.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            f"sample_weight sums beyond the largest float64 (weights up to {weights.max():.3g});"
+            " divide the weights by a constant, e.g. their mean."
+        )
     return weights
 
 

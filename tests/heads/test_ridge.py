@@ -594,3 +594,120 @@ def test_the_gram_of_uncentered_features_gives_the_centered_fit(monkeypatch, wei
     assert gram.alpha_ == copy.alpha_
     for name in ("cv_errors_", "coef_", "intercept_", "loo_decision_"):
         np.testing.assert_allclose(getattr(gram, name), getattr(copy, name), rtol=1e-8, atol=1e-10)
+
+
+# ---------------------------------------------------------------------------- audit 4
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 3.0])
+def test_the_penalty_choice_does_not_depend_on_the_targets_scale(scale):
+    """N5: targets x 1e300 made every leave-one-out error infinite (x 1e-300: zero), so the
+    first penalty won and predictions were off by 128 %. The path runs on targets divided
+    by a power of two: the same penalty, errors and predictions scaled exactly (relative
+    1e-12 allows the rescaling of errors by ``scale**2`` and the predictions' sums)."""
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((60, 25))
+    t = F[:, :3].sum(axis=1) + 2.0 * rng.standard_normal(60)  # noisy: a large penalty wins
+    plain = RidgeHeadRegressor().fit(F, t)
+    assert plain.alpha_ >= 10.0
+    with np.errstate(all="raise"):  # N12: no RuntimeWarning of NumPy's either
+        scaled = RidgeHeadRegressor().fit(F, t * scale)
+        predicted = scaled.predict(F)
+    assert scaled.alpha_ == plain.alpha_
+    np.testing.assert_allclose(predicted / scale, plain.predict(F), rtol=1e-12, atol=0)
+    # the errors in the targets' units: 1e600 and 1e-600 are beyond float64 (inf and 0)
+    if scale == 3.0:
+        np.testing.assert_allclose(scaled.cv_errors_ / 9.0, plain.cv_errors_, rtol=1e-12)
+    else:
+        assert (scaled.cv_errors_ == (np.inf if scale > 1 else 0.0)).all()
+
+
+def test_the_default_regressors_penalty_does_not_depend_on_the_targets_scale():
+    """N5 through LMURegressor(): the same penalty and predictions for y and y * 1e300."""
+    from lmu_sk import LMURegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 30))
+    y = X[:, -5:].sum(axis=1) + rng.standard_normal(40)
+    plain = LMURegressor(device="cpu").fit(X, y)
+    with np.errstate(all="raise"):
+        huge = LMURegressor(device="cpu").fit(X, y * 1e300)
+        predicted = huge.predict(X) / 1e300
+    assert huge.alpha_ == plain.alpha_
+    np.testing.assert_allclose(predicted, plain.predict(X), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(20, 50), (50, 20), (20, 20)])
+def test_a_tiny_penalty_gives_the_interpolant_without_warnings(shape):
+    """N12: alphas=[1e-300] leaked NumPy's divide-by-zero warnings and, with more features
+    than samples, coefficients of 1e269 (the rounding of the null directions divided by
+    the penalty). Now the minimum-norm interpolant: the fit of alpha 1e-8 to 1e-6
+    (relative: the difference of the two penalties' fits is ~1e-8)."""
+    rng = np.random.default_rng(1)
+    F = rng.standard_normal(shape)
+    t = F[:, 0] + 0.1 * rng.standard_normal(shape[0])
+    with np.errstate(all="raise"):
+        tiny = RidgeHeadRegressor(alphas=[1e-300], clip_margin=None).fit(F, t)
+        tiny.predict(F)
+        RidgeHeadClassifier(alphas=[1e-300]).fit(F, t > 0).predict_proba(F)
+    reference = RidgeHeadRegressor(alphas=[1e-8], clip_margin=None).fit(F, t)
+    scale = np.abs(reference.coef_).max()
+    np.testing.assert_allclose(tiny.coef_, reference.coef_, atol=1e-6 * scale, rtol=0)
+
+
+def test_a_changed_clip_margin_applies_at_the_next_fit():
+    """N8: set_params(clip_margin=-1) after fit made every prediction the smallest target;
+    a parameter changed after fit takes effect at refit (where it is checked)."""
+    rng = np.random.default_rng(2)
+    F = rng.standard_normal((40, 5))
+    head = RidgeHeadRegressor().fit(F, F[:, 0])
+    before = head.predict(F)
+    assert head.clip_margin_ == 0.1
+    head.set_params(clip_margin=-1)
+    np.testing.assert_array_equal(head.predict(F), before)
+    with pytest.raises(ValueError, match="clip_margin must be None"):
+        head.fit(F, F[:, 0])
+    head.set_params(clip_margin=None).fit(F, F[:, 0])
+    assert head.clip_margin_ is None
+
+
+def test_huge_sample_weights_fit_or_say_why():
+    """N7: weights of 1e300 ended in a ZeroDivisionError. They fit (the penalty is then
+    negligible against the weighted squares); weights whose products with the squared
+    features overflow, or whose sum does, get a message naming sample_weight. No NumPy
+    warning either way."""
+    from lmu_sk import LMUClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 30))
+    y = (X[:, -5:].sum(axis=1) > 0).astype(int)
+    with np.errstate(all="raise"):
+        model = LMUClassifier(device="cpu").fit(X, y, sample_weight=np.full(40, 1e300))
+        proba = model.predict_proba(X)
+    assert np.isfinite(model.head_.temperature_) and np.allclose(proba.sum(axis=1), 1.0)
+    assert model.score(X, y) == 1.0
+    with np.errstate(all="raise"):
+        with pytest.raises(ValueError, match="weighted features overflow float64"):
+            LMUClassifier(device="cpu").fit(X, y, sample_weight=np.full(40, 1e305))
+        with pytest.raises(ValueError, match="sample_weight sums beyond the largest float64"):
+            LMUClassifier(device="cpu").fit(X, y, sample_weight=np.full(40, 1e308))
+    with pytest.raises(ValueError, match="Gram matrix of the features overflows"):
+        RidgeHeadRegressor().fit(X[:10] * 1e160, y[:10])  # the Gram of 10 x 30 features
+
+
+@pytest.mark.parametrize(
+    "class_weight",
+    [{0: np.nan, 1: 1}, {0: np.inf, 1: 1}, {0: -1, 1: 1}, {0: "a", 1: 1}, {0: True, 1: 1}],
+)
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_the_composites_bad_class_weight_gets_the_ridge_heads_message(class_weight, head):
+    """N6: LMUClassifier(class_weight={0: nan, 1: 1}) said "Input X contains NaN" (and
+    inf, all zero, -1, 'a' other borrowed messages; a bool was accepted): the ridge head's
+    own message now, whatever the head."""
+    from lmu_sk import LMUClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 12))
+    y = np.arange(20) % 2
+    with pytest.raises(ValueError, match="class_weight must map labels to finite, non-neg"):
+        LMUClassifier(class_weight=class_weight, head=head, device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match="leave every sample a zero weight"):
+        LMUClassifier(class_weight={0: 0, 1: 0}, head=head, device="cpu").fit(X, y)

@@ -126,7 +126,7 @@ def test_class_weight_equals_the_same_sample_weights(head):
 def test_balanced_class_weight_is_refused_by_partial_fit():
     X, y = labelled()
     with pytest.raises(ValueError, match="class_weight='balanced' is not supported by partial"):
-        LMUClassifier(class_weight="balanced").partial_fit(X, y, classes=[0, 1])
+        LMUClassifier(class_weight="balanced", head="dense").partial_fit(X, y, classes=[0, 1])
     with pytest.raises(ValueError, match="class_weight"):
         LMUClassifier(class_weight="bogus").fit(X, y)
 

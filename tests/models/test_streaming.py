@@ -1109,3 +1109,91 @@ def test_pooled_stream_stays_on_the_device(fake_gpu, monkeypatch):
     loaded = pickle.loads(blob)
     assert type(loaded.state["dn_0"]) is np.ndarray
     assert_pooled_close(loaded.transform(), expected, features)
+
+
+# ---------------------------------------------------------------------------- threads
+def _hammer(stream, step, n_threads: int, n_updates: int, read=None) -> None:
+    """``n_threads`` threads each calling ``stream.update(step)`` ``n_updates`` times (and
+    ``read(stream)`` after each update), with a short switch interval so that a thread is
+    interrupted often, inside the stream's methods."""
+    import sys
+    import threading
+
+    errors = []
+
+    def work():
+        try:
+            for _ in range(n_updates):
+                stream.update(step)
+                if read is not None:
+                    read(stream)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(n_threads)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors
+
+
+def test_a_stream_shared_by_threads_equals_the_same_updates_in_turn():
+    """Audit N1: 8 threads x 2 000 one-step updates of one 'mean' stream gave results that
+    differed from run to run. The stream's methods hold a lock: every update is whole, and
+    the result is that of the 16 000 updates made one after the other (the steps are
+    equal, so their order does not matter; bit for bit)."""
+    X = np.random.default_rng(0).standard_normal((10, 30))
+    features = LMUFeatures(order=6, output="mean", dtype="float64").fit(X)
+    shared = features.stream(4)
+    _hammer(shared, np.ones(4), n_threads=8, n_updates=2000)
+    alone = features.stream(4)
+    for _ in range(16_000):
+        alone.update(np.ones(4))
+    assert shared.steps_seen == 16_000
+    np.testing.assert_array_equal(shared.transform(), alone.transform())
+    np.testing.assert_array_equal(shared.state["mean"], alone.state["mean"])
+
+
+def test_the_default_models_stream_shared_by_threads_stays_exact():
+    """N1 on the default model's stream (pooled features, ridge head), updated and asked
+    for probabilities from 4 threads at once: the end state is that of the updates made in
+    turn, and every answer a thread got is a valid probability row."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, 32))
+    y = (X[:, -8:].sum(axis=1) > 0).astype(int)
+    model = LMUClassifier().fit(X, y)
+    step = rng.standard_normal(3)
+    answers = []
+    shared = model.stream(3)
+    _hammer(
+        shared, step, n_threads=4, n_updates=150, read=lambda s: answers.append(s.predict_proba())
+    )
+    alone = model.stream(3)
+    for _ in range(600):
+        alone.update(step)
+    np.testing.assert_array_equal(shared.transform(), alone.transform())
+    np.testing.assert_array_equal(shared.predict_proba(), alone.predict_proba())
+    assert len(answers) == 600
+    assert all(np.allclose(p.sum(axis=1), 1.0) and np.isfinite(p).all() for p in answers)
+
+
+def test_a_stream_with_its_lock_pickles_and_copies():
+    """The lock is not part of the saved stream: pickles and copies get a lock of their
+    own (and the copy is independent)."""
+    import copy
+
+    X = np.random.default_rng(2).standard_normal((10, 20))
+    stream = LMUFeatures(order=4, output="mean").fit(X).stream(2)
+    stream.update(X[:2, :5])
+    for other in (pickle.loads(pickle.dumps(stream)), copy.deepcopy(stream)):
+        assert other._lock is not stream._lock
+        other.update(X[:2, 5:])
+        np.testing.assert_array_equal(other.transform(), stream.update(X[:2, 5:]).transform())
+        stream.state = other.state  # the same prefix again for the next copy
+        stream.reset().update(X[:2, :5])

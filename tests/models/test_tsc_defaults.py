@@ -9,7 +9,6 @@ from lmu_sk.ridge import RidgeHeadClassifier, RidgeHeadRegressor
 
 LENGTH_CHECKS = {
     "check_n_features_in_after_fitting": "sequences of any length can be predicted",
-    "check_estimators_partial_fit_n_features": "sequences of any length can be trained on",
     "check_classifiers_train": "sequences of any length can be predicted",
     "check_regressors_train": "sequences of any length can be predicted",
     "check_non_transformer_estimators_n_iter": "max_iter is the dense head's; ridge has none",
@@ -83,12 +82,30 @@ def test_ridge_head_on_unequal_lengths_and_channels():
     assert isinstance(reg.head_, RidgeHeadRegressor)
 
 
-def test_partial_fit_trains_the_dense_head():
+def test_partial_fit_needs_the_dense_head_and_says_so():
+    """partial_fit on a fresh default model trained the dense head where fit trains the
+    ridge head, and after a default fit it was missing with a bare AttributeError. It is
+    now there with head='dense' only, and elsewhere its absence says what to use."""
     X, y = shapes(n_per_class=5)
-    clf = LMUClassifier(device="cpu").partial_fit(X, y, classes=[0, 1, 2])
+    clf = LMUClassifier(head="dense", device="cpu").partial_fit(X, y, classes=[0, 1, 2])
     assert clf.head_kind_ == "dense"
-    assert not hasattr(LMUClassifier(head="ridge"), "partial_fit")
-    assert not hasattr(LMUClassifier(device="cpu").fit(X, y), "partial_fit")
+    for model in (
+        LMUClassifier(),
+        LMUClassifier(head="ridge"),
+        LMUClassifier(device="cpu").fit(X, y),
+        LMURegressor(),
+        LMURegressor(device="cpu").fit(X, y.astype(float)),
+    ):
+        assert not hasattr(model, "partial_fit")
+        with pytest.raises(AttributeError, match=r"Use fit, or set head='dense'") as info:
+            model.partial_fit(X, y)
+        assert f"{type(model).__name__} has no partial_fit with head=" in str(info.value)
+    # fitted with the ridge head, then switched to the dense one: fit first
+    switched = LMUClassifier(device="cpu").fit(X, y).set_params(head="dense")
+    with pytest.raises(AttributeError, match=r"call fit \(now with head='dense'\) first"):
+        switched.partial_fit(X, y)
+    switched.fit(X, y).partial_fit(X, y)
+    assert switched.head_kind_ == "dense"
 
 
 @pytest.mark.parametrize(

@@ -94,3 +94,83 @@ def test_stream_reads_chunks_in_the_aeon_layout(aeon_layout):
     for t in range(7, 20):
         stream.update(X[:, :, t])  # one step, (n_streams, n_channels)
     np.testing.assert_allclose(stream.predict_proba(), model.predict_proba(X), atol=1e-10)
+
+
+# ---------------------------------------------------------------------------- sktime's data
+def _nested(X: np.ndarray, lengths=None):
+    """sktime's nested_univ layout of (n_cases, n_channels, n_timepoints) data: a column
+    per channel, a pandas Series per cell (cut to ``lengths[i]`` steps)."""
+    pd = pytest.importorskip("pandas")
+    n, c, t = X.shape
+    lengths = [t] * n if lengths is None else lengths
+    return pd.DataFrame(
+        {f"dim_{k}": [pd.Series(X[i, k, : lengths[i]]) for i in range(n)] for k in range(c)}
+    )
+
+
+@pytest.mark.parametrize("channels_first", [None, True, False])
+def test_sktime_nested_dataframes_are_read(aeon_layout, channels_first):
+    """A nested DataFrame (sktime's nested_univ) gave "setting an array element with a
+    sequence"; it is read as the collection it holds: the features and the model equal
+    those of the same data as a (n_cases, n_channels, n_timepoints) array, whatever
+    channels_first says (the columns are the channels)."""
+    X, y = aeon_layout
+    nested = _nested(X)
+    expected = LMUPooledFeatures(order=3, channels_first=True).fit(X).transform(X)
+    pooled = LMUPooledFeatures(order=3, channels_first=channels_first).fit(nested)
+    np.testing.assert_array_equal(pooled.transform(nested), expected)
+    assert not hasattr(pooled, "feature_names_in_")  # the columns name channels
+    final = LMUFeatures(order=4, channels_first=channels_first).fit_transform(nested)
+    np.testing.assert_array_equal(final, LMUFeatures(order=4).fit_transform(X.swapaxes(1, 2)))
+    clf = LMUClassifier(channels_first=channels_first, device="cpu").fit(nested, y)
+    reference = LMUClassifier(channels_first=True, device="cpu").fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(nested), reference.predict_proba(X))
+
+
+def test_sktime_nested_dataframes_of_different_lengths(aeon_layout):
+    X, y = aeon_layout
+    lengths = [10 + i % 10 for i in range(len(X))]
+    nested = _nested(X, lengths)
+    as_list = [X[i, :, : lengths[i]] for i in range(len(X))]
+    reg = LMURegressor(channels_first=True, device="cpu").fit(nested, y.astype(float))
+    expected = LMURegressor(channels_first=True, device="cpu").fit(as_list, y.astype(float))
+    np.testing.assert_array_equal(reg.predict(nested), expected.predict(as_list))
+    bad = nested.copy()
+    bad.iloc[0, 1] = bad.iloc[0, 1][:3]
+    with pytest.raises(ValueError, match="Row 0 of the nested DataFrame has channels of"):
+        LMUFeatures(order=4).fit(bad)
+
+
+def test_nan_padded_unequal_lengths_say_how_to_pass_them(aeon_layout):
+    """sktime/aeon pad unequal lengths with NaN; the error was scikit-learn's advice to use
+    HistGradientBoosting. It now names the padding and gives the list to pass, and that
+    list works."""
+    X, y = aeon_layout
+    padded = X.copy()
+    for i in range(0, len(X), 3):
+        padded[i, :, 12 + i % 5 :] = np.nan
+    for estimator in (
+        LMUFeatures(order=4, channels_first=True),
+        LMUPooledFeatures(order=3, channels_first=True),
+        LMUClassifier(channels_first=True, device="cpu"),
+    ):
+        args = (padded, y) if isinstance(estimator, LMUClassifier) else (padded,)
+        with pytest.raises(ValueError, match=r"at the end of 10 sequence\(s\)") as info:
+            getattr(estimator, "fit_transform", estimator.fit)(*args)
+        assert "HistGradientBoosting" not in str(info.value)
+        assert "[x[:, ~np.isnan(x).any(axis=0)] for x in X]" in str(info.value)
+    # the advice, as written, works
+    as_list = [x[:, ~np.isnan(x).any(axis=0)] for x in padded]
+    assert [x.shape[1] for x in as_list[:4]] == [12, 20, 20, 15]
+    LMUClassifier(channels_first=True, device="cpu").fit(as_list, y)
+    # 2-D (n_samples, n_steps) data, and the advice for it
+    flat = padded[:, 0]
+    with pytest.raises(ValueError, match=r"\[x\[~np.isnan\(x\)\] for x in X\]"):
+        LMUFeatures(order=4).fit(flat)
+    LMUFeatures(order=4).fit([x[~np.isnan(x)] for x in flat])
+    # NaN inside a sequence is missing data, not padding: the plain message
+    holes = X.copy()
+    holes[0, 0, 5] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN or infinity") as info:
+        LMUFeatures(order=4, channels_first=True).fit(holes)
+    assert "padded" not in str(info.value)

@@ -8,7 +8,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from lmu_sk import LMUFeatures, _memory, dn_states
+from lmu_sk import LMUFeatures, LMUPooledFeatures, _memory, dn_states
 from lmu_sk._memory import MemoryBudgetError
 from lmu_sk.dn import EulerInstabilityWarning, discrete_system, impulse_response
 
@@ -139,7 +139,7 @@ def test_bad_parameters(X, params, error, match):
         (np.ones((3, 0)), ValueError, "length zero"),
         ([np.ones(3), np.ones(0)], ValueError, "length zero"),
         (np.ones((3, 4, 0)), ValueError, "zero channels"),
-        (np.array([["a", "b"]]), ValueError, "could not convert"),
+        (np.array([["a", "b"]]), ValueError, "X holds strings"),
         (np.ones((2, 3)) * 1j, ValueError, "Complex data not supported"),
         ([np.ones((3, 2)), np.ones((5, 3))], ValueError, "same number of channels"),
     ],
@@ -245,3 +245,41 @@ def test_transform_uses_the_fitted_order():
     np.testing.assert_array_equal(features.transform(X), expected)
     with pytest.raises(ValueError, match="order"):
         features.set_params(order=0).transform(X)
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        np.array([["1", "2", "3"], ["4", "5", "6"]]),
+        np.array([[b"1", b"2"], [b"3", b"4"]]),
+        np.array([[1.0, "2"], [3.0, 4.0]], dtype=object),
+        [["1", "2"], ["3", "4"]],
+    ],
+)
+def test_strings_are_refused(X):
+    """Numbers written as text were read silently."""
+    for estimator in (LMUFeatures(order=2), LMUPooledFeatures(order=2)):
+        with pytest.raises(ValueError, match=r"X holds strings \(dtype"):
+            estimator.fit(X)
+    numbers = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=object)  # objects that are numbers
+    assert LMUFeatures(order=2).fit_transform(numbers).shape == (2, 2)
+
+
+def test_pandas_output_of_sequence_features_is_refused_clearly():
+    """set_output(transform='pandas') with the 3-D 'sequence' features failed in pandas
+    ("Must pass 2-d input"); the error now names the output and what to do. The 2-D
+    outputs give DataFrames."""
+    pytest.importorskip("pandas")
+    import sklearn
+
+    X = np.random.default_rng(0).standard_normal((6, 10))
+    sequence = LMUFeatures(order=3, output="sequence").set_output(transform="pandas")
+    for call in (sequence.fit_transform, sequence.fit(X).transform):
+        with pytest.raises(ValueError, match="output='sequence' gives 3-D features"):
+            call(X)
+    with sklearn.config_context(transform_output="pandas"):
+        with pytest.raises(ValueError, match=r"set_output\(transform='default'\)"):
+            LMUFeatures(order=3, output="sequence").fit_transform(X)
+        frame = LMUFeatures(order=3, output="mean").fit_transform(X)
+        assert frame.shape == (6, 3) and list(frame.columns) == ["c0_m0", "c0_m1", "c0_m2"]
+    assert sequence.set_output(transform="default").fit_transform(X).shape == (6, 10, 3)

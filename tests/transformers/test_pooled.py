@@ -269,3 +269,25 @@ def test_huge_n_biases_is_refused_before_allocating(monkeypatch):
     monkeypatch.setattr(_memory, "available_memory", lambda: 2 * 1024**3)
     with pytest.raises(MemoryBudgetError, match="Use fewer thresholds"):
         LMUPooledFeatures(n_biases=10**6).fit(X)
+
+
+@pytest.mark.parametrize("pools", [("ppv", "mpv", "lspv"), ("ppv", "lspv")])
+@pytest.mark.parametrize("scale", [1e39, 1e307])
+def test_states_beyond_float32_are_refused_naming_the_limit(pools, scale):
+    """N4: LMUPooledFeatures(dtype='float64') on X * 1e39 said its features overflow
+    float64 (the float32 thresholds and 'mpv' had); without 'mpv' the proportions were off
+    by up to 1.0, silently. Such input is refused, naming float32's limit, at fit and at
+    transform; input below the limit keeps its proportions (the pools of X * 1e30 are those
+    of X: thresholds and states scale together; 1e-3 allows a float32 rounding that puts a
+    state on the other side of a threshold)."""
+    X = np.random.default_rng(0).standard_normal((40, 30))
+    params = dict(dtype="float64", pools=pools, n_biases=4)
+    with pytest.raises(ValueError, match=r"beyond the largest float32 \(3.4e\+38\)"):
+        LMUPooledFeatures(**params).fit_transform(X * scale)
+    fitted = LMUPooledFeatures(**params).fit(X)
+    with pytest.raises(ValueError, match="compares its states with float32 thresholds"):
+        fitted.transform(X * scale)
+    proportions = [i for i, name in enumerate(fitted.get_feature_names_out()) if "ppv" in name]
+    big = LMUPooledFeatures(**params).fit_transform(X * 1e30)[:, proportions]
+    plain = fitted.transform(X)[:, proportions]
+    assert np.abs(big - plain).mean() < 1e-3

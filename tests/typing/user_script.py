@@ -37,6 +37,20 @@ def main(seed: int = 0) -> dict[str, float]:
     accuracy: float = clf.score(X, y)
     assert labels.shape == (40,) and proba.shape == (40, 2)
 
+    # fitted attributes, typed: an editor shows no false error on ordinary code
+    first_class = clf.classes_[0]
+    penalty: float = clf.alpha_ + 1.0
+    n_features: int = clf.n_features_in_ + 0
+    order: int = clf.order_ + 0
+    scale: np.ndarray = clf.feature_scale_ * 2.0
+    kind: str = clf.head_kind_.upper()
+    assert first_class in (0, 1) and penalty > 1.0 and n_features == 16 and order >= 1
+    assert scale.shape == clf.feature_mean_.shape and kind == "RIDGE"
+    head = clf.head_
+    assert isinstance(head, RidgeHeadClassifier)  # head='auto' on 40 series: the ridge
+    ridge_head_penalty: float = head.alpha_ * 1.0
+    assert ridge_head_penalty == penalty - 1.0
+
     # the model streamed, two sequences at a time, in two chunks
     stream = clf.stream(2)
     stream.update(X[:2, :8])
@@ -49,12 +63,19 @@ def main(seed: int = 0) -> dict[str, float]:
     reg = LMURegressor(order=4, head="dense", hidden_layer_sizes=(8,), max_iter=5)
     reg.fit(X, target)
     predicted: np.ndarray = reg.predict(X)
+    epochs: int = reg.n_iter_ + 0
+    last_loss: float = reg.loss_curve_[-1] * 1.0
+    first_layer: np.ndarray = reg.coefs_[0]
+    assert epochs >= 1 and last_loss > 0 and first_layer.shape[1] == 8
     r2: float = reg.score(X, target)
     assert predicted.shape == (40,)
 
     # the features alone, then the heads on them
     final: np.ndarray = LMUFeatures(order=4).fit_transform(X)
-    pooled: np.ndarray = LMUPooledFeatures(order=4).fit_transform(X)
+    pooled_features = LMUPooledFeatures(order=4).fit(X)
+    pooled: np.ndarray = pooled_features.transform(X)
+    windows: int = len(pooled_features.thetas_) + pooled_features.n_features_out_ * 0
+    assert windows == 16
     features = LMUFeatures(order=4, output="mean").fit(X)
     feature_stream = features.stream(2)
     feature_stream.update(X[:2])
@@ -71,6 +92,8 @@ def main(seed: int = 0) -> dict[str, float]:
     ridge = RidgeHeadClassifier().fit(pooled, y)
     ridge_proba: np.ndarray = ridge.predict_proba(pooled)
     ridge_scores: np.ndarray = ridge.decision_function(pooled)
+    ridge_label = ridge.classes_[0]
+    assert ridge_label == 0 and ridge.alpha_ + 1.0 > 1.0
     ridge_reg = RidgeHeadRegressor().fit(pooled, target)
     ridge_reg_predicted: np.ndarray = ridge_reg.predict(pooled)
     assert dense_proba.shape == ridge_proba.shape == (40, 2)

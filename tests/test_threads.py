@@ -1,0 +1,100 @@
+"""``n_jobs``: the threads of the compiled kernels (Numba) and of BLAS during a call.
+
+The estimators set both for the duration of ``fit``, ``transform`` and the predictions
+and restore them afterwards; ``None`` leaves the libraries' own settings. The results do
+not depend on the number of threads beyond rounding: the comparisons below allow 1e-10 of
+the outputs' scale in float64 (sums split over threads add in another order; measured
+differences are ~1e-15).
+"""
+
+import numba
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
+from lmu_sk import ridge as ridge_module
+from lmu_sk._threads import check_n_jobs, thread_limit
+
+
+def _blas_threads() -> set[int]:
+    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 24))
+    return X, (X[:, -5:].sum(axis=1) > 0).astype(int)
+
+
+def test_check_n_jobs():
+    assert check_n_jobs(None) is None
+    assert check_n_jobs(3) == 3
+    assert check_n_jobs(np.int64(2)) == 2
+    assert check_n_jobs(-1) >= 1 and check_n_jobs(-1000) == 1
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        check_n_jobs(0)
+    for bad in (1.5, "2", True):
+        with pytest.raises(TypeError, match="n_jobs must be None"):
+            check_n_jobs(bad)
+
+
+def test_thread_limit_sets_and_restores_both_pools():
+    numba_before, blas_before = numba.get_num_threads(), _blas_threads()
+    with thread_limit(1):
+        assert numba.get_num_threads() == 1
+        assert _blas_threads() == {1}
+    assert numba.get_num_threads() == numba_before and _blas_threads() == blas_before
+    with thread_limit(None):  # the libraries' settings, untouched
+        assert numba.get_num_threads() == numba_before and _blas_threads() == blas_before
+
+
+@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
+def test_estimators_run_with_n_jobs_threads_and_restore_them(data, estimator, monkeypatch):
+    """The ridge head's eigendecomposition (BLAS) and the pooled kernel (Numba) run under
+    ``n_jobs=1``; afterwards the settings are back; the model equals the default's."""
+    X, y = data
+    seen = []
+    eigh = np.linalg.eigh
+
+    def recording_eigh(a):
+        seen.append((numba.get_num_threads(), _blas_threads()))
+        return eigh(a)
+
+    monkeypatch.setattr(ridge_module.np.linalg, "eigh", recording_eigh)
+    make = LMUClassifier if estimator == "classifier" else LMURegressor
+    target = y if estimator == "classifier" else X[:, -5:].sum(axis=1)
+    numba_before, blas_before = numba.get_num_threads(), _blas_threads()
+    one = make(n_jobs=1, device="cpu").fit(X, target)
+    assert seen == [(1, {1})]
+    assert numba.get_num_threads() == numba_before and _blas_threads() == blas_before
+    default = make(device="cpu").fit(X, target)
+    assert seen[1] == (numba_before, blas_before)
+    scale = np.abs(default.predict(X).astype(float)).max()
+    np.testing.assert_allclose(one.predict(X), default.predict(X), atol=1e-10 * scale, rtol=0)
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        make(n_jobs=0).fit(X, target)
+
+
+@pytest.mark.parametrize("make", [LMUFeatures, LMUPooledFeatures])
+def test_transformers_take_n_jobs(data, make, monkeypatch):
+    X, _ = data
+    from lmu_sk import engine
+
+    name = "features" if make is LMUFeatures else "pooled_features"
+    compute = getattr(engine, name)
+    seen = []
+
+    def recording(*args, **kwargs):
+        seen.append(numba.get_num_threads())
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(engine, name, recording)
+    params = {"order": 4, "device": "cpu"}
+    one = make(**params, n_jobs=1).fit(X)
+    F1 = one.transform(X)
+    assert seen == [1]
+    Fd = make(**params).fit_transform(X)
+    np.testing.assert_allclose(F1, Fd, atol=1e-10 * np.abs(Fd).max(), rtol=0)
+    assert make(n_jobs=2).get_params()["n_jobs"] == 2  # stored as given
