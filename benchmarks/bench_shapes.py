@@ -22,7 +22,7 @@ The probes (``--scale`` multiplies the numbers of series and steps, for a quick 
 2. ``channels1000``: 200 x 1 000 channels x 100 steps, 3 classes shown in one channel;
 3. ``many``: 20 000 x 500 steps, one channel, 10 classes (a burst's width and number of
    cycles), with ``LMUClassifier(verbose=1)``'s progress printed;
-4. ``long``: 200 x 20 000 steps, 2 classes (one short burst of one of two shapes);
+4. ``long``: 200 x 20 000 steps, 2 classes (one burst of one or two cycles somewhere);
 5. ``short``: 500 x 8 steps, 3 classes (MiniRocket refuses series shorter than 9 steps;
    lmu_sk must work);
 6. ``first_fit``: the first ``LMUClassifier().fit`` on an input layout the Numba cache has
@@ -113,10 +113,14 @@ def _channel_probe(rng, n: int, n_channels: int, n_steps: int, informative: int,
 
 
 def _univariate_probe(rng, n: int, n_steps: int, n_classes: int, noise: float, width_scale):
-    """``(n, n_steps)`` and labels: class ``k`` is a burst of width and cycles set by k."""
+    """``(n, n_steps)`` and labels: class ``k`` is a burst of width and cycles set by k
+    (of 10 classes: 5 widths, then 2 numbers of cycles; of 2: one cycle or two)."""
     y = rng.integers(0, n_classes, n)
-    widths = width_scale * (1.0 + (np.arange(n_classes) % 5) * 0.35)
-    cycles = 1.0 + (np.arange(n_classes) // 5) * 1.0
+    if n_classes == 2:
+        widths, cycles = np.full(2, width_scale), np.array([1.0, 2.0])
+    else:
+        widths = width_scale * (1.0 + (np.arange(n_classes) % 5) * 0.35)
+        cycles = 1.0 + (np.arange(n_classes) // 5) * 1.0
     X = _noise(rng, (n, n_steps), noise)
     X += _bursts(rng, n, n_steps, widths, cycles, y)
     return X, y
@@ -138,10 +142,10 @@ def make_probe(name: str, seed: int = 0, scale: float = 1.0) -> tuple:
         X, y = _channel_probe(rng, n + n_test, max(10, int(1000 * scale)), 100, 1, 3)
     elif name == "many":
         n, n_test = size(20_000), size(2_000)
-        X, y = _univariate_probe(rng, n + n_test, size(500, 50), 10, 1.0, 6.0)
+        X, y = _univariate_probe(rng, n + n_test, size(500, 50), 10, 0.35, 6.0)
     elif name == "long":
         n, n_test = size(200), size(200)
-        X, y = _univariate_probe(rng, n + n_test, size(20_000, 500), 2, 0.5, 12.0)
+        X, y = _univariate_probe(rng, n + n_test, size(20_000, 500), 2, 0.3, 12.0)
     elif name == "short":
         n, n_test = size(500), size(500)
         y = rng.integers(0, 3, n + n_test)

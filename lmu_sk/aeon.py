@@ -137,7 +137,7 @@ class LMUAeonClassifier(_LMUAeonPredictor, BaseClassifier):
         for the dense head.
     head : {'auto', 'dense', 'ridge'}, default='auto'
         A ridge classifier solved in closed form or a dense network; 'auto' is ridge up to
-        10 000 training series.
+        100 000 training series.
     alphas : sequence of float, default=None
         Penalties the ridge head chooses from by leave-one-out cross-validation.
     hidden_layer_sizes : tuple of int, default=(100,)

@@ -51,7 +51,12 @@ HEADS = ("auto", "dense", "ridge")
 # rows standardized at a time (float64 temporaries of float32 features)
 _SCALE_BLOCK_ROWS = 4096
 # head='auto' solves ridge in closed form up to this many training sequences
-_RIDGE_MAX_SAMPLES = 10_000
+_RIDGE_MAX_SAMPLES = 100_000
+# beyond this many training sequences the default pooled features take this many
+# thresholds instead of 16: about a quarter of the features (4 300 for one channel), so
+# that the ridge head's O(n_samples * n_features^2) solve stays a few seconds per 10 000
+_MANY_SAMPLES = 10_000
+_MANY_SAMPLES_BIASES = 4
 
 
 def _features_of(
@@ -148,7 +153,7 @@ def _why_not_incremental(estimator) -> str | None:
     """Why ``estimator`` has no ``partial_fit``, or None where it has one.
 
     Only the dense head trains incrementally, so ``partial_fit`` needs ``head='dense'``:
-    with 'auto' it would train another model than ``fit`` (the ridge head up to 10 000
+    with 'auto' it would train another model than ``fit`` (the ridge head up to 100 000
     sequences), with 'ridge' none at all.
     """
     name = type(estimator).__name__
@@ -161,7 +166,7 @@ def _why_not_incremental(estimator) -> str | None:
         )
     if estimator.head == "auto":
         why = (
-            "head='auto': fit chooses the ridge head, solved in closed form, up to 10 000 "
+            "head='auto': fit chooses the ridge head, solved in closed form, up to 100 000 "
             "sequences (the dense head beyond), and partial_fit cannot train it"
         )
     elif estimator.head == "ridge":
@@ -378,7 +383,8 @@ class _LMUBase(BaseEstimator):
         return "pooled" if head == "ridge" else "final"
 
     # ------------------------------------------------------------------ features
-    def _transformer_params(self) -> dict:
+    def _transformer_params(self, n_samples: int = 0) -> dict:
+        """The feature transformer's parameters for a training set of ``n_samples``."""
         if not isinstance(self.scale_features, (bool, np.bool_)):
             raise TypeError(f"scale_features must be True or False; got {self.scale_features!r}.")
         output = self._resolved_output(self.head_kind_)
@@ -387,8 +393,9 @@ class _LMUBase(BaseEstimator):
         # fitted model also transforms on machines without a GPU
         device = portable_device(resolve_device(self.device))
         if output == "pooled":
-            # LMUPooledFeatures' own defaults, but for what the composite is given
-            return {
+            # LMUPooledFeatures' own defaults, but for what the composite is given, and
+            # fewer thresholds for many training sequences
+            params = {
                 "order": self.order,
                 "thetas": self.theta,
                 "discretizer": self.discretizer,
@@ -397,6 +404,9 @@ class _LMUBase(BaseEstimator):
                 "device": device,
                 "channels_first": self.channels_first,
             }
+            if n_samples > _MANY_SAMPLES:
+                params["n_biases"] = _MANY_SAMPLES_BIASES
+            return params
         return {
             "order": self.order,
             "theta": self.theta,
@@ -415,7 +425,7 @@ class _LMUBase(BaseEstimator):
         weight per feature row) the scaling uses the weighted mean and standard deviation,
         so integer weights scale as repeated rows do and a zero weight takes no part.
         """
-        params = self._transformer_params()
+        params = self._transformer_params(_num_samples(X))
         on_device = params["device"] != "cpu" and self.memory is None
         compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
         # the ridge head solves in float64: its features are made so, and scaled in place
@@ -624,7 +634,7 @@ class _LMUBase(BaseEstimator):
         """``fit`` of a dask array ``X``: features computed on the workers.
 
         The head is chosen as in memory (``head='auto'``: ridge on pooled features up to
-        10 000 sequences), so the model equals the in-memory fit on the same data. Features
+        100 000 sequences), so the model equals the in-memory fit on the same data. Features
         that fit the gather limit (dask config ``'lmu_sk.gather_limit'``, default half of
         the client's available memory) are gathered and the head trains as in memory
         (every option supported; the ridge head always gathers); otherwise the dense head
@@ -681,7 +691,7 @@ class _LMUBase(BaseEstimator):
 
     def _fit_transformer(self, X):
         """Fit ``features_`` on the dask array ``X``; its lazy training features."""
-        params = self._transformer_params()
+        params = self._transformer_params(X.shape[0])
         self.features_ = _make_transformer(params, self.verbose).fit(X)
         self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
@@ -742,11 +752,13 @@ class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
     """Legendre Memory Unit classifier: Delay Network features and a ridge or dense head.
 
     The DN features of the training set are computed once, standardized, and a head is
-    trained on them. By default (``head='auto'``) a training set of up to 10 000 sequences
+    trained on them. By default (``head='auto'``) a training set of up to 100 000 sequences
     gets multi-scale pooled features and a closed-form ridge classifier, the choice that
-    competes with the best feature-based time-series classifiers on small sets; larger ones
-    get the LMU papers' setting, final states and a dense network with hand-written forward
-    and backward passes trained with Adam or SGD (``head='dense'`` asks for it always).
+    competes with the best feature-based time-series classifiers (above 10 000 sequences
+    with 4 thresholds per state instead of 16, a quarter of the features, so that the
+    ridge solve stays linear in the sequences); larger sets get the LMU papers' setting,
+    final states and a dense network with hand-written forward and backward passes
+    trained with Adam or SGD (``head='dense'`` asks for it always).
 
     Parameters
     ----------
@@ -776,7 +788,7 @@ class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
     head : {'auto', 'dense', 'ridge'}, default='auto'
         The dense network (the LMU papers' setting) or a ridge classifier solved in closed
         form with the penalty chosen by leave-one-out cross-validation
-        (:class:`~lmu_sk.ridge.RidgeHeadClassifier`). 'auto' is 'ridge' for up to 10 000
+        (:class:`~lmu_sk.ridge.RidgeHeadClassifier`). 'auto' is 'ridge' for up to 100 000
         training sequences and 'dense' above. ``partial_fit`` needs ``head='dense'`` (with
         'auto' it would train another model than ``fit``); with the other heads reading
         it raises an ``AttributeError`` that says so.
@@ -1010,7 +1022,7 @@ class LMURegressor(VersionedPickleMixin, RegressorMixin, _LMUBase):
     Parameters are those of :class:`LMUClassifier`, with
     ``feature_output`` in ``{'auto', 'final', 'mean', 'max', 'pooled', 'sequence'}``.
     As for the classifier, ``head='auto'`` fits the closed-form
-    :class:`~lmu_sk.ridge.RidgeHeadRegressor` on pooled features up to 10 000 training
+    :class:`~lmu_sk.ridge.RidgeHeadRegressor` on pooled features up to 100 000 training
     sequences (a time-series regressor out of the box) and the dense network on final
     states beyond; with ``feature_output='sequence'`` it is the dense head. With 'sequence' the
     head is applied at every time step (time-distributed): ``y`` holds one target per

@@ -85,6 +85,11 @@ _QUIET = StepLog("", 0)
 # ``trace(X X^T)``): its rounding then grows by that fraction at most, and no centered copy
 # of the features is made. Standardized features (the composites') have means ~1e-16.
 GRAM_MEAN_ENERGY = 1e-3
+# leave-one-out is exact (one eigendecomposition of this size at most); beyond, the
+# penalty is chosen on this many evenly spaced samples (see _ridge_path)
+EXACT_LOO_MAX = 3000
+# rows of centered features (or of leverages) made at a time where they are made by blocks
+_BLOCK_BYTES = 32 * 1024**2
 
 
 def _power_of_two_near(value: float) -> float:
@@ -120,43 +125,58 @@ def _decompose(X, x_mean, root, xp: ModuleType, log: StepLog = _QUIET):
     from the cheaper factorization; ``root`` (a column) may be ``None``. ``log`` reports
     the steps."""
     n_samples, n_features = X.shape
-    s2 = None
-    if n_samples <= n_features:
-        with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-            G = X @ X.T
-        mean_square = float(x_mean @ x_mean)
-        if n_samples * mean_square <= GRAM_MEAN_ENERGY * float(xp.trace(G)):
-            a = X @ x_mean
-            G -= a[:, None]
-            G -= a[None, :]
-            G += mean_square
-            if root is not None:
-                G *= root
-                G *= root.T
-            _refuse_overflow(G, root, xp)
-            with log.step(f"eigendecomposition of the {n_samples} x {n_samples} Gram matrix"):
-                s2, U = xp.linalg.eigh(G)
-        del G
-    if s2 is None:
-        Xc = X - x_mean
-        if root is not None:
-            Xc *= root
-        _refuse_overflow(Xc, root, xp)
-        if n_samples > n_features:
-            with log.step(f"SVD of {n_samples} x {n_features} centered features"):
-                U, s, _ = xp.linalg.svd(Xc, full_matrices=False)
-            s2 = s * s
-        else:
-            with log.step(f"eigendecomposition of the centered {n_samples} x {n_samples} Gram"):
-                G = Xc @ Xc.T
-                _refuse_overflow(G, root, xp)
-                s2, U = xp.linalg.eigh(G)
+    if n_samples > n_features:
+        return _decompose_primal(X, x_mean, root, xp, log)
+    with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
+        G = _centered_gram(X, x_mean, root, xp)
+    with log.step(f"eigendecomposition of the {n_samples} x {n_samples} Gram matrix"):
+        s2, U = xp.linalg.eigh(G)
+    del G
     # Rounding leaves the null directions (the intercept's among them) eigenvalues of about
     # eps * max(s^2) instead of 0. Near interpolation (small alpha, more features than
     # samples) 1 - leverage is itself tiny, and that noise would decide the chosen penalty
     # (it differed between LAPACK builds): exact zeros below the rounding level.
     floor = float(xp.max(s2)) * min(n_samples, n_features) * float(xp.finfo(s2.dtype).eps)
     return U, xp.where(s2 > floor, s2, 0.0)
+
+
+def _centered_blocks(X, x_mean, root, xp: ModuleType):
+    """``(rows, root * (X[rows] - x_mean))`` in blocks of rows of about
+    ``_BLOCK_BYTES``: the centered features are never formed whole."""
+    n_samples, n_features = X.shape
+    step = max(1, _BLOCK_BYTES // (8 * max(n_features, 1)))
+    for start in range(0, n_samples, step):
+        rows = slice(start, min(start + step, n_samples))
+        block = X[rows] - x_mean
+        if root is not None:
+            block *= root[rows]
+        yield rows, block
+
+
+def _decompose_primal(X, x_mean, root, xp: ModuleType, log: StepLog = _QUIET):
+    """:func:`_decompose` for more samples than features, from the ``n_features``-square
+    Gram matrix ``Xc^T Xc = V diag(s^2) V^T``: ``U = Xc V / s`` over the directions of
+    nonzero ``s`` (the others carry no fit), ``O(n_samples * n_features^2)`` time and
+    ``U`` the only sample-sized array made."""
+    n_samples, n_features = X.shape
+    with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks of rows)"):
+        G = xp.zeros((n_features, n_features))
+        for _, block in _centered_blocks(X, x_mean, root, xp):
+            _refuse_overflow(block, root, xp)
+            G += block.T @ block
+    _refuse_overflow(G, root, xp)
+    with log.step(f"eigendecomposition of the {n_features} x {n_features} Gram matrix"):
+        s2, V = xp.linalg.eigh(G)
+    del G
+    floor = float(xp.max(s2)) * n_features * float(xp.finfo(s2.dtype).eps)
+    keep = s2 > floor
+    V, s2 = V[:, keep], s2[keep]
+    inverse_s = 1.0 / xp.sqrt(s2)
+    U = xp.empty((n_samples, int(s2.shape[0])))
+    with log.step(f"projection of the {n_samples} samples on {U.shape[1]} directions"):
+        for rows, block in _centered_blocks(X, x_mean, root, xp):
+            U[rows] = (block @ V) * inverse_s
+    return U, s2
 
 
 class _RidgePath(NamedTuple):
@@ -167,8 +187,22 @@ class _RidgePath(NamedTuple):
     best: int
     errors: np.ndarray  # (n_alphas,) on the host
     alphas: np.ndarray  # the penalties tried, on the host
-    leverage: object  # (n_samples,) diagonal of the hat matrix at the chosen penalty
-    residual: object  # (n_samples, n_targets) Yc minus the fit, rows scaled by sqrt(w)
+    leverage: object  # (n_rows,) diagonal of the hat matrix at the chosen penalty
+    residual: object  # (n_rows, n_targets) Yc minus the fit, rows scaled by sqrt(w)
+    rows: object = None  # the rows leverage and residual belong to; None: every row
+
+
+def _leverages(U, s2, alphas, base, xp: ModuleType):
+    """``base + sum_j U_ij^2 s2_j / (s2_j + alpha)`` for every sample and penalty:
+    ``(n_samples, n_alphas)``, by blocks of rows (no copy of ``U``'s size)."""
+    shrink = s2[:, None] / (s2[:, None] + alphas[None, :])
+    out = xp.empty((U.shape[0], alphas.shape[0]))
+    step = max(1, _BLOCK_BYTES // (8 * max(U.shape[1], 1)))
+    for start in range(0, U.shape[0], step):
+        rows = slice(start, start + step)
+        out[rows] = (U[rows] * U[rows]) @ shrink
+    base = xp.asarray(base, dtype=xp.float64)
+    return out + (base[:, None] if base.ndim else base)
 
 
 def _ridge_path(
@@ -181,6 +215,120 @@ def _ridge_path(
     log: StepLog = _QUIET,
 ):
     """:func:`ridge_loo`'s computation, keeping the leverages of the chosen penalty.
+
+    Exact where ``min(n_samples, n_features) <= EXACT_LOO_MAX``. Beyond, the
+    eigendecomposition that serves every penalty would cost ``O(min(n, p)^3)``: the
+    penalty is chosen (and the leverages and residuals kept) by the exact path on
+    ``EXACT_LOO_MAX`` evenly spaced rows (``path.rows``), and the model is then solved
+    at that penalty on every row by one linear system, ``O(n p min(n, p))`` in all.
+    """
+    n_samples, n_features = X.shape
+    if min(n_samples, n_features) <= EXACT_LOO_MAX:
+        return _exact_ridge_path(X, Y, alphas, fit_intercept, sample_weight, relative, log)
+    xp = array_module_of(X)
+    rows = xp.asarray(np.linspace(0, n_samples - 1, EXACT_LOO_MAX).round().astype(np.int64))
+    weights = None if sample_weight is None else xp.asarray(sample_weight)[rows]
+    log.note(
+        f"the penalty is chosen by leave-one-out on {EXACT_LOO_MAX} of the {n_samples} "
+        "samples, evenly spaced"
+    )
+    chosen = _exact_ridge_path(X[rows], Y[rows], alphas, fit_intercept, weights, relative, log)
+    residual = chosen.residual
+    if weights is not None:  # the path's residuals are scaled by sqrt(w): unscaled here
+        fit = X[rows].astype(xp.float64, copy=False) @ chosen.coef.T + chosen.intercept
+        residual = xp.asarray(Y[rows], dtype=xp.float64) - fit
+    alpha = float(chosen.alphas[chosen.best])
+    coef, intercept = _solve_at(X, Y, alpha, fit_intercept, sample_weight, log)
+    return chosen._replace(coef=coef, intercept=intercept, residual=residual, rows=rows)
+
+
+def _solve_at(X, Y, alpha: float, fit_intercept: bool, sample_weight, log: StepLog = _QUIET):
+    """Ridge coefficients and intercept at one penalty, by one linear system in the
+    smaller of the samples' and the features' spaces (as :func:`_exact_ridge_path`
+    scales the targets, so the two agree)."""
+    xp = array_module_of(X)
+    n_samples, n_features = X.shape
+    check_fits(
+        8.0 * (min(n_samples, n_features) ** 2 * 2 + n_samples * n_features),
+        f"The ridge fit of {n_samples} x {n_features} features",
+        "Use fewer samples or features, or the dense head (head='dense').",
+    )
+    X = X.astype(xp.float64, copy=False)
+    y_scale = _power_of_two_near(float(xp.max(xp.abs(Y))) if Y.size else 0.0)
+    Y = Y.astype(xp.float64, copy=False) / y_scale
+    w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not fit_intercept:
+            x_mean, y_mean = xp.zeros(n_features), xp.zeros(Y.shape[1])
+        elif w is None:
+            x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
+        else:
+            x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
+        root = None if w is None else xp.sqrt(w)[:, None]
+        Yc = Y - y_mean
+        if root is not None:
+            Yc = Yc * root
+        if n_samples <= n_features:
+            with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
+                K = _centered_gram(X, x_mean, root, xp)
+            with log.step(f"the {n_samples} x {n_samples} system at alpha={alpha:.4g}"):
+                K[xp.diag_indices(n_samples)] += alpha
+                dual = xp.linalg.solve(K, Yc)
+            del K
+            if root is not None:
+                dual = dual * root
+            coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T
+        else:
+            with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks)"):
+                G = xp.zeros((n_features, n_features))
+                XtY = xp.zeros((n_features, Y.shape[1]))
+                for rows, block in _centered_blocks(X, x_mean, root, xp):
+                    _refuse_overflow(block, root, xp)
+                    G += block.T @ block
+                    XtY += block.T @ Yc[rows]
+            _refuse_overflow(G, root, xp)
+            with log.step(f"the {n_features} x {n_features} system at alpha={alpha:.4g}"):
+                G[xp.diag_indices(n_features)] += alpha
+                coef = xp.linalg.solve(G, XtY).T
+            del G
+    intercept = (y_mean - coef @ x_mean) * y_scale
+    return coef * y_scale, intercept
+
+
+def _centered_gram(X, x_mean, root, xp: ModuleType):
+    """``Xc Xc^T`` with ``Xc = root * (X - x_mean)`` (``root`` a column, or ``None``),
+    formed from ``X X^T`` where the means carry little of the features' energy (see
+    ``GRAM_MEAN_ENERGY``), else from the centered copy."""
+    G = X @ X.T
+    mean_square = float(x_mean @ x_mean)
+    if X.shape[0] * mean_square <= GRAM_MEAN_ENERGY * float(xp.trace(G)):
+        a = X @ x_mean
+        G -= a[:, None]
+        G -= a[None, :]
+        G += mean_square
+        if root is not None:
+            G *= root
+            G *= root.T
+    else:
+        Xc = X - x_mean
+        if root is not None:
+            Xc *= root
+        _refuse_overflow(Xc, root, xp)
+        G = Xc @ Xc.T
+    _refuse_overflow(G, root, xp)
+    return G
+
+
+def _exact_ridge_path(
+    X,
+    Y,
+    alphas,
+    fit_intercept: bool,
+    sample_weight,
+    relative: float | None = None,
+    log: StepLog = _QUIET,
+):
+    """:func:`_ridge_path` by one decomposition that serves every penalty.
 
     With ``relative`` the one penalty tried is ``relative`` times the mean nonzero squared
     singular value of the centered (weighted) features, and ``alphas`` is ignored. ``log``
@@ -225,7 +373,6 @@ def _ridge_path(
         scale = float(s2_host[nonzero].mean()) if nonzero.any() else 1.0
         alphas = np.asarray([relative * scale])
     UtY = U.T @ Yc
-    U2 = U * U
     if not fit_intercept:
         base = 0.0
     elif w is None:
@@ -239,10 +386,11 @@ def _ridge_path(
         ),
         np.errstate(divide="ignore", invalid="ignore", over="ignore"),
     ):
-        for alpha in alphas:
+        leverages = _leverages(U, s2, xp.asarray(alphas, dtype=xp.float64), base, xp)
+        for i, alpha in enumerate(alphas):
             f = s2 / (s2 + alpha)
             residual = Yc - U @ (f[:, None] * UtY)
-            leverage = base + U2 @ f
+            leverage = leverages[:, i]
             # a leverage of one (interpolation) leaves the error infinite, not NaN
             errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
     errors = np.asarray(errors)
@@ -263,7 +411,7 @@ def _ridge_path(
         )
     with log.step(f"coefficients at alpha={alphas[best]:.4g}"):
         f = s2 / (s2 + alphas[best])
-        leverage = base + U2 @ f
+        leverage = leverages[:, best]
         residual = Yc - U @ (f[:, None] * UtY)
         # (Xc Xc^T + alpha I)^-1 Yc without the null directions of Xc Xc^T: Xc^T maps them
         # to zero, but a tiny alpha would magnify their rounding into the coefficients
@@ -531,14 +679,19 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     ----------
     alphas : sequence of float, default=None
         Penalties to choose from; ``None`` uses 17 values from 1e-3 to 1e5 (half decades).
-        Standardized features are assumed (as ``LMUClassifier`` provides). When every class
-        has a single training sample, leave-one-out cannot choose (leaving a sample out
-        removes its class, and the squared error then favours the largest penalty); the
-        penalty is then ``0.01`` times the mean squared singular value of the centered
-        features (nearly the minimum-norm interpolant), whatever ``alphas`` holds, and the
-        choice is logged at INFO level on the ``lmu_sk`` logger. The leave-one-out decision
-        values of such a fit never score a sample's own class, so :attr:`temperature_`
-        comes out large: probabilities near uniform, still ranked as :meth:`predict`.
+        Standardized features are assumed (as ``LMUClassifier`` provides). Leave-one-out is
+        exact up to 3000 samples or features (``EXACT_LOO_MAX``); with more of both, the
+        penalty is chosen (and the probabilities calibrated) by leave-one-out on 3000
+        evenly spaced training samples, and the model then solved on all of them at that
+        penalty: one linear system instead of an eigendecomposition of the larger size.
+        When every class has a single training sample, leave-one-out cannot choose (leaving
+        a sample out removes its class, and the squared error then favours the largest
+        penalty); the penalty is then ``0.01`` times the mean squared singular value of the
+        centered features (nearly the minimum-norm interpolant), whatever ``alphas`` holds,
+        and the choice is logged at INFO level on the ``lmu_sk`` logger. The leave-one-out
+        decision values of such a fit never score a sample's own class, so
+        :attr:`temperature_` comes out large: probabilities near uniform, still ranked as
+        :meth:`predict`.
     fit_intercept : bool, default=True
         Fit an unpenalized intercept.
     class_weight : dict, 'balanced' or None, default=None
@@ -566,7 +719,11 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         every class has a single sample: shape ``(1,)``).
     loo_decision_ : ndarray of shape (n_samples,) or (n_samples, n_classes)
         The decision function of every training sample by the model fitted at ``alpha_``
-        without it (exact, not refitted: see :mod:`lmu_sk.ridge`).
+        without it (exact, not refitted: see :mod:`lmu_sk.ridge`). With more than
+        ``EXACT_LOO_MAX`` (3000) samples and features, of the samples ``loo_rows_`` only,
+        by the model of those samples (see ``alphas``).
+    loo_rows_ : ndarray of int or None
+        The training samples leave-one-out ran on, or ``None`` for all of them.
     temperature_ : float
         The divisor of the decision values in :meth:`predict_proba`: the one of least
         (sample-weighted) log loss of ``loo_decision_``, with targets smoothed as Platt's
@@ -648,7 +805,12 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         Y = xp.asarray(Y)
         log = self._log()
         with log.step("calibration on the leave-one-out decision values"):
-            if sample_weight is None:
+            if path.rows is not None:  # the rows leave-one-out ran on, residuals unscaled
+                rows = to_numpy(path.rows)
+                Y, indices = Y[path.rows], indices[rows]
+                sample_weight = None if sample_weight is None else sample_weight[rows]
+                residual = path.residual
+            elif sample_weight is None:
                 residual = path.residual  # Y minus the fit: no pass over the features
             else:  # the path's rows are scaled by sqrt(w), zero for zero weights
                 residual = Y - (X.astype(xp.float64, copy=False) @ path.coef.T + path.intercept)
@@ -657,6 +819,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             with np.errstate(divide="ignore", invalid="ignore"):
                 loo = to_numpy(Y - residual / (1.0 - path.leverage)[:, None])
             self.loo_decision_ = loo[:, 0] if loo.shape[1] == 1 else loo
+            self.loo_rows_ = None if path.rows is None else to_numpy(path.rows)
             logits = _logits(self.loo_decision_)
             scale, self.loo_log_loss_ = _fit_inverse_temperature(logits, indices, sample_weight)
         self.temperature_ = 1.0 / scale

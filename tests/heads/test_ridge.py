@@ -711,3 +711,60 @@ def test_the_composites_bad_class_weight_gets_the_ridge_heads_message(class_weig
         LMUClassifier(class_weight=class_weight, head=head, device="cpu").fit(X, y)
     with pytest.raises(ValueError, match="leave every sample a zero weight"):
         LMUClassifier(class_weight={0: 0, 1: 0}, head=head, device="cpu").fit(X, y)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_more_samples_than_features_by_blocks_of_rows_match_scikit_learn(monkeypatch, weighted):
+    """The primal route (the features' Gram matrix, samples projected block by block) with
+    blocks of 7 rows gives scikit-learn's fit, penalty and leave-one-out error."""
+    import lmu_sk.ridge as ridge
+
+    monkeypatch.setattr(ridge, "_BLOCK_BYTES", 8 * 12 * 7)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((500, 12)) * rng.uniform(0.5, 3, 12)
+    y = (X[:, 0] + X[:, 3] + rng.standard_normal(500)).round().clip(-2, 2).astype(int)
+    weights = rng.uniform(0.2, 3.0, 500) if weighted else None
+    ours = RidgeHeadClassifier(alphas=ALPHAS).fit(X, y, sample_weight=weights)
+    theirs = RidgeClassifierCV(alphas=ALPHAS).fit(X, y, sample_weight=weights)
+    assert ours.alpha_ == theirs.alpha_
+    # float64 Gram of 500 rows: agreement to ~1e-12 of the scale; 1e-8 leaves room
+    np.testing.assert_allclose(ours.best_score_, theirs.best_score_, rtol=1e-8)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-8)
+    np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X), atol=1e-8)
+
+
+@pytest.mark.parametrize("n_features", [50, 300])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_beyond_the_exact_size_the_penalty_comes_from_evenly_spaced_rows(
+    monkeypatch, n_features, weighted
+):
+    """With more samples and features than EXACT_LOO_MAX (here 40): the penalty is
+    RidgeClassifierCV's on 40 evenly spaced rows, the model RidgeClassifier's at that
+    penalty on every row (solved in the samples' space for 300 features, in the
+    features' space for 50), the probabilities calibrated on those rows."""
+    from sklearn.linear_model import RidgeClassifier
+
+    import lmu_sk.ridge as ridge
+
+    monkeypatch.setattr(ridge, "EXACT_LOO_MAX", 40)
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((200, n_features))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + rng.standard_normal(200) > 0, "a", "b")
+    y[::7] = "c"
+    weights = rng.uniform(0.2, 3.0, 200) if weighted else None
+    ours = RidgeHeadClassifier(alphas=ALPHAS).fit(X, y, sample_weight=weights)
+    rows = np.linspace(0, 199, 40).round().astype(int)
+    subset = RidgeClassifierCV(alphas=ALPHAS).fit(
+        X[rows], y[rows], sample_weight=None if weights is None else weights[rows]
+    )
+    assert ours.alpha_ == subset.alpha_
+    np.testing.assert_array_equal(ours.loo_rows_, rows)
+    assert ours.loo_decision_.shape == (40, 3)
+    full = RidgeClassifier(alpha=ours.alpha_).fit(X, y, sample_weight=weights)
+    # one float64 linear system of at most 300 unknowns: ~1e-12 of the scale, 1e-8 allowed
+    np.testing.assert_allclose(ours.coef_, full.coef_, atol=1e-8)
+    np.testing.assert_allclose(ours.intercept_, full.intercept_, atol=1e-8)
+    proba = ours.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert (ours.classes_[proba.argmax(axis=1)] == ours.predict(X)).all()
+    assert 0 < ours.temperature_ < np.inf

@@ -152,3 +152,28 @@ def test_gpu_path_on_the_stand_in(monkeypatch):
         assert np.mean(gpu.predict(X) == cpu.predict(X)) >= 0.95
     finally:
         clear_caches()
+
+
+@pytest.mark.parametrize("Model", [LMUClassifier, LMURegressor])
+def test_the_default_head_and_thresholds_by_training_size(monkeypatch, Model):
+    """head='auto': ridge on pooled features with 16 thresholds, with 4 beyond
+    _MANY_SAMPLES sequences, the dense head on final states beyond _RIDGE_MAX_SAMPLES
+    (both made small here)."""
+    import lmu_sk.estimators as estimators
+
+    monkeypatch.setattr(estimators, "_MANY_SAMPLES", 40)
+    monkeypatch.setattr(estimators, "_RIDGE_MAX_SAMPLES", 70)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 30))
+    y = (X[:, -5:].sum(axis=1) > 0).astype(int)
+    kinds = []
+    for n in (40, 60, 80):
+        model = Model(max_iter=5).fit(X[:n], y[:n])
+        features = model.features_
+        thresholds = getattr(features, "n_biases", None)
+        kinds.append((model.head_kind_, type(features).__name__, thresholds))
+    assert kinds == [
+        ("ridge", "LMUPooledFeatures", 16),
+        ("ridge", "LMUPooledFeatures", 4),
+        ("dense", "LMUFeatures", None),
+    ]
