@@ -104,7 +104,7 @@ def calibrate() -> None:
     import scipy.fft
 
     from lmu_sk.engine import constants, plan, run
-    from lmu_sk.engine.compiled import cpu
+    from lmu_sk.kernels import cpu
 
     print("\nCost table rates on this machine (lmu_sk.engine.plan.COSTS['cpu'])")
     rng = np.random.default_rng(2)

@@ -59,9 +59,9 @@ from ._device import get_array_module, portable_device, to_numpy
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
 from .engine import algebra, constants
-from .engine.compiled import cpu
 from .engine.plan import block_steps
 from .engine.pooling import MOMENT_POOLS, THRESHOLD_POOLS
+from .kernels import cpu
 from .neural.network import forward_rows
 
 __all__ = ["STREAM_OUTPUTS", "ClassifierStream", "DNStream", "PooledStream", "RegressorStream"]
@@ -708,7 +708,7 @@ class _WindowPools:
 
     All float64; every method returns new arrays and leaves those it is given unchanged.
     On NumPy, chunks of blocks run the batch transform's compiled kernel continued from
-    the carried pools (:func:`lmu_sk.engine.compiled.cpu.pooled_window_carried`); on
+    the carried pools (:func:`lmu_sk.kernels.cpu.pooled_window_carried`); on
     other array modules, array operations a time block at a time.
     """
 

@@ -118,7 +118,7 @@ def thresholds(U, spec, gap):
 # ----------------------------------------------------------------------------- back-ends
 def _features_cudasim(U, output):
     """The Numba-CUDA kernels on NumPy arrays (copied to the simulated device and back)."""
-    from lmu_sk.engine.compiled import cuda
+    from lmu_sk.kernels import cuda
 
     Abar, Bbar = discrete_system(ORDER, THETA)
     if isinstance(U, list):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lmu_sk.dn import discrete_system
-from lmu_sk.engine.compiled import cpu
+from lmu_sk.kernels import cpu
 
 
 def _carried(U, A_T, Bbar, biases, scale, cuts):

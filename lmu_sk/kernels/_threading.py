@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import numba
 
-from ..._logging import get_logger
+from .._logging import get_logger
 
 __all__ = ["needs_lock", "parallel_section"]
 
