@@ -38,9 +38,11 @@ __all__ = [
     "block_steps",
     "choose_route",
     "fft_length",
+    "kernel_threads",
     "plan_features",
     "plan_pooled",
     "plan_sampled_states",
+    "pooled_update_seconds",
     "rows_per_chunk",
 ]
 
@@ -51,6 +53,9 @@ METHODS = ("auto", "gemm", "fft", "recurrence")
 # MIN_CHUNK_SAMPLES samples), so that verbose progress has steps to show.
 CHUNK_SECONDS = 0.5
 MIN_CHUNK_SAMPLES = 32
+# A parallel compiled kernel with less work than this by the cost table runs on one
+# thread: waking the others costs more than they save (a stream's steps).
+PARALLEL_MIN_SECONDS = 1e-3
 # Host inputs of a GPU computation larger than this are cut into at least OVERLAP_CHUNKS
 # chunks so that the copies to the device overlap with compute.
 OVERLAP_MIN_BYTES = 64 * 1024**2
@@ -125,6 +130,25 @@ def block_steps(order: int, n_steps: int | None = None, device: str = "cpu") -> 
     if n_steps is not None:
         T = min(T, int(n_steps))
     return max(1, T)
+
+
+def pooled_update_seconds(order: int, n_biases: int, route: str, device: str) -> float:
+    """Seconds of one step of one input of a window of ``order`` states, every pool
+    (``n_biases`` thresholds) on ``route``, by the cost table (float32 for
+    'pooled_blocked'; one pool costs about this share of ``pool_seconds``, measured with
+    4 thresholds and 3 moments, and the thresholds run three pools each)."""
+    costs = COSTS[device]
+    d, pools = order, 3 * n_biases + 3
+    if route == "pooled_recurrence":
+        return d * costs.pool_seconds * pools / 7 + 2.0 * d * d / costs.recurrence_flops
+    T = block_steps(d, None, device)
+    return 2.0 * (d + T) * d / costs.gemm_flops + d * pools * costs.pool_xp_seconds
+
+
+def kernel_threads(seconds: float) -> int | None:
+    """Threads for a parallel compiled kernel of ``seconds`` of work by the cost table:
+    one below :data:`PARALLEL_MIN_SECONDS`, else all (None)."""
+    return 1 if seconds < PARALLEL_MIN_SECONDS else None
 
 
 def _is_smooth(m: int) -> bool:
@@ -417,26 +441,14 @@ def plan_pooled(
         Thresholds per state.
     """
     costs = COSTS[device]
-    # one pool costs about this share of pool_seconds (measured with 4 thresholds and 3
-    # moments) per state and step; the thresholds run three pools each
     pools = 3 * n_biases + 3
     candidates = {}
     for route in costs.pooled_routes:
-        seconds = 0.0
-        for n_inputs, d, n in windows:
-            updates = n_inputs * (n + 1)
-            if route == "pooled_recurrence":
-                seconds += updates * (
-                    d * costs.pool_seconds * pools / 7 + 2.0 * d * d / costs.recurrence_flops
-                )
-            else:
-                T = block_steps(d, n, device)
-                seconds += (
-                    (itemsize / 4.0)
-                    * updates
-                    * (2.0 * (d + T) * d / costs.gemm_flops + d * pools * costs.pool_xp_seconds)
-                )
-        candidates[route] = seconds
+        scale = itemsize / 4.0 if route == "pooled_blocked" else 1.0
+        candidates[route] = sum(
+            scale * n_inputs * (n + 1) * pooled_update_seconds(d, n_biases, route, device)
+            for n_inputs, d, n in windows
+        )
     route = min(candidates, key=candidates.get)
     seconds = candidates[route]
     order = max(d for _, d, _ in windows)

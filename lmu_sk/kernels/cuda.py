@@ -361,6 +361,7 @@ def pooled_states(
     reduce: str = "mean",
     lengths: Any = None,
     *,
+    initial_state: Any = None,
     stream: Any = None,
 ) -> Any:
     """States of the recurrence reduced over time in the same kernel, without the sequence.
@@ -375,6 +376,8 @@ def pooled_states(
     lengths : int array of shape (n_samples,), optional
         Own lengths of left-aligned, zero-padded samples: only their own steps count, and
         'last' is the state after step ``lengths[s]``.
+    initial_state : array of shape (n_samples, n_channels * order), optional
+        State before the first step (zero by default): the steps continue a sequence.
     stream : numba CUDA stream, optional
 
     Returns
@@ -384,4 +387,4 @@ def pooled_states(
     """
     if reduce not in ("mean", "max", "last"):
         raise ValueError(f"reduce must be 'mean', 'max' or 'last'; got {reduce!r}.")
-    return _run_recurrence(X, Abar, Bbar, _MODES[reduce], None, lengths, stream)
+    return _run_recurrence(X, Abar, Bbar, _MODES[reduce], initial_state, lengths, stream)
