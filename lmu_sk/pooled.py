@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -225,6 +226,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     >>> f.transform(X).shape
     (5, 280)
     """
+
+    # saved as plain data: a pickle names no class of the engine
+    _plain_attributes: ClassVar[dict] = {"spec_": (PooledSpec.to_plain, PooledSpec.from_plain)}
 
     def __init__(
         self,

@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._device import get_array_module, portable_device, to_numpy
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
-from .engine.pooling import checked_window_arrays
+from .engine.pooling import PooledSpec, checked_window_arrays
 from .engine.stream import CarriedDN, CarriedPooledFeatures
 from .neural.network import forward_rows
 
@@ -752,6 +752,16 @@ class PooledStream(_FeatureStream):
         the class notes); the others from their running pools.
         """
         return super().transform()
+
+    def __getstate__(self) -> dict:
+        saved = super().__getstate__()
+        saved["spec"] = self.spec.to_plain()  # plain data: the pickle names no engine class
+        return saved
+
+    def __setstate__(self, saved: dict) -> None:
+        if isinstance(saved["spec"], dict):
+            saved["spec"] = PooledSpec.from_plain(saved["spec"])
+        super().__setstate__(saved)
 
     def __repr__(self) -> str:
         return (

@@ -110,6 +110,35 @@ class PooledSpec:
         sizes = [w.n_features(self.n_biases, self.pools) for w in self.windows]
         return [0, *np.cumsum(sizes).tolist()]
 
+    def to_plain(self) -> dict:
+        """The spec as plain data (builtins only), as saved models hold it: a pickle then
+        names no class of the engine."""
+        return {
+            "windows": [
+                [int(w.order), float(w.theta), int(w.stride), [int(i) for i in w.inputs]]
+                for w in self.windows
+            ],
+            "transforms": [str(t) for t in self.transforms],
+            "pools": [str(p) for p in self.pools],
+            "n_biases": int(self.n_biases),
+            "discretizer": str(self.discretizer),
+        }
+
+    @classmethod
+    def from_plain(cls, data: dict) -> PooledSpec:
+        """The spec of :meth:`to_plain`'s data."""
+        windows = tuple(
+            WindowSpec(int(order), float(theta), int(stride), tuple(int(i) for i in inputs))
+            for order, theta, stride, inputs in data["windows"]
+        )
+        return cls(
+            windows,
+            tuple(data["transforms"]),
+            tuple(data["pools"]),
+            int(data["n_biases"]),
+            str(data["discretizer"]),
+        )
+
 
 def state_columns(n_biases: int, pools: tuple[str, ...]) -> np.ndarray:
     """Which of the kernels' per-state columns ``[ppv x K, mpv x K, lspv x K, mean, max,

@@ -38,6 +38,7 @@ __all__ = [
     "LearningRateSchedule",
     "PlateauLearningRate",
     "make_schedule",
+    "optimizer_from_plain",
 ]
 
 Array = Any
@@ -145,6 +146,12 @@ class BaseOptimizer:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._xp = np
+
+    def to_plain(self) -> dict[str, Any]:
+        """The optimizer as plain data (builtins and NumPy arrays), as saved models hold
+        it: a pickle then names no class of :mod:`lmu_sk.neural`
+        (:func:`optimizer_from_plain` rebuilds it)."""
+        return {"optimizer": type(self).__name__, "state": self.__getstate__()}
 
 
 class SGD(BaseOptimizer):
@@ -452,3 +459,16 @@ def make_schedule(name: str, power_t: float = 0.5) -> LearningRateSchedule:
     if name == "invscaling":
         return InverseScalingLearningRate(power_t)
     return SCHEDULES[name]()
+
+
+def optimizer_from_plain(data: dict[str, Any]) -> BaseOptimizer:
+    """The optimizer of :meth:`BaseOptimizer.to_plain`'s data, on NumPy."""
+    classes = {"SGD": SGD, "Adam": Adam}
+    name = data.get("optimizer")
+    if name not in classes:
+        raise ValueError(
+            f"Unknown optimizer {name!r} in the saved state; use one of {sorted(classes)}."
+        )
+    optimizer = classes[name].__new__(classes[name])
+    optimizer.__setstate__(dict(data["state"]))
+    return optimizer
