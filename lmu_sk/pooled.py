@@ -17,18 +17,17 @@ import numbers
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import _check_feature_names, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from . import _dask, engine
 from ._device import for_module, get_array_module, to_numpy
-from ._input import as_sequences, channels_last, check_dtype_param, check_finite_result
+from ._input import check_dtype_param, check_finite_result
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
-from ._persistence import VersionedPickleMixin
-from ._progress import ProgressBar, check_verbose
+from ._progress import ProgressBar
+from ._transformer import SequenceTransformer
 from ._typing import Result
-from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
+from .dn import validate_order_theta, warn_if_euler_unstable
 from .engine.pooling import (
     MOMENT_POOLS,
     POOLS,
@@ -126,7 +125,7 @@ def _check_names(value, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v for v in allowed if v in chosen)
 
 
-class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
+class LMUPooledFeatures(SequenceTransformer):
     """Delay Network states of many windows, pooled over time.
 
     Every channel gives up to three inputs (``transforms``): the series, its first
@@ -263,36 +262,21 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y=None):
-        """Choose the windows, build the Delay Networks and fit the thresholds.
+    def _fit_dask(self, X):
+        # the thresholds come from a few evenly spaced sequences: gather just those
+        _check_count(self.bias_samples, "bias_samples", 1)
+        self._fit_validated(_dask.evenly_spaced_rows(X, self.bias_samples))
+        return self
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_steps[, n_channels]) or list of sequences
-        y : ignored
-
-        Returns
-        -------
-        self
-        """
-        if _dask.is_dask_array(X):
-            # the thresholds come from a few evenly spaced sequences: gather just those
-            _check_count(self.bias_samples, "bias_samples", 1)
-            X = _dask.evenly_spaced_rows(X, self.bias_samples)
-        U = self._validate_input(X, reset=True)
+    def _fit(self, U):
+        """Choose the windows, build the Delay Networks and fit the thresholds."""
         n_steps = max(len(u) for u in U) if isinstance(U, list) else U.shape[1]
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
         n_biases = _check_count(self.n_biases, "n_biases (the number of quantile thresholds)", 1)
         _check_count(self.bias_samples, "bias_samples", 1)
         transforms = _check_names(self.transforms, "transforms", TRANSFORMS)
         pools = _check_names(self.pools, "pools", POOLS)
-        if self.discretizer not in DISCRETIZERS:
-            raise ValueError(
-                f"Unknown discretizer {self.discretizer!r}; use one of {DISCRETIZERS}."
-            )
         budget = resolve_budget(self.max_memory)
-        get_array_module(self.device)
-        check_verbose(self.verbose)
         thetas = default_thetas(n_steps) if self.thetas is None else _check_thetas(self.thetas)
         if self.order is None:
             orders = default_orders(thetas, n_channels)
@@ -326,13 +310,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.n_features_out_ = spec.n_features
         return self
 
-    def _channels_last(self, X):
-        return channels_last(X, self.channels_first, type(self).__name__)
-
-    def _validate_input(self, X, reset: bool):
-        _check_feature_names(self, X, reset=reset)
-        X = self._channels_last(X)
-        return as_sequences(X, check_dtype_param(self.dtype), type(self).__name__, True)
+    def _input_dtype(self, dtype):
+        return check_dtype_param(self.dtype)  # a dtype asked for is the features' only
 
     def _check_memory(self, spec: PooledSpec, budget: int) -> None:
         """Refuse, before allocating, thresholds and features that exceed ``max_memory``."""
@@ -396,22 +375,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         """
         return self._transform(X, self.return_gpu_arrays)
 
-    def _transform(self, X, return_gpu_arrays: bool, dtype=None):
-        """:meth:`transform`, in ``dtype`` where given (the estimators ask for float64, which
-        their ridge head computes in: the compiled kernel then writes its float64 pools
-        straight into the features)."""
-        check_is_fitted(self)
-        if _dask.is_dask_array(X):
-            return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
-        verbose = check_verbose(self.verbose)
-        U = self._validate_input(X, reset=False)
-        n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
-        if n_channels != self.n_channels_:
-            raise ValueError(
-                f"X has {n_channels} channel(s) but {type(self).__name__} was fitted with "
-                f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
-                "the last axis, or fit again."
-            )
+    def _features(self, U, return_gpu_arrays: bool, dtype=None, progress: bool = False):
+        """The features of the validated ``U``, in ``dtype`` where given (the estimators ask
+        for float64, which their ridge head computes in: the compiled kernel then writes
+        its float64 pools straight into the features)."""
         if dtype is None:
             dtype = check_dtype_param(self.dtype) or (
                 U[0].dtype if isinstance(U, list) else U.dtype
@@ -419,7 +386,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         xp = get_array_module(self.device)
         U = for_module(U, xp)
         bar = ProgressBar(
-            len(U), enabled=verbose, unit="sequences", label=f"{type(self).__name__}: "
+            len(U), enabled=progress, unit="sequences", label=f"{type(self).__name__}: "
         )
         with bar:
             out = engine.pooled_features(
@@ -467,9 +434,3 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                     f"w{w}_{x}_m{i}_{p}" for x in fed for p in ("top", "bottom") for i in range(d)
                 ]
         return np.asarray(names, dtype=object)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.three_d_array = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
