@@ -11,7 +11,8 @@ Every choice comes from one cost table per device (:data:`COSTS`) and one set of
 * **FFT length**: the smallest even ``2^a 3^b 5^c 7^d >= 2 n - 1``;
 * **rows per chunk**: the working memory one sample needs on its route, against the
   memory budget (and on a GPU the free device memory and the pinned host buffers), and
-  about :data:`CHUNK_SECONDS` of work by the cost table so that progress has steps.
+  about :data:`CHUNK_SECONDS` of work by the cost table so that progress has steps, by
+  the package's one rows-per-budget rule (:func:`rows_within`).
 
 The cost of a route, per row (one channel of one sample), is its flops at the rate the
 table gives for that kind of work plus its memory traffic at the table's bandwidth. The
@@ -43,7 +44,7 @@ __all__ = [
     "plan_pooled",
     "plan_sampled_states",
     "pooled_update_seconds",
-    "rows_per_chunk",
+    "rows_within",
 ]
 
 OUTPUTS = ("final", "sequence", "mean", "max")
@@ -254,30 +255,42 @@ def _working_bytes(
     return int(work) + 1
 
 
-def rows_per_chunk(
-    n_samples: int,
-    bytes_per_sample: float,
-    budget: int,
-    seconds_per_sample: float,
-    what: str,
-    fix: str,
+def rows_within(
+    budget: float,
+    bytes_per_row: float,
+    n_rows: int | None = None,
+    *,
+    seconds_per_row: float | None = None,
+    what: str | None = None,
+    fix: str = "",
 ) -> int:
-    """Samples per chunk: within ``budget`` and about :data:`CHUNK_SECONDS` of work.
+    """Rows at a time within a memory budget: the package's one rows-per-budget rule.
+
+    As many rows as ``budget`` holds at ``bytes_per_row`` each, at most ``n_rows``, and at
+    least one. With ``seconds_per_row`` (by the cost table), also about
+    :data:`CHUNK_SECONDS` of work (at least :data:`MIN_CHUNK_SAMPLES` rows), so that
+    progress has steps. The chunk loop, the streams' groups of rows, the blocks of dask
+    arrays and the command line's batches all size themselves by it.
 
     Raises
     ------
     MemoryBudgetError
-        A ValueError, if a single sample does not fit the budget, naming ``what`` and
-        ``fix``.
+        A ValueError, when ``what`` is given and a single row does not fit ``budget``,
+        naming ``what`` and ``fix``.
     """
-    rows = int(budget // max(bytes_per_sample, 1))
-    if rows < 1:
+    rows = int(budget // max(bytes_per_row, 1))
+    if rows < 1 and what is not None:
         raise MemoryBudgetError(
-            f"{what} needs {format_bytes(bytes_per_sample)} of working memory for a single "
+            f"{what} needs {format_bytes(bytes_per_row)} of working memory for a single "
             f"sequence but max_memory allows {format_bytes(budget)}; raise max_memory{fix}."
         )
-    by_time = int(min(CHUNK_SECONDS / max(seconds_per_sample, 1e-15), n_samples))
-    return max(1, min(rows, max(MIN_CHUNK_SAMPLES, by_time), max(n_samples, 1)))
+    if seconds_per_row is not None:
+        limit = math.inf if n_rows is None else n_rows
+        by_time = int(min(CHUNK_SECONDS / max(seconds_per_row, 1e-15), limit))
+        rows = min(rows, max(MIN_CHUNK_SAMPLES, by_time))
+    if n_rows is not None:
+        rows = min(rows, max(int(n_rows), 1))
+    return max(1, rows)
 
 
 @dataclass(frozen=True)
@@ -320,7 +333,7 @@ def _host_staging(
 ) -> int:
     """Samples per chunk that the pinned host buffers of a GPU computation allow."""
     per_sample = 2 * ((in_row if host_in else 0) + (out_row if host_out else 0))
-    rows = budget // per_sample if per_sample else n_samples
+    rows = rows_within(budget, per_sample, n_samples) if per_sample else n_samples
     if host_in and n_samples * in_row > OVERLAP_MIN_BYTES:
         rows = min(rows, -(-n_samples // OVERLAP_CHUNKS))
     return max(1, int(rows))
@@ -375,13 +388,13 @@ def plan_features(
         fix = ""
     else:
         fix = " or use method='recurrence', which needs almost none"
-    rows = rows_per_chunk(
-        n_samples,
-        per_sample,
+    rows = rows_within(
         limit,
-        seconds,
-        f"method={method if route != 'blocked' else 'gemm'!r}",
-        fix,
+        per_sample,
+        n_samples,
+        seconds_per_row=seconds,
+        what=f"method={method if route != 'blocked' else 'gemm'!r}",
+        fix=fix,
     )
     if device == "gpu":
         out_row = n_channels * order * itemsize * (n_steps if output == "sequence" else 1)
@@ -466,8 +479,13 @@ def plan_pooled(
     if device == "gpu":
         per_sample += 2 * n_raw_steps * n_channels * itemsize
     limit = _gpu_budget(budget, device_budget, costs) if device == "gpu" else budget
-    rows = rows_per_chunk(
-        n_samples, per_sample, limit, seconds, "LMUPooledFeatures", " or use shorter sequences"
+    rows = rows_within(
+        limit,
+        per_sample,
+        n_samples,
+        seconds_per_row=seconds,
+        what="LMUPooledFeatures",
+        fix=" or use shorter sequences",
     )
     if device == "gpu":
         in_row = n_raw_steps * n_channels * itemsize
@@ -532,7 +550,7 @@ def plan_sampled_states(
             f"Fitting the thresholds needs {format_bytes(smallest)} of working memory for a "
             f"single sequence but max_memory allows {format_bytes(budget)}; raise max_memory."
         )
-    rows = max(1, min(n_samples, int(budget // (inputs + per_step * min(n_steps, 1024)))))
+    rows = rows_within(budget, inputs + per_step * min(n_steps, 1024), n_samples)
     window = int((budget - rows * inputs) // (rows * per_step))
     window = max(T, min(n_steps, window // T * T))
     return rows, window

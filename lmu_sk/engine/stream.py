@@ -44,7 +44,7 @@ import numpy as np
 
 from ..kernels import cpu
 from . import algebra, constants
-from .plan import COSTS, block_steps, kernel_threads, pooled_update_seconds
+from .plan import COSTS, block_steps, kernel_threads, pooled_update_seconds, rows_within
 from .pooling import THRESHOLD_POOLS, WindowSpec
 
 __all__ = [
@@ -193,7 +193,7 @@ class CarriedDN:
         n_rows = rows.shape[0]
         new_max = maximum.copy()
         new_state = xp.empty((n_rows, d), self.dtype)
-        group = max(1, _BLOCK_BYTES // (block * d * self.dtype.itemsize))
+        group = rows_within(_BLOCK_BYTES, block * d * self.dtype.itemsize, n_rows)
         for r0 in range(0, n_rows, group):
             r1 = min(n_rows, r0 + group)
             G = None
@@ -334,7 +334,7 @@ class CarriedPools:
         K = biases.shape[-1]
         flat = [a.reshape(n * k, *a.shape[2:]) for a in pools]
         flat[3] = flat[3].reshape(n * k, 2, d)
-        group = max(1, _BLOCK_BYTES // (k * block * d * (32 + 26 * K)))
+        group = rows_within(_BLOCK_BYTES, k * block * d * (32 + 26 * K), n)
         for s0 in range(0, n, group):
             part = slice(s0 * k, min(n, s0 + group) * k)
             algebra.pool_blocks(
