@@ -20,7 +20,7 @@ import os
 import platform
 
 import numpy as np
-from _timing import best_time, report
+from _timing import best_time, blas_in_use, report
 
 from lmu_sk import LMUFeatures
 from lmu_sk.dn import discrete_system, impulse_response
@@ -104,7 +104,7 @@ def calibrate() -> None:
     import scipy.fft
 
     from lmu_sk.engine import constants, plan, run
-    from lmu_sk.engine.compiled import cpu
+    from lmu_sk.kernels import cpu
 
     print("\nCost table rates on this machine (lmu_sk.engine.plan.COSTS['cpu'])")
     rng = np.random.default_rng(2)
@@ -174,6 +174,7 @@ def main() -> None:
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"numpy {np.__version__}, load average {os.getloadavg()[0]:.1f}"
     )
+    print(blas_in_use())
     if args.calibrate:
         calibrate()
         return

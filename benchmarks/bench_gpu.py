@@ -301,8 +301,9 @@ def bench_all_states(cp, sizes: Sizes, limits: dict, goal: str = "") -> None:
 def bench_numba(cp, n_samples: int, order: int = 64, n_steps: int = 784) -> None:
     try:
         from numba import cuda
+        from ragged_kernel import ragged_final_states
 
-        from lmu_sk.engine.compiled import cuda as cuda_numba
+        from lmu_sk.kernels import cuda as cuda_numba
     except ImportError as exc:
         print(f"\n== Numba-CUDA kernels: skipped ({exc}) ==")
         return
@@ -325,8 +326,8 @@ def bench_numba(cp, n_samples: int, order: int = 64, n_steps: int = 784) -> None
 
     pairs = [
         (
-            "ragged final",
-            lambda: cuda_numba.ragged_final_states(X, lengths, H_dev),
+            "ragged final (benchmarks/ragged_kernel.py)",
+            lambda: ragged_final_states(X, lengths, H_dev),
             lambda: algebra.final_states(
                 algebra.rows(algebra.right_align(X, lengths, cp), cp), H_rev, cp
             ),

@@ -46,6 +46,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _timing import blas_in_use
 from sklearn.exceptions import ConvergenceWarning
 
 try:
@@ -361,6 +362,7 @@ def main(argv: list[str] | None = None) -> dict:
         "--accuracy-steps", type=float, default=1e6, help="single-step updates compared"
     )
     args = parser.parse_args(argv)
+    print(blas_in_use())
     results: dict = {}
     if args.part in ("speed", "all"):
         speed(args, results)

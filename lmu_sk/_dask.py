@@ -4,7 +4,9 @@ Every sequence is independent of the others, so the features of a ``dask.array.A
 computed block by block with ``map_blocks``: one task per chunk of rows, each running the
 fitted (small, pickled) feature transformer on its block wherever the scheduler puts it.
 The time and channel axes must be whole in every block; :func:`blocks_of` merges them and
-sizes the row chunks so that one block stays within the memory budget.
+sizes the row chunks so that a block (its inputs and features) takes at most half of
+``max_memory``; the task's transformer works within the rest, so that a task stays
+within ``max_memory``.
 
 The tools here serve the transformers and the composites, which call them; nothing here
 imports an estimator. A composite fits on dask features either by gathering them (when
@@ -28,6 +30,7 @@ import numpy as np
 from ._device import get_array_module, is_dask_array, is_device_array
 from ._input import check_dtype_param
 from ._memory import format_bytes, resolve_budget
+from .engine.plan import rows_within
 from .neural.training import RowBlocks
 
 __all__ = [
@@ -102,19 +105,18 @@ def blocks_of(X, out_values_per_row: int, dtype: np.dtype, budget: int):
     """``X`` (3-D) rechunked so that every block holds whole sequences and fits ``budget``.
 
     The rule: the time and channel axes become single chunks. Row chunks that are already
-    small enough are kept; otherwise rows are cut into chunks of
-    ``budget // bytes_per_row`` rows, where a row costs its input and its features. A single
-    sequence larger than the budget is an error.
+    small enough are kept; otherwise rows are cut into chunks of as many rows as
+    ``budget`` holds (:func:`lmu_sk.engine.plan.rows_within`), where a row costs its input
+    and its features. A single sequence larger than the budget is an error.
     """
     _, n_steps, n_channels = X.shape
     row_bytes = (n_steps * n_channels + out_values_per_row) * dtype.itemsize
-    if row_bytes > budget:
-        raise ValueError(
-            f"One sequence and its features need {format_bytes(row_bytes)}, more than the "
-            f"memory budget of {format_bytes(budget)} per block; raise max_memory or use "
-            "output='final' / 'mean' / 'max' instead of 'sequence'."
-        )
-    rows_fit = max(1, budget // row_bytes)
+    rows_fit = rows_within(
+        budget,
+        row_bytes,
+        what="A block of sequences and their features",
+        fix=" or use output='final' / 'mean' / 'max' instead of 'sequence'",
+    )
     row_chunks = X.chunks[0]
     whole = len(X.chunks[1]) == 1 and len(X.chunks[2]) == 1
     if whole and max(row_chunks) <= rows_fit:
@@ -194,7 +196,14 @@ def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
         np.zeros((1, *U.shape[1:]), in_dtype), **{**options, "transformer": on_cpu}
     )
     per_row = int(np.prod(probe.shape[1:]))
-    U = blocks_of(U.astype(in_dtype), per_row, in_dtype, resolve_budget(transformer.max_memory))
+    # a task holds its block (inputs and features, at most half the budget) and the
+    # transformer's working memory, given the rest: together within max_memory
+    budget = resolve_budget(transformer.max_memory)
+    U = blocks_of(U.astype(in_dtype), per_row, in_dtype, budget // 2)
+    block_bytes = max(U.chunks[0]) * (int(np.prod(U.shape[1:])) + per_row) * in_dtype.itemsize
+    within = copy.copy(transformer)
+    within.max_memory = int(budget - block_bytes)
+    options["transformer"] = within
     xp = _meta_module(U, transformer, return_gpu_arrays)
     chunks = (U.chunks[0], *((size,) for size in probe.shape[1:]))
     return da.map_blocks(

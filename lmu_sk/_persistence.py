@@ -11,19 +11,48 @@ estimators) and checks it at load time:
 * lacking a parameter that the running version's class has (saved by a version from before
   that parameter existed): cannot work here, so loading raises ``pickle.UnpicklingError``
   naming the parameters and both versions, instead of an ``AttributeError`` at ``predict``.
+
+A pickle names the module of every class it holds, and loading imports it: each such name
+is a promise that the module stays. Saved estimators and streams name only the modules of
+:data:`PICKLED_MODULES` (and the packages of :data:`PICKLED_PACKAGES`); what they hold of
+the internal packages (the pooled features' ``spec_``, the dense head's optimizer and
+training history) is saved as plain data (a class's ``_plain_attributes``).
 """
 
 from __future__ import annotations
 
 import pickle
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from sklearn.exceptions import InconsistentVersionWarning as _SklearnVersionWarning
 
 from ._version import __version__
 
-__all__ = ["InconsistentVersionWarning", "VersionedPickleMixin"]
+__all__ = [
+    "PICKLED_MODULES",
+    "PICKLED_PACKAGES",
+    "InconsistentVersionWarning",
+    "VersionedPickleMixin",
+]
+
+#: The modules of lmu_sk a saved estimator or stream may name: the public modules of the
+#: estimators, the heads and the streams, whose classes users save (kept where they are
+#: for every model saved so far to load). The internal packages (``lmu_sk.kernels``,
+#: ``lmu_sk.engine``, ``lmu_sk.neural``, ``lmu_sk.cli``) are not on it.
+PICKLED_MODULES = (
+    "lmu_sk.aeon",
+    "lmu_sk.estimators",
+    "lmu_sk.features",
+    "lmu_sk.head",
+    "lmu_sk.pooled",
+    "lmu_sk.ridge",
+    "lmu_sk.streaming",
+)
+#: The other packages whose objects saved estimators hold: NumPy's arrays, dtypes and random
+#: generators, scikit-learn's label binarizer.
+PICKLED_PACKAGES = ("numpy", "sklearn")
 
 #: The key of the saved state that holds the lmu_sk version.
 VERSION_KEY = "_lmu_sk_version"
@@ -104,9 +133,18 @@ class VersionedPickleMixin:
     extends ``BaseEstimator.__getstate__`` and ``__setstate__`` through ``super()``.
     """
 
+    def _plain(self) -> dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]:
+        """The attributes saved as plain data instead of the objects they hold: a class's
+        ``_plain_attributes``, ``{name: (to_plain, from_plain)}`` (none by default). An
+        object saved before (an older pickle) loads as it is."""
+        return getattr(type(self), "_plain_attributes", {})
+
     def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()  # type: ignore[misc]
-        return {**state, VERSION_KEY: __version__}
+        state = {**super().__getstate__(), VERSION_KEY: __version__}  # type: ignore[misc]
+        for name, (to_plain, _) in self._plain().items():
+            if state.get(name) is not None:
+                state[name] = to_plain(state[name])
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
@@ -134,4 +172,7 @@ class VersionedPickleMixin:
                 ),
                 stacklevel=2,
             )
+        for attribute, (_, from_plain) in self._plain().items():
+            if isinstance(state.get(attribute), dict):
+                state[attribute] = from_plain(state[attribute])
         super().__setstate__(state)  # type: ignore[misc]

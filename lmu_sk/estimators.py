@@ -76,9 +76,12 @@ def _features_of(
     ``memory`` cache's key). ``float64`` returns the features in float64 whatever the
     transformer's dtype.
     """
-    transformer = _make_transformer(transformer_params, verbose).fit(X, y)
+    transformer = _make_transformer(transformer_params, verbose)
     dtype = np.float64 if float64 else None
-    return transformer, transformer._transform(X, return_gpu_arrays=on_device, dtype=dtype)
+    # X validated once, for both
+    return transformer, transformer._fit_transform(
+        X, return_gpu_arrays=on_device, dtype=dtype, y=y
+    )
 
 
 def _fitted_order(features) -> int:

@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import _check_feature_names, check_is_fitted
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from . import _dask, engine
 from ._device import device_key, for_module, get_array_module
-from ._input import (
-    as_sequences,
-    channels_last,
-    check_dtype_param,
-    check_finite_result,
-    check_output_container,
-    from_nested,
-)
+from ._input import check_finite_result, check_output_container
 from ._logging import get_logger
 from ._memory import resolve_budget
-from ._persistence import VersionedPickleMixin
-from ._progress import ProgressBar, check_verbose
-from ._threads import limits_threads
+from ._progress import ProgressBar
+from ._transformer import SequenceTransformer
 from ._typing import Result
-from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
+from .dn import validate_order_theta, warn_if_euler_unstable
 from .engine import constants
 from .streaming import DNStream
 
@@ -47,7 +39,7 @@ def default_order(n_steps: int, n_channels: int) -> int:
 logger = get_logger(__name__)
 
 
-class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
+class LMUFeatures(SequenceTransformer):
     """Legendre Memory Unit Delay Network features of sequences.
 
     Every channel of a sequence drives its own Delay Network (DN) of ``order`` states, a
@@ -84,10 +76,10 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         available when ``transform`` runs.
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one and the CPU otherwise;
-        'gpu' requires one (``pip install "lmu_sk[gpu-cuda12]"`` or ``gpu-cuda13``).
+        'gpu' requires one (``pip install ".[gpu-cuda12]"`` or ``".[gpu-cuda13]"`` in the
+        checkout).
     return_gpu_arrays : bool, default=False
-        On the GPU, return CuPy arrays instead of NumPy arrays (C-contiguous:
-        ``torch.from_dlpack`` and ``jax.numpy.from_dlpack`` take them without a copy).
+        On the GPU, return CuPy arrays instead of NumPy arrays.
     channels_first : bool or None, default=None
         Layout of 3-D input. ``True``: ``(n_samples, n_channels, n_steps)`` as aeon and
         sktime hold it (``aeon.datasets.load_classification``), or a list of
@@ -99,6 +91,7 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         the samples (or per 10 s) elsewhere. Results do not change. Dask arrays are
         computed lazily and show none (use ``dask.diagnostics.ProgressBar``). Route and
         chunk choices are logged at DEBUG level on the ``'lmu_sk'`` logger.
+
     n_jobs : int or None, default=None
         CPU threads of the compiled kernels (Numba) and of BLAS during ``fit``,
         ``transform`` and ``fit_transform``, restored afterwards. ``None`` keeps the
@@ -173,55 +166,29 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
+    _parameter_constraints: ClassVar[dict] = {
+        **SequenceTransformer._parameter_constraints,
+        "output": [StrOptions(set(engine.OUTPUTS))],
+        "method": [StrOptions(set(engine.METHODS))],
+    }
+    _finite_input_first = False  # the features are checked instead (check_finite_result)
+
     def _checked_order_theta(self, n_steps: int, n_channels: int) -> tuple[int, float]:
-        if self.discretizer not in DISCRETIZERS:
-            raise ValueError(
-                f"Unknown discretizer {self.discretizer!r}; use one of {DISCRETIZERS}."
-            )
-        if self.output not in engine.OUTPUTS:
-            raise ValueError(f"Unknown output {self.output!r}; use one of {engine.OUTPUTS}.")
-        if self.method not in engine.METHODS:
-            raise ValueError(f"Unknown method {self.method!r}; use one of {engine.METHODS}.")
-        check_dtype_param(self.dtype)
-        resolve_budget(self.max_memory)
-        check_verbose(self.verbose)
         theta = float(n_steps) if self.theta is None else self.theta
         order = default_order(n_steps, n_channels) if self.order is None else self.order
         return validate_order_theta(order, theta)
 
-    @limits_threads
-    def fit(self, X, y=None) -> Self:
-        """Check ``X`` and the parameters and build the Delay Network.
+    def _check_params(self, fitting: bool) -> None:
+        if not fitting:  # the fitted order and theta are used; the parameters still checked
+            self._checked_order_theta(self.n_steps_, self.n_channels_)
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_steps[, n_channels]) or list of sequences
-        y : ignored
+    def _check_container(self) -> None:
+        """Refuse ``set_output`` to pandas for the 3-D 'sequence' features, clearly."""
+        check_output_container(self, 3 if self.output == "sequence" else 2)
 
-        Returns
-        -------
-        self
-        """
-        if _dask.is_dask_array(X):
-            return _dask.fit_features(self, self._channels_last(X))
-        self._fit(self._validate_input(X, reset=True, check_finite=True))
-        return self
+    def _fit_dask(self, X) -> Self:
+        return _dask.fit_features(self, self._channels_last(X))
 
-    @limits_threads
-    def fit_transform(self, X, y=None) -> Result:  # pyright: ignore[reportIncompatibleMethodOverride]
-        """Fit and return the features of ``X``, validating ``X`` once.
-
-        Returns
-        -------
-        See :meth:`transform`.
-        """
-        self._check_container()
-        if _dask.is_dask_array(X):
-            return self.fit(X)._transform(X, self.return_gpu_arrays)
-        U = self._validate_input(X, reset=True, check_finite=False)
-        return self._fit(U)._features(U, progress=check_verbose(self.verbose))
-
-    @limits_threads
     def transform(self, X) -> Result:
         """Delay Network features of ``X``.
 
@@ -236,50 +203,14 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         (n_samples, n_steps, n_channels * order) (a list of arrays for sequences of
         different lengths).
         """
-        self._check_container()
-        return self._transform(X, self.return_gpu_arrays)
+        return super().transform(X)
 
-    def _check_container(self) -> None:
-        """Refuse ``set_output`` to pandas for the 3-D 'sequence' features, clearly."""
-        check_output_container(self, 3 if self.output == "sequence" else 2)
-
-    def _transform(self, X, return_gpu_arrays: bool, dtype=None):
-        """:meth:`transform`, returning CuPy arrays when computed on a GPU and asked to.
-
-        ``dtype`` overrides the compute dtype (the estimators predict in float64).
-        """
-        check_is_fitted(self)
-        # parameters set after fit are checked too; the fitted order and theta are used
-        self._checked_order_theta(self.n_steps_, self.n_channels_)
-        if _dask.is_dask_array(X):
-            return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
-        U = self._validate_input(X, reset=False, check_finite=False, dtype=dtype)
-        n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
-        if n_channels != self.n_channels_:
-            raise ValueError(
-                f"X has {n_channels} channel(s) but LMUFeatures was fitted with "
-                f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
-                "the last axis, or fit again."
-            )
-        return self._features(U, return_gpu_arrays, progress=check_verbose(self.verbose))
-
-    def _channels_last(self, X):
-        return channels_last(X, self.channels_first, type(self).__name__)
-
-    def _validate_input(self, X, reset: bool, check_finite: bool, dtype=None):
-        X = from_nested(X, self.channels_first)
-        _check_feature_names(self, X, reset=reset)
-        X = self._channels_last(X)
-        dtype = check_dtype_param(self.dtype if dtype is None else dtype)
-        return as_sequences(X, dtype, type(self).__name__, check_finite)
-
-    def _fit(self, U):
+    def _fit(self, U, y=None):
         if isinstance(U, list):
             n_steps, n_channels = max(len(u) for u in U), U[0].shape[1]
         else:
             n_steps, n_channels = U.shape[1], U.shape[2]
         self.order_, self.theta_ = self._checked_order_theta(n_steps, n_channels)
-        get_array_module(self.device)
         warn_if_euler_unstable(self.order_, self.theta_, self.discretizer)
         self.n_features_in_ = n_steps
         self.n_steps_ = n_steps
@@ -294,14 +225,12 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         self.input_matrix_ = np.array(Bbar)
         return self
 
-    def _features(self, U, return_gpu_arrays: bool | None = None, progress: bool = False):
-        """Features of validated inputs ``U``, checked to be finite.
+    def _features(self, U, return_gpu_arrays: bool, dtype=None, progress: bool = False):
+        """Features of validated inputs ``U`` (in the compute dtype), checked to be finite.
 
         With ``progress`` a :class:`~lmu_sk._progress.ProgressBar` over the samples is
-        shown on standard error (the dask blocks call this without).
+        shown on standard error.
         """
-        if return_gpu_arrays is None:
-            return_gpu_arrays = self.return_gpu_arrays
         order = self.order_
         budget = resolve_budget(self.max_memory)
         xp = get_array_module(self.device)
@@ -343,10 +272,3 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         return np.asarray(
             [f"c{k}_m{i}" for k in range(self.n_channels_) for i in range(order)], dtype=object
         )
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.three_d_array = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        tags.requires_fit = True
-        return tags

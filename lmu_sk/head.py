@@ -65,7 +65,7 @@ from ._input import check_device_matrix, is_device_array
 from ._persistence import VersionedPickleMixin
 from .neural.activations import HIDDEN_ACTIVATIONS
 from .neural.network import DenseNetwork, forward_pass
-from .neural.optimizers import SGD, Adam, make_schedule
+from .neural.optimizers import SGD, Adam, BaseOptimizer, make_schedule, optimizer_from_plain
 from .neural.training import (
     BlockBatches,
     RowBatches,
@@ -90,6 +90,12 @@ class _BaseDenseHead(BaseEstimator):
 
     # check_array's dtype for y and y_val: labels of any type, or numbers
     _y_dtype: ClassVar[str | None] = None
+
+    # saved as plain data: a pickle names no class of lmu_sk.neural
+    _plain_attributes: ClassVar[dict] = {
+        "_optimizer": (BaseOptimizer.to_plain, optimizer_from_plain),
+        "_history": (TrainingHistory.to_plain, TrainingHistory.from_plain),
+    }
 
     _parameter_constraints: ClassVar[dict] = {
         "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],

@@ -15,28 +15,21 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import _check_feature_names, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from . import _dask, engine
 from ._device import for_module, get_array_module, to_numpy
-from ._input import (
-    as_sequences,
-    channels_last,
-    check_dtype_param,
-    check_finite_result,
-    from_nested,
-)
+from ._input import check_dtype_param, check_finite_result
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
-from ._persistence import VersionedPickleMixin
-from ._progress import ProgressBar, check_verbose
+from ._progress import ProgressBar
 from ._screening import channel_scores, choose_channels
-from ._threads import limits_threads
+from ._transformer import SequenceTransformer
 from ._typing import Result
-from .dn import DISCRETIZERS, validate_order_theta, warn_if_euler_unstable
+from .dn import validate_order_theta, warn_if_euler_unstable
 from .engine.pooling import (
     MOMENT_POOLS,
     POOLS,
@@ -178,7 +171,7 @@ def _check_state_range(U, orders: np.ndarray, transforms: tuple[str, ...]) -> No
         )
 
 
-class LMUPooledFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
+class LMUPooledFeatures(SequenceTransformer):
     """Delay Network states of many windows, pooled over time.
 
     Every channel gives up to three inputs (``transforms``): the series, its first
@@ -304,6 +297,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     (5, 280)
     """
 
+    # saved as plain data: a pickle names no class of the engine
+    _plain_attributes: ClassVar[dict] = {"spec_": (PooledSpec.to_plain, PooledSpec.from_plain)}
+
     def __init__(
         self,
         order=None,
@@ -341,39 +337,23 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fit
-    @limits_threads
-    def fit(self, X, y=None):
-        """Choose the windows, build the Delay Networks and fit the thresholds.
+    def _fit_dask(self, X):
+        # the thresholds come from a few evenly spaced sequences: gather just those (the
+        # channels are not screened: every one is kept)
+        _check_count(self.bias_samples, "bias_samples", 1)
+        self._fit_validated(_dask.evenly_spaced_rows(X, self.bias_samples))
+        return self
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_steps[, n_channels]) or list of sequences
-        y : array-like of shape (n_samples,), optional
-            The target (class labels or values): used only to screen the channels
-            (``channels``).
-
-        Returns
-        -------
-        self
-        """
-        if _dask.is_dask_array(X):
-            # the thresholds come from a few evenly spaced sequences: gather just those
-            _check_count(self.bias_samples, "bias_samples", 1)
-            X = _dask.evenly_spaced_rows(X, self.bias_samples)
-        U = self._validate_input(X, reset=True)
+    def _fit(self, U, y=None):
+        """Choose the channels and the windows, build the Delay Networks and fit the
+        thresholds; ``y`` (one target per sequence) screens many channels."""
         n_steps = max(len(u) for u in U) if isinstance(U, list) else U.shape[1]
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
         n_biases = _check_count(self.n_biases, "n_biases (the number of quantile thresholds)", 1)
         _check_count(self.bias_samples, "bias_samples", 1)
         transforms = _check_names(self.transforms, "transforms", TRANSFORMS)
         pools = _check_names(self.pools, "pools", POOLS)
-        if self.discretizer not in DISCRETIZERS:
-            raise ValueError(
-                f"Unknown discretizer {self.discretizer!r}; use one of {DISCRETIZERS}."
-            )
         budget = resolve_budget(self.max_memory)
-        get_array_module(self.device)
-        check_verbose(self.verbose)
         thetas = default_thetas(n_steps) if self.thetas is None else _check_thetas(self.thetas)
         kept, scores = self._choose_channels(U, y, n_steps, n_channels)
         if self.order is None:
@@ -460,14 +440,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         )
         return kept, scores
 
-    def _channels_last(self, X):
-        return channels_last(X, self.channels_first, type(self).__name__)
-
-    def _validate_input(self, X, reset: bool):
-        X = from_nested(X, self.channels_first)
-        _check_feature_names(self, X, reset=reset)
-        X = self._channels_last(X)
-        return as_sequences(X, check_dtype_param(self.dtype), type(self).__name__, True)
+    def _input_dtype(self, dtype):
+        return check_dtype_param(self.dtype)  # a dtype asked for is the features' only
 
     def _check_memory(self, spec: PooledSpec, budget: int) -> None:
         """Refuse, before allocating, thresholds and features that exceed ``max_memory``."""
@@ -517,7 +491,6 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return biases, scales
 
     # ------------------------------------------------------------------ transform
-    @limits_threads
     def transform(self, X) -> Result:
         """Pooled multi-scale Delay Network features of ``X``.
 
@@ -530,24 +503,12 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         -------
         ndarray of shape (n_samples, ``n_features_out_``)
         """
-        return self._transform(X, self.return_gpu_arrays)
+        return super().transform(X)
 
-    def _transform(self, X, return_gpu_arrays: bool, dtype=None):
-        """:meth:`transform`, in ``dtype`` where given (the estimators ask for float64, which
-        their ridge head computes in: the compiled kernel then writes its float64 pools
-        straight into the features)."""
-        check_is_fitted(self)
-        if _dask.is_dask_array(X):
-            return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
-        verbose = check_verbose(self.verbose)
-        U = self._validate_input(X, reset=False)
-        n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
-        if n_channels != self.n_channels_:
-            raise ValueError(
-                f"X has {n_channels} channel(s) but {type(self).__name__} was fitted with "
-                f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
-                "the last axis, or fit again."
-            )
+    def _features(self, U, return_gpu_arrays: bool, dtype=None, progress: bool = False):
+        """The features of the validated ``U``, in ``dtype`` where given (the estimators ask
+        for float64, which their ridge head computes in: the compiled kernel then writes
+        its float64 pools straight into the features)."""
         _check_state_range(U, self.orders_, tuple(self.spec_.transforms))
         if dtype is None:
             dtype = check_dtype_param(self.dtype) or (
@@ -556,7 +517,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         xp = get_array_module(self.device)
         U = for_module(U, xp)
         bar = ProgressBar(
-            len(U), enabled=verbose, unit="sequences", label=f"{type(self).__name__}: "
+            len(U), enabled=progress, unit="sequences", label=f"{type(self).__name__}: "
         )
         with bar:
             out = engine.pooled_features(
@@ -604,9 +565,3 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                     f"w{w}_{x}_m{i}_{p}" for x in fed for p in ("top", "bottom") for i in range(d)
                 ]
         return np.asarray(names, dtype=object)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.three_d_array = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags

@@ -6,41 +6,21 @@ maximum for 'max', the pools of :class:`~lmu_sk.pooled.LMUPooledFeatures`. After
 update it answers what its estimator answers for the sequences seen so far (their
 *prefix*): a stream of a classifier is an early classifier.
 
-One step is one matrix product with the state kept next to its input slot, for the
-increment of the state (smaller than the state, so rounded less)::
-
-    m_{t+1} = m_t + [m_t, u_{t+1}] @ [[(Abar - I).T], [Bbar]]
-
-A chunk of ``k`` steps whose output needs the final state only ('final', 'sequence',
-'mean') goes through the impulse response ``H[j] = Abar^j Bbar`` and a power of the state
-matrix, without a loop over steps::
-
-    m_{t+k} = Abar^k m_t + sum_{j<k} H[k-1-j] u_{t+1+j}
-    sum_{s=1..k} m_{t+s} = S_k m_t + sum_{j<k} C[k-1-j] u_{t+1+j}
-
-with ``C = cumsum(H)`` and ``S_k = sum_{s=1..k} Abar^s``; ``Abar^k m`` and ``S_k m`` are
-applied through the binary digits of ``k`` with precomputed ``Abar^(2^i)`` and
-``S_(2^i)`` (``S_(a+b) m = S_a m + S_b Abar^a m``). Outputs that need every state of the
-chunk ('max', the pools) compute them in time blocks of a few steps carrying the state from
-block to block, one matrix product per block, holding one block at a time.
-
-The engine provides the algebra (:func:`lmu_sk.engine.algebra.final_states` through the
-reversed impulse response and its running sum, :func:`lmu_sk.engine.algebra.iter_blocks`
-with the carried state), the constants (:mod:`lmu_sk.engine.constants`: the step matrix,
-the powers of ``Abar`` and their sums, the impulse-response tables, the block matrices) and
-the steps per block (:func:`lmu_sk.engine.plan.block_steps`); what is the stream's own is
-the carried state, its powers, the running pools and the partial block of a stride.
+The engine's step mode (:mod:`lmu_sk.engine.stream`) advances what a stream carries, by a
+step or a chunk of steps, with the batch transform's maps, constants and kernels; what is
+the stream's own is its state, the checks of its input and results (a failed update
+leaves it unchanged), its checkpoints, its device and its pickling, and the model's head.
 
 The DN state of :class:`DNStream` is kept in the features' dtype, as in the batch
 transform, except for 'mean': its state and running sum are float64, since the mean of a
 float32 state over many steps keeps the state's rounding (about 2e-5 of the mean's scale
 after a million steps of centred input) while the mean itself can be far smaller than the
 states. The pooled features keep their states and pools in float64 and compare the
-states, rounded to float32, with the float32 thresholds, as their batch transform on the
-CPU does; the windows fed by the 'cumsum' input, which needs the whole sequence, are
-computed again from their first block at every ``transform()`` (see :class:`PooledStream`).
-Every array operation goes through the array module ``xp`` of the state (NumPy, or CuPy
-with the same code).
+states with the thresholds as their batch transform does on the same device (on the CPU
+rounded to float32, elsewhere in the features' dtype); the windows fed by the 'cumsum'
+input, which needs the whole sequence, are computed again from their first block at every
+``transform()`` (see :class:`PooledStream`). Every array operation goes through the array
+module ``xp`` of the state (NumPy, or CuPy with the same code).
 
 A stream may be shared by threads: its public methods hold the stream's re-entrant lock,
 so calls on one stream run one at a time, each on the whole state.
@@ -50,7 +30,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import math
 import numbers
 import threading
 from types import ModuleType
@@ -63,10 +42,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._device import get_array_module, portable_device, to_numpy
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
-from .engine import algebra, constants
-from .engine.compiled import cpu
-from .engine.plan import block_steps
-from .engine.pooling import MOMENT_POOLS, THRESHOLD_POOLS
+from .engine.pooling import PooledSpec, checked_window_arrays
+from .engine.stream import CarriedDN, CarriedPooledFeatures
 from .neural.network import forward_rows
 
 __all__ = ["STREAM_OUTPUTS", "ClassifierStream", "DNStream", "PooledStream", "RegressorStream"]
@@ -77,27 +54,8 @@ STREAM_OUTPUTS = ("final", "sequence", "mean", "max")
 
 Array = Any
 
-# Longest piece of a chunk handled by one GEMM through the impulse response (longer chunks
-# are split); the tables for it take at most _TABLE_BYTES.
-_MAX_PIECE = 4096
-_TABLE_BYTES = 64 * 1024**2
-# Working memory of one time block of states (and of the comparisons of the pools) per
-# group of rows.
-_BLOCK_BYTES = 64 * 1024**2
-
 
 # ---------------------------------------------------------------------------- helpers
-def _piece_levels(order: int) -> int:
-    """Powers of two of ``Abar`` a chunk piece needs: pieces have at most ``_MAX_PIECE``
-    steps, and their impulse-response tables take at most ``_TABLE_BYTES``."""
-    fits = max(1, _TABLE_BYTES // (2 * 8 * order))
-    return min(int(math.log2(_MAX_PIECE)), int(math.log2(fits))) + 1
-
-
-def _device_name(xp: ModuleType) -> str:
-    return "cpu" if xp is np else "gpu"
-
-
 def _filled(xp: ModuleType, shape: tuple, value: float, dtype) -> Array:
     a = xp.empty(shape, dtype)
     a[...] = value
@@ -176,6 +134,18 @@ class _FeatureStream:
         """Features of the prefixes seen, ``(n_streams, n_features)`` in ``dtype`` on the
         stream's device (possibly a view of the state: do not modify)."""
         raise NotImplementedError
+
+    def _snapshot(self, features, n_streams: int, return_device_arrays: bool | None) -> None:
+        """The settings every feature stream takes from its fitted transformer."""
+        check_is_fitted(features)
+        self.n_streams = _check_n_streams(n_streams)
+        self.n_channels = int(features.n_channels_)
+        self.channels_first = bool(getattr(features, "channels_first", False))
+        self.dtype = np.dtype(check_dtype_param(features.dtype) or np.float64)
+        self.device = features.device
+        if return_device_arrays is None:
+            return_device_arrays = bool(features.return_gpu_arrays)
+        self.return_device_arrays = return_device_arrays
 
     @property
     def _step_shape(self) -> tuple:
@@ -467,42 +437,23 @@ class DNStream(_FeatureStream):
     Threads may share a stream: its methods hold its lock, so calls run one at a time.
     """
 
-    _device_attributes = (
-        "_step",
-        "_powers",
-        "_sums",
-        "_impulse",
-        "_cumulative",
-        "_blocks",
-        "_buffer",
-        "_next",
-        "_pooled",
-    )
+    _device_attributes = ("_dn", "_state", "_running")
 
     def __init__(self, features, n_streams: int = 1, return_device_arrays: bool | None = None):
-        check_is_fitted(features)
-        n_streams = _check_n_streams(n_streams)
+        self._snapshot(features, n_streams, return_device_arrays)
         if features.output not in STREAM_OUTPUTS:
             raise ValueError(
                 f"Streaming supports the outputs {STREAM_OUTPUTS}; this model's features "
                 f"use output {features.output!r}. Predict on whole sequences instead."
             )
-        self.n_streams = n_streams
         self.order = int(features.order_)
         self.theta = float(features.theta_)
         self.discretizer = features.discretizer
         self.output = features.output
-        self.n_channels = int(features.n_channels_)
-        self.channels_first = bool(getattr(features, "channels_first", False))
-        self.dtype = np.dtype(features.dtype or np.float64)
         # the state of 'mean' is float64: its average over many steps has the scale of the
         # mean (near zero for centred input), far below the state's, and a float32 state's
         # rounding does not average out
         self._work = np.dtype(np.float64) if self.output == "mean" else self.dtype
-        self.device = features.device
-        if return_device_arrays is None:
-            return_device_arrays = bool(features.return_gpu_arrays)
-        self.return_device_arrays = return_device_arrays
         rows, d = self.n_streams * self.n_channels, self.order
         check_fits(
             (4 * rows * (d + 1) + 2 * d * d) * self._work.itemsize,
@@ -513,35 +464,20 @@ class DNStream(_FeatureStream):
         self._setup(get_array_module(self.device))
         self.reset()
 
-    # ------------------------------------------------------------------ device and tables
+    # ------------------------------------------------------------------ device and state
     def _setup(self, xp: ModuleType) -> None:
-        """Put the constant matrices on ``xp``; the tables of chunks come when needed."""
+        """The engine's Delay Network on ``xp`` (its constants come when needed)."""
         self._xp = xp
-        self._key = (self.order, self.theta, self.discretizer)
-        # one step as its increment, m_t+1 = m_t + [m_t, u] @ [[(Abar - I).T], [Bbar]]: the
-        # increment is small against the state (Abar is near I), so rounding it costs less
-        # than rounding Abar m_t (about 4x less for order 32, theta 1000, in float32)
-        increment = np.vstack(
-            [
-                constants.get("D_T", *self._key, 0, np.float64, np),
-                constants.system(*self._key)[1][None],
-            ]
-        )
-        self._step = xp.asarray(increment, dtype=self._work)
-        self._powers = self._sums = None  # Abar^(2^i), S_(2^i), transposed
-        self._impulse = self._cumulative = None  # reversed H, reversed cumsum(H)
-        self._blocks = None  # block weights of 'max'
+        self._dn = CarriedDN(self.order, self.theta, self.discretizer, self.output, self._work, xp)
 
     def _allocate(self) -> None:
         xp, rows, d = self._xp, self.n_streams * self.n_channels, self.order
-        # the state lives in columns :d of an (rows, d + 1) buffer, column d is the input slot
-        self._buffer = _filled(xp, (rows, d + 1), 0.0, self._work)
-        self._next = xp.empty((rows, d), self._work)
-        self._pooled = None
+        self._state = _filled(xp, (rows, d), 0.0, self._work)
+        self._running = None  # the running sum ('mean') or maximum ('max') of the states
         if self.output == "mean":
-            self._pooled = _filled(xp, (rows, d), 0.0, np.float64)
+            self._running = _filled(xp, (rows, d), 0.0, np.float64)
         elif self.output == "max":
-            self._pooled = _filled(xp, (rows, d), -np.inf, self.dtype)
+            self._running = _filled(xp, (rows, d), -np.inf, self.dtype)
 
     def _state_dtype(self, name: str) -> np.dtype:
         return np.dtype(np.float64) if name == "mean" else self._work
@@ -550,104 +486,39 @@ class DNStream(_FeatureStream):
         n, c, d = self.n_streams, self.n_channels, self.order
 
         def put_dn(a):
-            self._buffer[:, :d] = a.reshape(n * c, d)
+            self._state[...] = a.reshape(n * c, d)
 
-        def put_pooled(a):
-            self._pooled[...] = a.reshape(n * c, d)
+        def put_running(a):
+            self._running[...] = a.reshape(n * c, d)
 
-        spec = {
-            "dn": ((n, c, d), lambda: self._buffer[:, :d].reshape(n, c, d), put_dn, _finite),
-        }
-        if self._pooled is not None:
+        spec = {"dn": ((n, c, d), lambda: self._state.reshape(n, c, d), put_dn, _finite)}
+        if self._running is not None:
             # the running maximum starts at -inf: allowed before the first step
             allowed = _minus_inf_before_first_step if self.output == "max" else _finite
             spec[self.output] = (
                 (n, c * d),
-                lambda: self._pooled.reshape(n, c * d),
-                put_pooled,
+                lambda: self._running.reshape(n, c * d),
+                put_running,
                 allowed,
             )
         return spec
-
-    def _constant(self, name: str, n_steps: int = 0, param: int = 0) -> Array:
-        """A constant of this stream's system from the engine's cache, in the state's dtype
-        on its device."""
-        return constants.get(name, *self._key, n_steps, self._work, self._xp, param)
-
-    def _tables(self, length: int) -> None:
-        """The tables of chunk pieces of up to ``length`` steps (a power of two)."""
-        if self._powers is None:
-            levels = _piece_levels(self.order)
-            self._powers = self._constant("powers", param=levels)
-            if self.output == "mean":
-                self._sums = self._constant("power_sums", param=levels)
-        if self._impulse is None or len(self._impulse) < length:
-            self._impulse = self._constant("H_rev", length)
-            if self.output == "mean":
-                self._cumulative = self._constant("C_rev", length)
 
     # ------------------------------------------------------------------ update
     def _advance(self, U: Array, original: Array) -> None:
         n, k, c = U.shape
         if self._work != self.dtype:
             self._check_range(U, original)
-        if k == 1:
-            self._advance_step(U.reshape(n * c), original)
-        else:
-            rows = U.reshape(n, k) if c == 1 else U.transpose(0, 2, 1).reshape(n * c, k)
-            rows = self._cast(rows, self._work)
-            # non-finite results raise below, naming their cause
-            with np.errstate(over="ignore", invalid="ignore"):
-                self._advance_chunk(rows, original)
-
-    def _advance_step(self, u: Array, original: Array) -> None:
-        xp, d = self._xp, self.order
-        buffer, state = self._buffer, self._next
-        if u.dtype != self._work and xp is np:
-            # finite values beyond float32 raise here rather than turning into infinity
-            try:
-                with np.errstate(over="raise"):
-                    buffer[:, d] = u
-            except FloatingPointError:
-                buffer[:, d] = 0.0
-                raise self._non_finite_error(original) from None
-        else:
-            buffer[:, d] = u
-        # into a contiguous array: BLAS needs one (a strided output falls back to a loop);
-        # a state that overflows raises below, naming its cause, instead of NumPy's warning
+        rows = U.reshape(n, k) if c == 1 else U.transpose(0, 2, 1).reshape(n * c, k)
+        rows = self._cast(rows, self._work)
+        # non-finite results raise below, naming their cause
         with np.errstate(over="ignore", invalid="ignore"):
-            xp.matmul(buffer, self._step, out=state)  # the increment
-            state += buffer[:, :d]
-        if not bool(xp.isfinite(state).all()):
+            state, running = self._dn.advance(rows, self._state, self._running)
+        if not bool(self._xp.isfinite(state).all()):
             raise self._non_finite_error(original)
         if self.output == "mean":
-            total = self._pooled + state
-            self._check_mean(total, self._steps_seen + 1, original)
-            self._pooled = total
-        elif self.output == "max":
-            xp.maximum(self._pooled, state, out=self._pooled)
-        buffer[:, :d] = state
-        self._steps_seen += 1
-
-    def _advance_chunk(self, rows: Array, original: Array) -> None:
-        """Advance by the chunk ``rows`` of shape ``(n_streams * n_channels, n_steps)``."""
-        xp, d = self._xp, self.order
-        state = self._buffer[:, :d]
-        pooled = self._pooled
-        if self.output == "max":
-            state, pooled = self._chunk_max(rows, state, pooled)
-        else:
-            limit = 1 << (_piece_levels(d) - 1)
-            for start in range(0, rows.shape[1], limit):
-                state, pooled = self._chunk_piece(rows[:, start : start + limit], state, pooled)
-        if not bool(xp.isfinite(state).all()):
-            raise self._non_finite_error(original)
-        if self.output == "mean":
-            self._check_mean(pooled, self._steps_seen + rows.shape[1], original)
-        self._buffer[:, :d] = state
-        if pooled is not None:
-            self._pooled = pooled
-        self._steps_seen += rows.shape[1]
+            self._check_mean(running, self._steps_seen + k, original)
+        self._state, self._running = state, running
+        self._steps_seen += k
 
     def _check_mean(self, total: Array, steps: int, original: Array) -> None:
         """Raise unless the running sum ``total`` of ``steps`` states gives finite means
@@ -659,53 +530,15 @@ class DNStream(_FeatureStream):
         ):
             raise self._non_finite_error(original)
 
-    def _chunk_piece(self, rows: Array, state: Array, pooled: Array | None):
-        """New state (and running sum) after the steps ``rows`` through the impulse response."""
-        xp, k = self._xp, rows.shape[1]
-        self._tables(1 << (k - 1).bit_length())  # tables in powers of two: few sizes
-        carried, carried_sum = state, None
-        for level in range(k.bit_length()):
-            if k >> level & 1:
-                if pooled is not None:
-                    term = carried @ self._sums[level]
-                    carried_sum = term if carried_sum is None else carried_sum + term
-                carried = carried @ self._powers[level]
-        new_state = carried + algebra.final_states(rows, self._impulse, xp)
-        if pooled is None:
-            return new_state, None
-        # the running sum is float64: add the piece's sum (in the state's dtype) to it
-        new_sum = pooled + carried_sum
-        new_sum += algebra.final_states(rows, self._cumulative, xp)
-        return new_state, new_sum
-
-    def _chunk_max(self, rows: Array, state: Array, pooled: Array):
-        """New state and running maximum, every state of the chunk in blocks of a few steps."""
-        xp, d = self._xp, self.order
-        block = block_steps(d, None, _device_name(xp))
-        if self._blocks is None:
-            self._blocks = self._constant("W", param=block)
-        n_rows = rows.shape[0]
-        new_max = pooled.copy()
-        new_state = xp.empty((n_rows, d), self._work)
-        group = max(1, _BLOCK_BYTES // (block * d * self._work.itemsize))
-        for r0 in range(0, n_rows, group):
-            r1 = min(n_rows, r0 + group)
-            G = None
-            for _, G in algebra.iter_blocks(rows[r0:r1], self._blocks, d, xp, state=state[r0:r1]):
-                xp.maximum(new_max[r0:r1], G.max(axis=1), out=new_max[r0:r1])
-            new_state[r0:r1] = G[:, -1]
-        return new_state, new_max
-
     # ------------------------------------------------------------------ features
     def _feature_rows(self) -> Array:
         self._check_seen()
-        n, d = self.n_streams, self.order
+        n = self.n_streams
         if self.output == "mean":
-            return (self._pooled / self._steps_seen).astype(self.dtype).reshape(n, -1)
+            return (self._running / self._steps_seen).astype(self.dtype).reshape(n, -1)
         if self.output == "max":
-            return self._pooled.reshape(n, -1)
-        state = self._buffer[:, :d]
-        return state if self.n_channels == 1 else state.reshape(n, -1)
+            return self._running.reshape(n, -1)
+        return self._state if self.n_channels == 1 else self._state.reshape(n, -1)
 
     def transform(self) -> Array:
         """Features of the prefixes seen so far, shape ``(n_streams, n_channels * order)``.
@@ -734,198 +567,6 @@ def _minus_inf_before_first_step(steps: int):
 
 
 # ---------------------------------------------------------------------------- pooled stream
-class _WindowPools:
-    """The Delay Network of one window over some of its inputs and the running pools of
-    every state, on ``xp``.
-
-    The pools of ``n`` sequences are a tuple ``(dn, thresholds, moments, compete)``:
-
-    * ``dn`` ``(n, k, order)``: the state after the last block;
-    * ``thresholds`` ``(n, k, order, 4, n_biases)`` (None without 'ppv', 'mpv', 'lspv'):
-      per threshold the count of blocks above it, the sum of the states on those blocks
-      (rounded to float32 first by the compiled kernel, as in the batch transform), the
-      current run of blocks above it and the longest such run;
-    * ``moments`` ``(n, k, order, 3)``: the sum, maximum and minimum of every state;
-    * ``compete`` ``(n, k, 2, order)`` (None without 'compete'): the count of blocks on
-      which each state, scaled, is the largest of the window's states, then the smallest.
-
-    All float64; every method returns new arrays and leaves those it is given unchanged.
-    On NumPy, chunks of blocks run the batch transform's compiled kernel continued from
-    the carried pools (:func:`lmu_sk.engine.compiled.cpu.pooled_window_carried`); on
-    other array modules, array operations a time block at a time.
-    """
-
-    def __init__(self, window, discretizer, biases, scale, pools, xp: ModuleType):
-        self.order = d = int(window.order)
-        self.key = (d, float(window.theta), discretizer)
-        self.n_inputs, _, self.n_biases = biases.shape
-        self.pools = pools
-        self.thresholds = any(p in pools for p in THRESHOLD_POOLS)
-        self.compete = "compete" in pools
-        self.xp = xp
-        Abar, Bbar = constants.system(*self.key)
-        self.A_T = xp.asarray(Abar.T)
-        self.B = xp.asarray(Bbar)
-        # (k, 1, order, n_biases): against time; compared in float32 as the batch kernel does
-        self.biases = xp.asarray(biases[:, None])
-        self.biases32 = xp.asarray(biases[:, None], dtype=np.float32)  # exact: see above
-        self.scale = xp.asarray(scale[:, None])  # (k, 1, order)
-        self.states = xp.arange(d)
-        self.block = block_steps(d, None, _device_name(xp))
-        self._W = None
-
-    def empty(self, n: int) -> tuple:
-        """The pools before the first block."""
-        xp, k, d, K = self.xp, self.n_inputs, self.order, self.n_biases
-        moments = _filled(xp, (n, k, d, 3), 0.0, np.float64)
-        moments[..., 1] = -np.inf
-        moments[..., 2] = np.inf
-        return (
-            _filled(xp, (n, k, d), 0.0, np.float64),
-            _filled(xp, (n, k, d, 4, K), 0.0, np.float64) if self.thresholds else None,
-            moments,
-            _filled(xp, (n, k, 2, d), 0.0, np.float64) if self.compete else None,
-        )
-
-    def _copy(self, acc: tuple) -> tuple:
-        return tuple(None if a is None else a.copy() for a in acc)
-
-    def step(self, acc: tuple, u: Array) -> tuple:
-        """The pools after one block of inputs ``u`` ``(n, k)``."""
-        _, thresholds, moments, compete = self._copy(acc)
-        state = acc[0] @ self.A_T + u[..., None] * self.B
-        self._pool_one(state, thresholds, moments, compete)
-        return state, thresholds, moments, compete
-
-    def _pool_one(self, m: Array, thresholds, moments, compete) -> None:
-        """Add the states ``m`` ``(n, k, order)`` of one block to the pools, in place: as
-        :meth:`_pool` of one step, in fewer operations."""
-        xp = self.xp
-        if thresholds is not None:
-            with np.errstate(over="ignore"):
-                rounded = m.astype(np.float32)
-            above = rounded[..., None] > self.biases32[:, 0]  # (n, k, order, n_biases)
-            thresholds[..., 0, :] += above
-            if "mpv" in self.pools:
-                thresholds[..., 1, :] += xp.where(above, m[..., None], 0.0)
-            if "lspv" in self.pools:
-                run = (thresholds[..., 2, :] + 1.0) * above
-                thresholds[..., 2, :] = run
-                thresholds[..., 3, :] = xp.maximum(thresholds[..., 3, :], run)
-        moments[..., 0] += m
-        moments[..., 1] = xp.maximum(moments[..., 1], m)
-        moments[..., 2] = xp.minimum(moments[..., 2], m)
-        if compete is not None:
-            scaled = m * self.scale[:, 0]
-            compete[:, :, 0] += scaled.argmax(axis=2)[..., None] == self.states
-            compete[:, :, 1] += scaled.argmin(axis=2)[..., None] == self.states
-
-    def chunk(self, acc: tuple, U: Array) -> tuple:
-        """The pools after the blocks of inputs ``U`` ``(n, n_blocks, k)``, their states
-        computed a time block at a time (one matrix product each), for groups of
-        sequences whose time block of states and comparisons fits ``_BLOCK_BYTES``."""
-        xp, d, k = self.xp, self.order, self.n_inputs
-        n, m, _ = U.shape
-        if m == 1:
-            return self.step(acc, U[:, 0])
-        if xp is np and self.thresholds:
-            return self._chunk_compiled(acc, U)
-        if self._W is None:
-            self._W = constants.get("W", *self.key, dtype=np.float64, xp=xp, param=self.block)
-        _, thresholds, moments, compete = self._copy(acc)
-        rows = U.transpose(0, 2, 1).reshape(n * k, m)
-        state = xp.empty((n, k, d))
-        group = max(1, _BLOCK_BYTES // (k * self.block * d * (32 + 26 * self.n_biases)))
-        for s0 in range(0, n, group):
-            s1 = min(n, s0 + group)
-            part = slice(s0, s1)
-            start = acc[0][part].reshape(-1, d)
-            G = None
-            for _, G in algebra.iter_blocks(rows[s0 * k : s1 * k], self._W, d, xp, state=start):
-                self._pool(
-                    G.reshape(s1 - s0, k, G.shape[1], d),
-                    None if thresholds is None else thresholds[part],
-                    moments[part],
-                    None if compete is None else compete[part],
-                )
-            state[part] = G[:, -1].reshape(s1 - s0, k, d)
-        return state, thresholds, moments, compete
-
-    def _chunk_compiled(self, acc: tuple, U: Array) -> tuple:
-        """:meth:`chunk` on NumPy: the compiled kernel, continued from the pools ``acc``."""
-        n, _, k = U.shape
-        dn, thresholds, moments, compete = self._copy(acc)
-        wins = np.zeros((n, k, 2, self.order)) if compete is None else compete
-        cpu.pooled_window_carried(
-            U,
-            self.A_T,
-            self.B,
-            self.biases32[:, 0],
-            self.scale[:, 0],
-            dn,
-            thresholds,
-            moments,
-            wins.reshape(n, k, 2 * self.order),
-        )
-        if "mpv" not in self.pools:
-            thresholds[..., 1, :] = 0.0  # unused, and infinite for states beyond float32
-        return dn, thresholds, moments, compete
-
-    def _pool(self, G: Array, thresholds, moments, compete) -> None:
-        """Add the states ``G`` ``(n, k, T, order)`` of ``T`` consecutive blocks to the
-        pools, in place."""
-        xp = self.xp
-        if thresholds is not None:
-            # the state rounded to float32 against the float32 thresholds, as the batch
-            # transform's CPU kernel compares them: a state within float32 rounding of a
-            # threshold counts as it counts there
-            with np.errstate(over="ignore"):
-                rounded = G.astype(np.float32)
-            above = rounded[..., None] > self.biases32  # (n, k, T, order, n_biases)
-            thresholds[..., 0, :] += above.sum(axis=2)
-            if "mpv" in self.pools:
-                thresholds[..., 1, :] += xp.where(above, G[..., None], 0.0).sum(axis=2)
-            if "lspv" in self.pools:
-                # the run at step i is i minus the last step not above (at or before i);
-                # the run carried in counts as steps -run .. -1 above, -1 - run not above
-                index = xp.arange(G.shape[2], dtype=np.float64)[:, None, None]
-                start = (-1.0 - thresholds[..., 2, :])[:, :, None]
-                runs = index - algebra.running_max(xp.where(above, start, index), xp, axis=2)
-                thresholds[..., 3, :] = xp.maximum(thresholds[..., 3, :], runs.max(axis=2))
-                thresholds[..., 2, :] = runs[:, :, -1]
-        moments[..., 0] += G.sum(axis=2)
-        moments[..., 1] = xp.maximum(moments[..., 1], G.max(axis=2))
-        moments[..., 2] = xp.minimum(moments[..., 2], G.min(axis=2))
-        if compete is not None:
-            scaled = G * self.scale
-            compete[:, :, 0] += (scaled.argmax(axis=3)[..., None] == self.states).sum(axis=2)
-            compete[:, :, 1] += (scaled.argmin(axis=3)[..., None] == self.states).sum(axis=2)
-
-    def features(self, acc: tuple, blocks: int) -> tuple[Array, Array]:
-        """The pools of ``blocks`` blocks as features: ``(n, k, order, columns)`` per state
-        (the threshold pools, then the moments named in ``pools``) and ``(n, k, 2, order)``
-        for 'compete' (None without it)."""
-        xp = self.xp
-        _, thresholds, moments, compete = acc
-        columns = []
-        if thresholds is not None:
-            count = thresholds[..., 0, :]
-            if "ppv" in self.pools:
-                columns.append(count / blocks)
-            if "mpv" in self.pools:
-                mean_above = thresholds[..., 1, :] / xp.maximum(count, 1.0)
-                columns.append(xp.where(count > 0, mean_above - self.biases[:, 0], 0.0))
-            if "lspv" in self.pools:
-                columns.append(thresholds[..., 3, :] / blocks)
-        for j, name in enumerate(MOMENT_POOLS):
-            if name in self.pools:
-                value = moments[..., j : j + 1]
-                columns.append(value / blocks if name == "mean" else value)
-        n, k, d = moments.shape[:3]
-        per_state = xp.concatenate(columns, axis=-1) if columns else xp.empty((n, k, d, 0))
-        return per_state, None if compete is None else compete / blocks
-
-
 class PooledStream(_FeatureStream):
     """Pooled Delay Network features of ``n_streams`` sequences, online.
 
@@ -989,48 +630,31 @@ class PooledStream(_FeatureStream):
     stream compares every state rounded to float32 with the float32 thresholds, so a
     state within float32 rounding of a threshold counts as it counts there
     (:func:`lmu_sk.reference.pooled` compares in float64 and may count it on the other
-    side). On a GPU the batch transform compares in its dtype instead.
+    side). On a GPU, as the batch transform there, it compares them in the features'
+    dtype.
     """
 
-    _device_attributes = ("_windows", "_cumsum_windows", "_arrays", "_history")
+    _device_attributes = ("_pooled", "_arrays", "_history")
 
     def __init__(self, features, n_streams: int = 1, return_device_arrays: bool | None = None):
-        check_is_fitted(features)
-        self.n_streams = _check_n_streams(n_streams)
+        self._snapshot(features, n_streams, return_device_arrays)
         spec = features.spec_
         self.spec = spec
-        self.n_channels = C = int(features.n_channels_)
-        self._biases_host, self._scales_host = self._check_fitted(features, spec, C)
+        C = self.n_channels
+        self._biases_host, self._scales_host = checked_window_arrays(
+            spec, C, features.biases_, features.scales_
+        )
         self.n_features = int(features.n_features_out_)
         if self.n_features != spec.n_features:
             raise ValueError(
                 f"The fitted n_features_out_ ({self.n_features}) does not match the fitted "
                 f"spec_ ({spec.n_features} features); fit the transformer again."
             )
-        self.channels_first = bool(getattr(features, "channels_first", False))
-        self.dtype = np.dtype(check_dtype_param(features.dtype) or np.float64)
-        self.device = features.device
-        if return_device_arrays is None:
-            return_device_arrays = bool(features.return_gpu_arrays)
-        self.return_device_arrays = return_device_arrays
-        transforms = tuple(spec.transforms)
-        self._cumsum_column = transforms.index("cumsum") * C if "cumsum" in transforms else None
-        # per window: (positions in the window's inputs, their columns) streamed and cumsum
-        self._split = []
-        for window in spec.windows:
-            inputs = np.asarray(window.inputs, dtype=np.intp)
-            by_cumsum = np.array([transforms[i // C] == "cumsum" for i in inputs], dtype=bool)
-            streamed, cumsum = np.flatnonzero(~by_cumsum), np.flatnonzero(by_cumsum)
-            self._split.append(
-                (streamed, inputs[streamed], cumsum, inputs[cumsum] - (self._cumsum_column or 0))
-            )
-        fed = [w.stride for w, sp in zip(spec.windows, self._split, strict=True) if len(sp[2])]
-        self._history_strides = tuple(dict.fromkeys(fed))  # strides of 'cumsum' windows
         K, n = spec.n_biases, self.n_streams
         per_stream = sum(
-            len(streamed) * w.order * (8 * (4 + 4 * K + 2 * 2) + 4 * (K + 1) * 30)
-            for w, (streamed, *_) in zip(spec.windows, self._split, strict=True)
-        ) + 8 * C * (3 + len(transforms) * len(spec.strides))
+            len(w.inputs) * w.order * (8 * (4 + 4 * K + 2 * 2) + 4 * (K + 1) * 30)
+            for w in spec.windows
+        ) + 8 * C * (3 + len(spec.transforms) * len(spec.strides))
         check_fits(
             n * per_stream,
             f"A pooled stream of {n} sequences with {self.n_features} features",
@@ -1039,85 +663,19 @@ class PooledStream(_FeatureStream):
         self._setup(get_array_module(self.device))
         self.reset()
 
-    @staticmethod
-    def _check_fitted(features, spec, n_channels: int) -> tuple[list, list]:
-        """The fitted thresholds (rounded to float32, as the batch transform uses them) and
-        scales as float64 host arrays, checked against the spec."""
-        n_inputs = len(spec.transforms) * n_channels
-        biases, scales = list(features.biases_), list(features.scales_)
-        if len(biases) != len(spec.windows) or len(scales) != len(spec.windows):
-            raise ValueError(
-                f"The fitted biases_ and scales_ must hold one array per window of spec_ "
-                f"({len(spec.windows)}); got {len(biases)} and {len(scales)}. Fit again."
-            )
-        checked_biases, checked_scales = [], []
-        for w, (window, b, s) in enumerate(zip(spec.windows, biases, scales, strict=True)):
-            # the thresholds as the batch transform uses them, in float32; copies: a snapshot
-            b = np.array(b, dtype=np.float32).astype(np.float64)
-            s = np.array(s, dtype=np.float64)
-            shape = (len(window.inputs), window.order)
-            if b.shape != (*shape, spec.n_biases) or s.shape != shape:
-                raise ValueError(
-                    f"Window {w}: biases_ of shape {b.shape} and scales_ of shape "
-                    f"{s.shape} do not fit its {shape[0]} input(s) of order {shape[1]} with "
-                    f"{spec.n_biases} threshold(s); fit the transformer again."
-                )
-            if min(window.inputs, default=0) < 0 or max(window.inputs, default=0) >= n_inputs:
-                raise ValueError(
-                    f"Window {w} reads inputs {window.inputs}, beyond the {n_inputs} inputs "
-                    "of the fitted transforms and channels; fit the transformer again."
-                )
-            checked_biases.append(b)
-            checked_scales.append(s)
-        return checked_biases, checked_scales
-
     # ------------------------------------------------------------------ device and state
     def _setup(self, xp: ModuleType) -> None:
         self._xp = xp
-        spec = self.spec
-        self._windows, self._cumsum_windows = [], []
-        for window, b, s, (streamed, _, cumsum, _) in zip(
-            spec.windows, self._biases_host, self._scales_host, self._split, strict=True
-        ):
-            made = []
-            for positions in (streamed, cumsum):
-                made.append(
-                    _WindowPools(
-                        window, spec.discretizer, b[positions], s[positions], spec.pools, xp
-                    )
-                    if len(positions)
-                    else None
-                )
-            self._windows.append(made[0])
-            self._cumsum_windows.append(made[1])
+        self._pooled = CarriedPooledFeatures(
+            self.spec, self.n_channels, self._biases_host, self._scales_host, self.dtype, xp
+        )
 
     def _allocate(self) -> None:
         xp, n, C = self._xp, self.n_streams, self.n_channels
-        transforms = self.spec.transforms
-        arrays = {}
-        if "difference" in transforms:
-            arrays["last"] = _filled(xp, (n, C), 0.0, np.float64)
-        if "cumsum" in transforms:
-            arrays["origin"] = _filled(xp, (n, C), 0.0, np.float64)
-            arrays["sum"] = _filled(xp, (n, C), 0.0, np.float64)
-        for s in self.spec.strides:
-            if s > 1:
-                arrays[f"block_sum_{s}"] = _filled(xp, (n, len(transforms) * C), 0.0, np.float64)
-        for w, pools in enumerate(self._windows):
-            if pools is not None:
-                arrays.update(zip(self._pool_names(w), pools.empty(n), strict=True))
-        self._arrays = {name: a for name, a in arrays.items() if a is not None}
+        self._arrays = self._pooled.empty(n)
         self._history = {
-            s: _filled(xp, (n, 16, C), 0.0, np.float64) for s in self._history_strides
+            s: _filled(xp, (n, 16, C), 0.0, np.float64) for s in self._pooled.history_strides
         }
-
-    @staticmethod
-    def _pool_names(w: int) -> tuple[str, ...]:
-        return (f"dn_{w}", f"thresholds_{w}", f"moments_{w}", f"compete_{w}")
-
-    def _acc(self, w: int, arrays: dict | None = None) -> tuple:
-        arrays = self._arrays if arrays is None else arrays
-        return tuple(arrays.get(name) for name in self._pool_names(w))
 
     def _state_dtype(self, name: str) -> np.dtype:
         return np.dtype(np.float64)
@@ -1148,7 +706,7 @@ class PooledStream(_FeatureStream):
                 stride = self.spec.windows[int(name.split("_")[1])].stride
                 allowed = _extremes_before_first_block(stride)
             spec[name] = (a.shape, (lambda a=a: a), put(name), allowed)
-        for s in self._history_strides:
+        for s in self._pooled.history_strides:
             spec[f"cumsum_{s}"] = (
                 lambda steps, s=s: (n, steps // s, C),
                 history(s),
@@ -1196,7 +754,7 @@ class PooledStream(_FeatureStream):
         X = self._cast(U, np.float64)
         self._check_range(X, original)
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite results raise below
-            updates, appended = self._advanced(X)
+            updates, appended = self._pooled.advance(self._arrays, X, self._steps_seen)
         xp = self._xp
         for a in [*updates.values(), *appended.values()]:
             if a is not None and not bool(xp.isfinite(a).all()):
@@ -1209,129 +767,10 @@ class PooledStream(_FeatureStream):
         self._arrays.update(updates)
         self._steps_seen += X.shape[1]
 
-    def _advanced(self, X: Array) -> tuple[dict, dict]:
-        """The new arrays after the chunk ``X`` ``(n, k, n_channels)`` (float64), and the
-        block means of the running sum completed per stride of 'cumsum' windows."""
-        xp, arrays, t0 = self._xp, self._arrays, self._steps_seen
-        updates, parts = {}, []
-        for name in self.spec.transforms:
-            if name == "series":
-                parts.append(X)
-            elif name == "difference":
-                previous = arrays["last"] if t0 else X[:, 0]
-                D = xp.empty_like(X)
-                D[:, 0] = X[:, 0] - previous
-                D[:, 1:] = X[:, 1:] - X[:, :-1]
-                parts.append(D)
-                updates["last"] = X[:, -1].copy()
-            else:  # the running sum, less the first step for fewer cancellations
-                origin = arrays["origin"] if t0 else X[:, 0].copy()
-                S = xp.cumsum(X - origin[:, None], axis=1) + arrays["sum"][:, None]
-                parts.append(S)
-                updates["origin"], updates["sum"] = origin, S[:, -1].copy()
-        P = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=2)
-        appended = {}
-        for s in self.spec.strides:
-            means, block_sum = self._block_means(P, s)
-            if block_sum is not None:
-                updates[f"block_sum_{s}"] = block_sum
-            if means.shape[1] == 0:
-                continue
-            for w, window in enumerate(self.spec.windows):
-                pools = self._windows[w]
-                if window.stride != s or pools is None:
-                    continue
-                new = pools.chunk(self._acc(w), means[:, :, self._split[w][1]])
-                names = self._pool_names(w)
-                updates.update((a, b) for a, b in zip(names, new, strict=True) if b is not None)
-            if s in self._history:
-                c0 = self._cumsum_column
-                appended[s] = means[:, :, c0 : c0 + self.n_channels]
-        return updates, appended
-
-    def _block_means(self, P: Array, s: int) -> tuple[Array, Array | None]:
-        """The means of the blocks of ``s`` steps the chunk ``P`` ``(n, k, n_inputs)``
-        completes ``(n, n_blocks, n_inputs)`` and the sum of the steps of the block then
-        under way (None for ``s == 1``)."""
-        if s == 1:
-            return P, None
-        xp = self._xp
-        n, k, c = P.shape
-        block_sum = self._arrays[f"block_sum_{s}"]
-        filled = self._steps_seen % s
-        missing = (s - filled) % s  # steps that complete the block under way
-        if filled and k < missing:
-            return P[:, :0], block_sum + P.sum(axis=1)
-        parts = []
-        if filled:
-            parts.append(((block_sum + P[:, :missing].sum(axis=1)) / s)[:, None])
-        rest = P[:, missing:]
-        whole = rest.shape[1] // s
-        if whole:
-            parts.append(rest[:, : whole * s].reshape(n, whole, s, c).sum(axis=2) / s)
-        left = rest[:, whole * s :].sum(axis=1)
-        if not parts:
-            return P[:, :0], left
-        return (parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)), left
-
-    # ------------------------------------------------------------------ features
-    def _cumsum_inputs(self, s: int) -> Array:
-        """The 'cumsum' inputs of every channel of the blocks of ``s`` steps seen
-        ``(n, n_blocks, n_channels)``: the block means of ``(S_t - t * mean) / sqrt(n)``
-        from those of the running sum ``S_t``."""
-        xp, t = self._xp, self._steps_seen
-        whole, partial = divmod(t, s)
-        means = self._history[s][:, :whole]
-        if partial:
-            c0 = self._cumsum_column
-            last = self._arrays[f"block_sum_{s}"][:, c0 : c0 + self.n_channels] / partial
-            means = xp.concatenate([means, last[:, None]], axis=1)
-        first = np.arange(means.shape[1]) * s + 1
-        steps = xp.asarray((first + np.minimum(first + s - 1, t)) / 2.0)  # mean of t
-        level = self._arrays["sum"] / t
-        return (means - steps[None, :, None] * level[:, None]) / math.sqrt(t)
-
     def _feature_rows(self) -> Array:
         self._check_seen()
-        xp, n, t = self._xp, self.n_streams, self._steps_seen
-        cumsum_inputs = {}
-        pieces = []
-        for w, window in enumerate(self.spec.windows):
-            s, d = window.stride, window.order
-            blocks, partial = -(-t // s), t % s
-            k = len(window.inputs)
-            per_state = compete = None
-            streamed, columns, cumsum, channels = self._split[w]
-            for positions, pools, from_cumsum in (
-                (streamed, self._windows[w], False),
-                (cumsum, self._cumsum_windows[w], True),
-            ):
-                if pools is None:
-                    continue
-                if from_cumsum:  # from the first block
-                    if s not in cumsum_inputs:
-                        cumsum_inputs[s] = self._cumsum_inputs(s)
-                    acc = pools.chunk(pools.empty(n), cumsum_inputs[s][:, :, channels])
-                else:
-                    acc = self._acc(w)
-                    if partial:  # the block under way, evaluated but not committed
-                        u = self._arrays[f"block_sum_{s}"][:, columns] / partial
-                        acc = pools.step(acc, u)
-                values, wins = pools.features(acc, blocks)
-                if per_state is None:
-                    per_state = xp.empty((n, k, d, values.shape[-1]))
-                    compete = None if wins is None else xp.empty((n, k, 2, d))
-                per_state[:, positions] = values
-                if wins is not None:
-                    compete[:, positions] = wins
-            pieces.append(per_state.reshape(n, -1))
-            if compete is not None:
-                pieces.append(compete.reshape(n, -1))
-        F = xp.empty((n, self.n_features))
-        start = 0
-        for piece in pieces:
-            F[:, start : start + piece.shape[1]] = piece
-            start += piece.shape[1]
+        xp = self._xp
+        F = self._pooled.features(self._arrays, self._history, self._steps_seen)
         if not bool(xp.isfinite(F).all()):
             raise ValueError(
                 "The pooled features of the prefixes seen are not finite; rescale the input."
@@ -1356,6 +795,16 @@ class PooledStream(_FeatureStream):
         the class notes); the others from their running pools.
         """
         return super().transform()
+
+    def __getstate__(self) -> dict:
+        saved = super().__getstate__()
+        saved["spec"] = self.spec.to_plain()  # plain data: the pickle names no engine class
+        return saved
+
+    def __setstate__(self, saved: dict) -> None:
+        if isinstance(saved["spec"], dict):
+            saved["spec"] = PooledSpec.from_plain(saved["spec"])
+        super().__setstate__(saved)
 
     def __repr__(self) -> str:
         return (

@@ -19,6 +19,7 @@ import numpy as np
 from .. import LMUFeatures
 from .._memory import format_bytes
 from .._progress import ProgressBar
+from ..engine.plan import rows_within
 from .output_file import free_bytes, is_out_of_space, npy_header
 
 __all__ = [
@@ -153,8 +154,7 @@ def batch_rows(args: argparse.Namespace, array) -> int:
     input_bytes = math.prod(array.shape[1:]) * copies
     feature_values = math.prod(feature_shape(args, array.shape)[1:])
     feature_bytes = feature_values * np.dtype(args.dtype).itemsize
-    rows = BATCH_BYTES // max(input_bytes + feature_bytes, 1)
-    return int(max(1, min(DEFAULT_BATCH_ROWS, rows)))
+    return rows_within(BATCH_BYTES, input_bytes + feature_bytes, DEFAULT_BATCH_ROWS)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -19,13 +19,16 @@ With the impulse response ``H[k] = Abar^k Bbar`` the state after step ``t`` is
 * all states are a causal convolution (:func:`fft_states`) or a sequence of block
   products that carry the state from one block of ``T`` steps into the next
   (:func:`iter_blocks`);
-* the pools of the pooled features are accumulated block by block (:func:`pool_window`),
-  over the inputs :func:`input_transforms` makes.
+* the pools of the pooled features are accumulated block by block into carried pools
+  (:func:`pool_blocks`, one arithmetic for the batch and the streams) and finished once
+  (:func:`pool_values`), over the inputs :func:`input_transforms` makes
+  (:func:`pool_window`: all three for whole sequences).
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -36,11 +39,14 @@ import numpy as np
 
 __all__ = [
     "block_means",
+    "empty_pools",
     "fft_module",
     "fft_states",
     "final_states",
     "input_transforms",
     "iter_blocks",
+    "pool_blocks",
+    "pool_values",
     "pool_window",
     "reduce_blocks",
     "right_align",
@@ -362,6 +368,187 @@ def running_max(a: Array, xp: ModuleType, axis: int = 1) -> Array:
     return xp.moveaxis(a, 1, axis)
 
 
+def empty_pools(n_rows: int, order: int, n_biases: int, xp: ModuleType) -> tuple:
+    """The pools of rows that have seen no step, float64, in the layout the compiled
+    pooled kernel carries (:func:`lmu_sk.kernels.cpu.pooled_window_carried`).
+
+    Returns
+    -------
+    state : array of shape (n_rows, order)
+        The Delay Network state after the steps pooled (zero).
+    thresholds : array of shape (n_rows, order, 4, n_biases)
+        Per threshold the count of steps above it, the sum of the states on those steps,
+        the current run of steps above it and the longest such run.
+    moments : array of shape (n_rows, order, 3)
+        The sum, maximum (``-inf``) and minimum (``+inf``) of every state.
+    wins : array of shape (n_rows, 2, order)
+        The counts of steps on which each state, scaled, is the first largest of the
+        row's states, then the first smallest.
+    """
+    d = int(order)
+    pools = tuple(
+        xp.empty(shape, dtype=xp.float64)
+        for shape in ((n_rows, d), (n_rows, d, 4, n_biases), (n_rows, d, 3), (n_rows, 2, d))
+    )
+    for a in pools:
+        a[...] = 0.0
+    pools[2][..., 1] = -math.inf
+    pools[2][..., 2] = math.inf
+    return pools
+
+
+def pool_blocks(
+    U: Array,
+    W: Array,
+    order: int,
+    pools: tuple,
+    biases: Array,
+    scale: Array,
+    xp: ModuleType,
+    *,
+    lengths: Array = None,
+    compare: Any = None,
+) -> None:
+    """Add the states of the steps ``U`` to the carried ``pools``, in place, block by block.
+
+    The states come from :func:`iter_blocks`, continued from the pools' state; each row
+    counts its own ``lengths[r]`` steps only (all of them by default). Per state ``i`` and
+    threshold ``b_k``: the steps with ``m_t[i] > b_k`` are counted and their states summed,
+    and the run of consecutive such steps is carried from block to block (within a block
+    the run at step ``t`` is ``t - L_t``, ``L_t`` the last step ``<= t`` not above, a step
+    ``-1 - run`` before the block when there is none: a running maximum); the sum, maximum
+    and minimum of every state; the steps on which each state, scaled, is the first
+    largest of its row's states (``argmax``), then the first smallest (``argmin``).
+
+    Parameters
+    ----------
+    U, W, order, xp
+        As for :func:`iter_blocks`: one input per row, the block matrix in the dtype of
+        ``U``.
+    pools : tuple
+        As :func:`empty_pools` makes them; advanced in place. The state becomes the one
+        after the last step of ``U`` (meaningful for rows of equal length).
+    biases : array of shape (n_rows, order, n_biases)
+        Thresholds of every row's states, in the dtype the states are compared in.
+    scale : array of shape (n_rows, order)
+        Scales of the states for the competition.
+    lengths : int array of shape (n_rows,), optional
+        Each row's own number of steps, ``1 .. n_steps``.
+    compare : dtype, optional
+        The states are rounded to this dtype before they are compared with the thresholds
+        (by default compared in the dtype of ``U``).
+    """
+    state, thresholds, moments, wins = pools
+    n_steps = U.shape[1]
+    d = int(order)
+    n_biases = thresholds.shape[-1]
+    shortest = n_steps if lengths is None else int(lengths.min())
+    states = xp.arange(d)[None, None, :]
+    scale = scale[:, None, :]
+    total, high, low = moments[..., 0], moments[..., 1], moments[..., 2]
+    G = None
+    for t0, G in iter_blocks(U, W, d, xp, state=state):
+        steps = G.shape[1]
+        valid = None
+        if t0 + steps > shortest:
+            valid = valid_steps(lengths, t0, steps, xp)[:, :, None]
+            total += (G * valid).sum(axis=1, dtype=xp.float64)
+            xp.maximum(high, xp.where(valid, G, -math.inf).max(axis=1), out=high)
+            xp.minimum(low, xp.where(valid, G, math.inf).min(axis=1), out=low)
+        else:
+            total += G.sum(axis=1, dtype=xp.float64)
+            xp.maximum(high, G.max(axis=1), out=high)
+            xp.minimum(low, G.min(axis=1), out=low)
+        compared = G
+        if compare is not None and G.dtype != compare:
+            with np.errstate(over="ignore"):  # beyond the dtype: infinite, still above
+                compared = G.astype(compare)
+        t = xp.arange(steps, dtype=xp.float64)[None, :, None]
+        for k in range(n_biases):
+            hits = compared > biases[:, None, :, k]
+            if valid is not None:
+                hits &= valid
+            count, above, run, longest = (thresholds[..., j, k] for j in range(4))
+            count += hits.sum(axis=1)
+            above += xp.where(hits, G, 0).sum(axis=1, dtype=xp.float64)
+            # the last step not above, at or before each step
+            last = running_max(xp.where(hits, (-1.0 - run)[:, None, :], t), xp)
+            runs = xp.subtract(t, last, out=last)
+            xp.maximum(longest, runs.max(axis=1), out=longest)
+            run[...] = runs[:, -1]
+        scaled = G * scale
+        for j, pick in enumerate((scaled.argmax(axis=2), scaled.argmin(axis=2))):
+            picked = pick[:, :, None] == states
+            if valid is not None:
+                picked &= valid
+            wins[:, j] += picked.sum(axis=1)
+    if G is not None:
+        state[...] = G[:, -1]
+
+
+def pool_values(
+    pools: tuple,
+    n: Any,
+    biases: Array,
+    xp: ModuleType,
+    keep: tuple[str, ...] = ("ppv", "mpv", "lspv", "mean", "max", "min"),
+) -> tuple[Array, Array]:
+    """The carried pools as features, float64: the one finishing step of every route.
+
+    Parameters
+    ----------
+    pools : tuple
+        As :func:`empty_pools` makes them (the state is not used); any leading shape of
+        rows in place of ``(n_rows,)``.
+    n : int or int array of shape (n_rows,)
+        The steps each row pooled.
+    biases : array broadcastable to (n_rows, order, n_biases)
+        The thresholds the steps were compared with.
+    xp : module
+    keep : tuple of str
+        The pools per state to return, of ``'ppv'``, ``'mpv'``, ``'lspv'``, ``'mean'``,
+        ``'max'``, ``'min'`` (all by default); they come in that order whatever the order
+        of ``keep``.
+
+    Returns
+    -------
+    values : array of shape (n_rows, order, n_columns)
+        Per state, of those kept, ``[ppv x n_biases, mpv x n_biases, lspv x n_biases,
+        mean, max, min]``: the proportion of steps above each threshold, the mean excess
+        over it on those steps (0 when there are none), the longest run above it over
+        ``n``; the mean, maximum and minimum of the state.
+    compete : array of shape (n_rows, 2 * order)
+        The proportion of steps each state is the first largest of its row, then the first
+        smallest.
+    """
+    _, thresholds, moments, wins = pools
+    rows, d = moments.shape[:-2], moments.shape[-2]
+    scalar = isinstance(n, numbers.Number)
+    per_row = n if scalar else n.astype(xp.float64).reshape(*n.shape, 1)
+    per_threshold = per_row if scalar else per_row[..., None]
+    columns = []
+    if thresholds.shape[-1]:
+        count = thresholds[..., 0, :]
+        if "ppv" in keep:
+            columns.append(count / per_threshold)
+        if "mpv" in keep:
+            excess = thresholds[..., 1, :] / xp.maximum(count, 1.0)
+            mean_above = excess - biases.astype(xp.float64, copy=False)
+            columns.append(xp.where(count > 0, mean_above, 0.0))
+        if "lspv" in keep:
+            columns.append(thresholds[..., 3, :] / per_threshold)
+    for j, name in enumerate(("mean", "max", "min")):
+        if name in keep:
+            value = moments[..., j : j + 1]
+            columns.append(value / per_threshold if name == "mean" else value)
+    values = xp.empty((*rows, d, sum(c.shape[-1] for c in columns)), dtype=xp.float64)
+    start = 0
+    for column in columns:
+        values[..., start : start + column.shape[-1]] = column
+        start += column.shape[-1]
+    return values, wins.reshape(*rows, 2 * d) / per_row
+
+
 def pool_window(
     U: Array,
     W: Array,
@@ -373,9 +560,9 @@ def pool_window(
 ) -> tuple[Array, Array]:
     """Every pool of one window's states (:mod:`~lmu_sk.engine.pooling`), block by block.
 
-    The states come block by block from :func:`iter_blocks`; the pools are accumulated
-    over the blocks, each row over its own ``lengths[r]`` steps only. Per state ``i`` and
-    threshold ``b_k`` (ascending along ``k``), over the ``n`` own steps of a row:
+    :func:`empty_pools`, :func:`pool_blocks` over each row's own ``lengths[r]`` steps and
+    :func:`pool_values`: per state ``i`` and threshold ``b_k`` (ascending along ``k``),
+    over the ``n`` own steps of a row,
 
     * ``ppv``: the proportion of steps with ``m_t[i] > b_k``;
     * ``mpv``: the mean of ``m_t[i] - b_k`` over those steps, 0 when there are none;
@@ -384,10 +571,6 @@ def pool_window(
 
     and per row the proportion of steps on which each state is the first largest of the
     scaled states ``m_t * scale`` (``argmax``), then the first smallest (``argmin``).
-
-    The longest run carries the run at the end of each block into the next: within a
-    block the run at step ``t`` is ``t - L_t``, ``L_t`` the last step ``<= t`` not above
-    (a step ``-1 - run`` before the block when there is none), a running maximum.
 
     Parameters
     ----------
@@ -407,9 +590,9 @@ def pool_window(
     compete : array of shape (n_rows, 2 * order)
         ``[proportion of steps each state is the argmax, then the argmin]``.
 
-    Both in the dtype of ``U``. Counts are integers and the sums of the means float64 (a
-    float32 running sum loses ``~n_steps * eps``); the comparisons, maxima and minima are
-    in the dtype of ``U`` against the thresholds as given.
+    Both in the dtype of ``U``. Counts and sums are float64 (a float32 running sum loses
+    ``~n_steps * eps``); the comparisons are in the dtype of ``U`` against the thresholds
+    as given.
     """
     n_rows, n_steps = U.shape
     d = int(order)
@@ -426,70 +609,20 @@ def pool_window(
         raise ValueError(f"lengths must have shape ({n_rows},); got {tuple(lengths.shape)}.")
     n_biases = biases.shape[2]
     dtype = U.dtype
-    pools = xp.empty((n_rows, d, 3 * n_biases + 3), dtype=dtype)
-    compete = xp.empty((n_rows, 2 * d), dtype=dtype)
     if n_rows == 0:
-        return pools, compete
+        return (
+            xp.empty((n_rows, d, 3 * n_biases + 3), dtype=dtype),
+            xp.empty((n_rows, 2 * d), dtype=dtype),
+        )
     shortest, longest = int(lengths.min()), int(lengths.max())
     if shortest < 1 or longest > n_steps:
         raise ValueError(
             f"lengths must lie in 1 .. {n_steps} (the steps of U); got {shortest} .. {longest}."
         )
-    U = U[:, :longest]  # steps past every row's length change nothing
-    index = xp.int32 if longest < 2**30 else xp.int64
-
-    counts = xp.zeros((n_rows, d, n_biases), dtype=xp.int64)
-    above_sums = xp.zeros((n_rows, d, n_biases), dtype=xp.float64)
-    longest_run = xp.zeros((n_rows, d, n_biases), dtype=index)
-    run = xp.zeros((n_rows, d, n_biases), dtype=index)  # the run after the last step seen
-    total = xp.zeros((n_rows, d), dtype=xp.float64)
-    high = xp.full((n_rows, d), -math.inf, dtype=dtype)
-    low = xp.full((n_rows, d), math.inf, dtype=dtype)
-    wins = xp.zeros((n_rows, d), dtype=xp.int64)
-    losses = xp.zeros((n_rows, d), dtype=xp.int64)
-    states = xp.arange(d)[None, None, :]
-    scale = scale.astype(dtype, copy=False)[:, None, :]
-
-    for t0, G in iter_blocks(U, W, d, xp):
-        steps = G.shape[1]
-        valid = None
-        if t0 + steps > shortest:
-            valid = valid_steps(lengths, t0, steps, xp)[:, :, None]
-            total += (G * valid).sum(axis=1, dtype=xp.float64)
-            xp.maximum(high, xp.where(valid, G, -math.inf).max(axis=1), out=high)
-            xp.minimum(low, xp.where(valid, G, math.inf).min(axis=1), out=low)
-        else:
-            total += G.sum(axis=1, dtype=xp.float64)
-            xp.maximum(high, G.max(axis=1), out=high)
-            xp.minimum(low, G.min(axis=1), out=low)
-        t = xp.arange(steps, dtype=index)[None, :, None]
-        for k in range(n_biases):
-            hits = G > biases[:, None, :, k]
-            if valid is not None:
-                hits &= valid
-            counts[..., k] += hits.sum(axis=1)
-            above_sums[..., k] += xp.where(hits, G, 0).sum(axis=1, dtype=xp.float64)
-            # the last step not above, at or before each step
-            last = running_max(xp.where(hits, (-1 - run[:, None, :, k]), t), xp)
-            runs = xp.subtract(t, last, out=last)
-            xp.maximum(longest_run[..., k], runs.max(axis=1), out=longest_run[..., k])
-            run[..., k] = runs[:, -1]
-        scaled = G * scale
-        for tally, pick in ((wins, scaled.argmax(axis=2)), (losses, scaled.argmin(axis=2))):
-            picked = pick[:, :, None] == states
-            if valid is not None:
-                picked &= valid
-            tally += picked.sum(axis=1)
-
-    n = lengths.astype(xp.float64)
-    K = n_biases
-    pools[..., :K] = counts / n[:, None, None]
-    mean_above = above_sums / xp.maximum(counts, 1) - biases.astype(xp.float64)
-    pools[..., K : 2 * K] = xp.where(counts > 0, mean_above, 0.0)
-    pools[..., 2 * K : 3 * K] = longest_run / n[:, None, None]
-    pools[..., 3 * K] = total / n[:, None]
-    pools[..., 3 * K + 1] = high
-    pools[..., 3 * K + 2] = low
-    compete[:, :d] = wins / n[:, None]
-    compete[:, d:] = losses / n[:, None]
-    return pools, compete
+    pools = empty_pools(n_rows, d, n_biases, xp)
+    # steps past every row's length change nothing
+    pool_blocks(
+        U[:, :longest], W, d, pools, biases, scale.astype(dtype, copy=False), xp, lengths=lengths
+    )
+    values, compete = pool_values(pools, lengths, biases, xp)
+    return values.astype(dtype, copy=False), compete.astype(dtype, copy=False)

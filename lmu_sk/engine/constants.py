@@ -16,6 +16,7 @@ name            value                                shape
 ``'H_hat'``     ``rfft(H, p)`` along time              ``(p // 2 + 1, d)``, complex
 ``'A_T'``       ``Abar.T``                             ``(d, d)``
 ``'D_T'``       ``(Abar - I).T`` (compensated step)    ``(d, d)``
+``'step'``      ``[(Abar - I).T; Bbar]`` (one step)    ``(d + 1, d)``
 ``'powers'``    ``Abar^(2^i)``, transposed, ``i < p``   ``(p, d, d)``
 ``'power_sums'`` ``sum_{s=1..2^i} Abar^s``, transposed  ``(p, d, d)``
 ==============  ===================================  ====================================
@@ -36,7 +37,7 @@ from ..dn import discrete_system, impulse_response
 
 __all__ = ["NAMES", "block_matrix", "clear", "get", "system"]
 
-NAMES = ("H", "H_rev", "C_rev", "W", "H_hat", "A_T", "D_T", "powers", "power_sums")
+NAMES = ("H", "H_rev", "C_rev", "W", "H_hat", "A_T", "D_T", "step", "powers", "power_sums")
 
 # Constants larger than this are built for the caller and not kept.
 _ITEM_LIMIT_BYTES = 256 * 1024**2
@@ -115,6 +116,8 @@ def _host(name: str, order: int, theta: float, discretizer: str, n_steps: int, p
         return Abar.T
     if name == "D_T":
         return (Abar - np.eye(order)).T
+    if name == "step":
+        return np.vstack([(Abar - np.eye(order)).T, Bbar[None]])
     if name in ("powers", "power_sums"):
         return _power_tables(Abar, max(1, param), name == "power_sums")
     if name == "W":

@@ -11,7 +11,8 @@ Every choice comes from one cost table per device (:data:`COSTS`) and one set of
 * **FFT length**: the smallest even ``2^a 3^b 5^c 7^d >= 2 n - 1``;
 * **rows per chunk**: the working memory one sample needs on its route, against the
   memory budget (and on a GPU the free device memory and the pinned host buffers), and
-  about :data:`CHUNK_SECONDS` of work by the cost table so that progress has steps.
+  about :data:`CHUNK_SECONDS` of work by the cost table so that progress has steps, by
+  the package's one rows-per-budget rule (:func:`rows_within`).
 
 The cost of a route, per row (one channel of one sample), is its flops at the rate the
 table gives for that kind of work plus its memory traffic at the table's bandwidth. The
@@ -36,12 +37,15 @@ __all__ = [
     "Costs",
     "Plan",
     "block_steps",
+    "carried_route",
     "choose_route",
     "fft_length",
+    "kernel_threads",
     "plan_features",
     "plan_pooled",
     "plan_sampled_states",
-    "rows_per_chunk",
+    "pooled_update_seconds",
+    "rows_within",
 ]
 
 OUTPUTS = ("final", "sequence", "mean", "max")
@@ -51,6 +55,9 @@ METHODS = ("auto", "gemm", "fft", "recurrence")
 # MIN_CHUNK_SAMPLES samples), so that verbose progress has steps to show.
 CHUNK_SECONDS = 0.5
 MIN_CHUNK_SAMPLES = 32
+# A parallel compiled kernel with less work than this by the cost table runs on one
+# thread: waking the others costs more than they save (a stream's steps).
+PARALLEL_MIN_SECONDS = 1e-3
 # Host inputs of a GPU computation larger than this are cut into at least OVERLAP_CHUNKS
 # chunks so that the copies to the device overlap with compute.
 OVERLAP_MIN_BYTES = 64 * 1024**2
@@ -127,6 +134,25 @@ def block_steps(order: int, n_steps: int | None = None, device: str = "cpu") -> 
     return max(1, T)
 
 
+def pooled_update_seconds(order: int, n_biases: int, route: str, device: str) -> float:
+    """Seconds of one step of one input of a window of ``order`` states, every pool
+    (``n_biases`` thresholds) on ``route``, by the cost table (float32 for
+    'pooled_blocked'; one pool costs about this share of ``pool_seconds``, measured with
+    4 thresholds and 3 moments, and the thresholds run three pools each)."""
+    costs = COSTS[device]
+    d, pools = order, 3 * n_biases + 3
+    if route == "pooled_recurrence":
+        return d * costs.pool_seconds * pools / 7 + 2.0 * d * d / costs.recurrence_flops
+    T = block_steps(d, None, device)
+    return 2.0 * (d + T) * d / costs.gemm_flops + d * pools * costs.pool_xp_seconds
+
+
+def kernel_threads(seconds: float) -> int | None:
+    """Threads for a parallel compiled kernel of ``seconds`` of work by the cost table:
+    one below :data:`PARALLEL_MIN_SECONDS`, else all (None)."""
+    return 1 if seconds < PARALLEL_MIN_SECONDS else None
+
+
 def _is_smooth(m: int) -> bool:
     for p in (2, 3, 5, 7):
         while m % p == 0:
@@ -170,6 +196,25 @@ def _route_seconds(
     if route == "recurrence":
         return scale * 2.0 * d * elements / c.recurrence_flops
     raise ValueError(f"Unknown route {route!r}.")
+
+
+def carried_route(n_rows: int, order: int, itemsize: int, device: str) -> str:
+    """The route of every state of a carried chunk (a stream's 'max'): ``'recurrence'``
+    (the compiled recurrence, continued from the carried state) or ``'blocked'``.
+
+    The block products read their block matrix of ``(order + T) * T * order`` values again
+    for every block: with few rows that traffic, not the flops, is their cost, and the
+    recurrence (CPU only) is cheaper.
+    """
+    if device != "cpu":
+        return "blocked"
+    c, d = COSTS[device], order
+    T = block_steps(d, None, device)
+    scale = itemsize / 4.0
+    reads = itemsize * (d + T) * d / (max(int(n_rows), 1) * c.bandwidth)  # per row and step
+    blocked = scale * 2.0 * (d + T) * d / c.gemm_flops + reads
+    recurrence = scale * 2.0 * d * d / c.recurrence_flops
+    return "recurrence" if recurrence < blocked else "blocked"
 
 
 def choose_route(output: str, method: str, order: int, n_steps: int, itemsize: int, device: str):
@@ -230,30 +275,42 @@ def _working_bytes(
     return int(work) + 1
 
 
-def rows_per_chunk(
-    n_samples: int,
-    bytes_per_sample: float,
-    budget: int,
-    seconds_per_sample: float,
-    what: str,
-    fix: str,
+def rows_within(
+    budget: float,
+    bytes_per_row: float,
+    n_rows: int | None = None,
+    *,
+    seconds_per_row: float | None = None,
+    what: str | None = None,
+    fix: str = "",
 ) -> int:
-    """Samples per chunk: within ``budget`` and about :data:`CHUNK_SECONDS` of work.
+    """Rows at a time within a memory budget: the package's one rows-per-budget rule.
+
+    As many rows as ``budget`` holds at ``bytes_per_row`` each, at most ``n_rows``, and at
+    least one. With ``seconds_per_row`` (by the cost table), also about
+    :data:`CHUNK_SECONDS` of work (at least :data:`MIN_CHUNK_SAMPLES` rows), so that
+    progress has steps. The chunk loop, the streams' groups of rows, the blocks of dask
+    arrays and the command line's batches all size themselves by it.
 
     Raises
     ------
     MemoryBudgetError
-        A ValueError, if a single sample does not fit the budget, naming ``what`` and
-        ``fix``.
+        A ValueError, when ``what`` is given and a single row does not fit ``budget``,
+        naming ``what`` and ``fix``.
     """
-    rows = int(budget // max(bytes_per_sample, 1))
-    if rows < 1:
+    rows = int(budget // max(bytes_per_row, 1))
+    if rows < 1 and what is not None:
         raise MemoryBudgetError(
-            f"{what} needs {format_bytes(bytes_per_sample)} of working memory for a single "
+            f"{what} needs {format_bytes(bytes_per_row)} of working memory for a single "
             f"sequence but max_memory allows {format_bytes(budget)}; raise max_memory{fix}."
         )
-    by_time = int(min(CHUNK_SECONDS / max(seconds_per_sample, 1e-15), n_samples))
-    return max(1, min(rows, max(MIN_CHUNK_SAMPLES, by_time), max(n_samples, 1)))
+    if seconds_per_row is not None:
+        limit = math.inf if n_rows is None else n_rows
+        by_time = int(min(CHUNK_SECONDS / max(seconds_per_row, 1e-15), limit))
+        rows = min(rows, max(MIN_CHUNK_SAMPLES, by_time))
+    if n_rows is not None:
+        rows = min(rows, max(int(n_rows), 1))
+    return max(1, rows)
 
 
 @dataclass(frozen=True)
@@ -296,7 +353,7 @@ def _host_staging(
 ) -> int:
     """Samples per chunk that the pinned host buffers of a GPU computation allow."""
     per_sample = 2 * ((in_row if host_in else 0) + (out_row if host_out else 0))
-    rows = budget // per_sample if per_sample else n_samples
+    rows = rows_within(budget, per_sample, n_samples) if per_sample else n_samples
     if host_in and n_samples * in_row > OVERLAP_MIN_BYTES:
         rows = min(rows, -(-n_samples // OVERLAP_CHUNKS))
     return max(1, int(rows))
@@ -351,13 +408,13 @@ def plan_features(
         fix = ""
     else:
         fix = " or use method='recurrence', which needs almost none"
-    rows = rows_per_chunk(
-        n_samples,
-        per_sample,
+    rows = rows_within(
         limit,
-        seconds,
-        f"method={method if route != 'blocked' else 'gemm'!r}",
-        fix,
+        per_sample,
+        n_samples,
+        seconds_per_row=seconds,
+        what=f"method={method if route != 'blocked' else 'gemm'!r}",
+        fix=fix,
     )
     if device == "gpu":
         out_row = n_channels * order * itemsize * (n_steps if output == "sequence" else 1)
@@ -417,26 +474,14 @@ def plan_pooled(
         Thresholds per state.
     """
     costs = COSTS[device]
-    # one pool costs about this share of pool_seconds (measured with 4 thresholds and 3
-    # moments) per state and step; the thresholds run three pools each
     pools = 3 * n_biases + 3
     candidates = {}
     for route in costs.pooled_routes:
-        seconds = 0.0
-        for n_inputs, d, n in windows:
-            updates = n_inputs * (n + 1)
-            if route == "pooled_recurrence":
-                seconds += updates * (
-                    d * costs.pool_seconds * pools / 7 + 2.0 * d * d / costs.recurrence_flops
-                )
-            else:
-                T = block_steps(d, n, device)
-                seconds += (
-                    (itemsize / 4.0)
-                    * updates
-                    * (2.0 * (d + T) * d / costs.gemm_flops + d * pools * costs.pool_xp_seconds)
-                )
-        candidates[route] = seconds
+        scale = itemsize / 4.0 if route == "pooled_blocked" else 1.0
+        candidates[route] = sum(
+            scale * n_inputs * (n + 1) * pooled_update_seconds(d, n_biases, route, device)
+            for n_inputs, d, n in windows
+        )
     route = min(candidates, key=candidates.get)
     seconds = candidates[route]
     order = max(d for _, d, _ in windows)
@@ -454,8 +499,13 @@ def plan_pooled(
     if device == "gpu":
         per_sample += 2 * n_raw_steps * n_channels * itemsize
     limit = _gpu_budget(budget, device_budget, costs) if device == "gpu" else budget
-    rows = rows_per_chunk(
-        n_samples, per_sample, limit, seconds, "LMUPooledFeatures", " or use shorter sequences"
+    rows = rows_within(
+        limit,
+        per_sample,
+        n_samples,
+        seconds_per_row=seconds,
+        what="LMUPooledFeatures",
+        fix=" or use shorter sequences",
     )
     if device == "gpu":
         in_row = n_raw_steps * n_channels * itemsize
@@ -520,7 +570,7 @@ def plan_sampled_states(
             f"Fitting the thresholds needs {format_bytes(smallest)} of working memory for a "
             f"single sequence but max_memory allows {format_bytes(budget)}; raise max_memory."
         )
-    rows = max(1, min(n_samples, int(budget // (inputs + per_step * min(n_steps, 1024)))))
+    rows = rows_within(budget, inputs + per_step * min(n_steps, 1024), n_samples)
     window = int((budget - rows * inputs) // (rows * per_step))
     window = max(T, min(n_steps, window // T * T))
     return rows, window

@@ -41,6 +41,7 @@ __all__ = [
     "TRANSFORMS",
     "PooledSpec",
     "WindowSpec",
+    "checked_window_arrays",
     "state_columns",
 ]
 
@@ -109,6 +110,35 @@ class PooledSpec:
         sizes = [w.n_features(self.n_biases, self.pools) for w in self.windows]
         return [0, *np.cumsum(sizes).tolist()]
 
+    def to_plain(self) -> dict:
+        """The spec as plain data (builtins only), as saved models hold it: a pickle then
+        names no class of the engine."""
+        return {
+            "windows": [
+                [int(w.order), float(w.theta), int(w.stride), [int(i) for i in w.inputs]]
+                for w in self.windows
+            ],
+            "transforms": [str(t) for t in self.transforms],
+            "pools": [str(p) for p in self.pools],
+            "n_biases": int(self.n_biases),
+            "discretizer": str(self.discretizer),
+        }
+
+    @classmethod
+    def from_plain(cls, data: dict) -> PooledSpec:
+        """The spec of :meth:`to_plain`'s data."""
+        windows = tuple(
+            WindowSpec(int(order), float(theta), int(stride), tuple(int(i) for i in inputs))
+            for order, theta, stride, inputs in data["windows"]
+        )
+        return cls(
+            windows,
+            tuple(data["transforms"]),
+            tuple(data["pools"]),
+            int(data["n_biases"]),
+            str(data["discretizer"]),
+        )
+
 
 def state_columns(n_biases: int, pools: tuple[str, ...]) -> np.ndarray:
     """Which of the kernels' per-state columns ``[ppv x K, mpv x K, lspv x K, mean, max,
@@ -129,3 +159,44 @@ def cumsum_windows(thetas: np.ndarray) -> np.ndarray:
     n = len(thetas)
     rank = np.argsort(np.argsort(thetas, kind="stable"), kind="stable")
     return rank >= n - max(1, math.ceil(n / 2))
+
+
+def checked_window_arrays(
+    spec: PooledSpec, n_channels: int, biases: list, scales: list
+) -> tuple[list, list]:
+    """Fitted thresholds and scales checked against ``spec``: float64 host copies, the
+    thresholds rounded to float32 first (as the batch transform uses them).
+
+    Raises
+    ------
+    ValueError
+        Unless there is one array of each per window, of the window's ``(n_inputs,
+        order, n_biases)`` and ``(n_inputs, order)``, and every window reads inputs that
+        ``n_channels`` channels make.
+    """
+    n_inputs = len(spec.transforms) * n_channels
+    biases, scales = list(biases), list(scales)
+    if len(biases) != len(spec.windows) or len(scales) != len(spec.windows):
+        raise ValueError(
+            f"The fitted biases_ and scales_ must hold one array per window of spec_ "
+            f"({len(spec.windows)}); got {len(biases)} and {len(scales)}. Fit again."
+        )
+    checked_biases, checked_scales = [], []
+    for w, (window, b, s) in enumerate(zip(spec.windows, biases, scales, strict=True)):
+        b = np.array(b, dtype=np.float32).astype(np.float64)
+        s = np.array(s, dtype=np.float64)
+        shape = (len(window.inputs), window.order)
+        if b.shape != (*shape, spec.n_biases) or s.shape != shape:
+            raise ValueError(
+                f"Window {w}: biases_ of shape {b.shape} and scales_ of shape "
+                f"{s.shape} do not fit its {shape[0]} input(s) of order {shape[1]} with "
+                f"{spec.n_biases} threshold(s); fit the transformer again."
+            )
+        if min(window.inputs, default=0) < 0 or max(window.inputs, default=0) >= n_inputs:
+            raise ValueError(
+                f"Window {w} reads inputs {window.inputs}, beyond the {n_inputs} inputs "
+                "of the fitted transforms and channels; fit the transformer again."
+            )
+        checked_biases.append(b)
+        checked_scales.append(s)
+    return checked_biases, checked_scales

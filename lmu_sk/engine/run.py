@@ -39,8 +39,8 @@ from .._device import (
 )
 from .._logging import get_logger
 from .._memory import check_fits
+from ..kernels import cpu, cuda
 from . import algebra, constants, pooling
-from .compiled import cpu, cuda
 from .plan import Plan, block_steps, plan_features, plan_pooled, plan_sampled_states
 from .pooling import PooledSpec
 

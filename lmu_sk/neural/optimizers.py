@@ -5,10 +5,11 @@ An optimizer is built for a fixed list of parameter arrays; it preallocates its 
 the parameters in place with a fixed, small number of array operations and no temporaries.
 All arithmetic goes through the array module ``xp`` (NumPy or CuPy).
 
-On NumPy each update of a C-contiguous parameter is one fused,
-compiled loop over the array (one read of parameter, gradient and state, one write)
-instead of a sequence of array operations; the arithmetic is the same. ``fused=False``
-forces the array-operation path, which is also the one used for every other module.
+On NumPy each update of a C-contiguous parameter is one fused, compiled loop over the
+array (:mod:`lmu_sk.kernels.optimizers`: one read of parameter, gradient and state, one
+write) instead of a sequence of array operations; the arithmetic is the same.
+``fused=False`` forces the array-operation path, which is also the one used for every
+other module.
 
 Optimizers pickle without a GPU: their state is stored as NumPy arrays when pickled, and
 :meth:`BaseOptimizer.to_module` moves it back to an array module before further updates.
@@ -18,14 +19,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from functools import cache
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from .._device import to_numpy
-from ..engine.compiled import njit_cached
+from ..kernels import optimizers as fused_loops
 
 __all__ = [
     "SCHEDULES",
@@ -38,58 +38,10 @@ __all__ = [
     "LearningRateSchedule",
     "PlateauLearningRate",
     "make_schedule",
+    "optimizer_from_plain",
 ]
 
 Array = Any
-
-
-@cache
-def _fused_kernels() -> dict[str, Callable[..., None]]:
-    """Compile the fused NumPy update loops with Numba once."""
-
-    def jit(function):
-        # error_model="numpy": no Python zero-division check, so the loops vectorise.
-        # On-disk cache, or none where no cache folder is writable (njit_cached).
-        return njit_cached(nogil=True, error_model="numpy")(function)
-
-    # Each loop runs over one contiguous segment with one L2 coefficient: the weights
-    # (with decay) and the rest (decay 0) are separate calls on slices, which keeps both
-    # loops vectorised (a second loop starting at an offset in the same function is not).
-    @jit
-    def adam_segment(p, g, m, v, b1, b2, c, eps, decay):  # pragma: no cover - compiled
-        for i in range(p.shape[0]):
-            gi = g[i] + decay * p[i]
-            mi = b1 * m[i] + gi
-            vi = b2 * v[i] + gi * gi
-            m[i] = mi
-            v[i] = vi
-            p[i] -= c * mi / (math.sqrt(vi) + eps)
-
-    @jit
-    def sgd_segment(p, g, vel, lr, mu, nesterov, decay):  # pragma: no cover - compiled
-        for i in range(p.shape[0]):
-            step = lr * (g[i] + decay * p[i])
-            vi = mu * vel[i] - step
-            vel[i] = vi
-            if nesterov:
-                p[i] += mu * vi - step
-            else:
-                p[i] += vi
-
-    def adam(p, g, m, v, b1, b2, c, eps, stop, decay):
-        if stop:
-            adam_segment(p[:stop], g[:stop], m[:stop], v[:stop], b1, b2, c, eps, decay)
-        if stop < p.shape[0]:
-            zero = decay * 0
-            adam_segment(p[stop:], g[stop:], m[stop:], v[stop:], b1, b2, c, eps, zero)
-
-    def sgd(p, g, vel, lr, mu, nesterov, stop, decay):
-        if stop:
-            sgd_segment(p[:stop], g[:stop], vel[:stop], lr, mu, nesterov, decay)
-        if stop < p.shape[0]:
-            sgd_segment(p[stop:], g[stop:], vel[stop:], lr, mu, nesterov, decay * 0)
-
-    return {"adam": adam, "sgd": sgd}
 
 
 def _fusable(xp: ModuleType, *arrays: Array) -> bool:
@@ -155,7 +107,7 @@ class BaseOptimizer:
         """The fused loop ``name`` when it applies to this optimizer, else None."""
         if self.fused is False or self._xp is not np:
             return None
-        return _fused_kernels()[name]
+        return getattr(fused_loops, name)
 
     def update(
         self,
@@ -194,6 +146,12 @@ class BaseOptimizer:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._xp = np
+
+    def to_plain(self) -> dict[str, Any]:
+        """The optimizer as plain data (builtins and NumPy arrays), as saved models hold
+        it: a pickle then names no class of :mod:`lmu_sk.neural`
+        (:func:`optimizer_from_plain` rebuilds it)."""
+        return {"optimizer": type(self).__name__, "state": self.__getstate__()}
 
 
 class SGD(BaseOptimizer):
@@ -501,3 +459,16 @@ def make_schedule(name: str, power_t: float = 0.5) -> LearningRateSchedule:
     if name == "invscaling":
         return InverseScalingLearningRate(power_t)
     return SCHEDULES[name]()
+
+
+def optimizer_from_plain(data: dict[str, Any]) -> BaseOptimizer:
+    """The optimizer of :meth:`BaseOptimizer.to_plain`'s data, on NumPy."""
+    classes = {"SGD": SGD, "Adam": Adam}
+    name = data.get("optimizer")
+    if name not in classes:
+        raise ValueError(
+            f"Unknown optimizer {name!r} in the saved state; use one of {sorted(classes)}."
+        )
+    optimizer = classes[name].__new__(classes[name])
+    optimizer.__setstate__(dict(data["state"]))
+    return optimizer

@@ -106,6 +106,18 @@ class TrainingHistory:
     no_improvement_count: int = 0
     initial_loss: float | None = None
 
+    def to_plain(self) -> dict[str, Any]:
+        """The history as plain data (builtins), as saved models hold it."""
+        return {
+            name: list(value) if isinstance(value, list) else value
+            for name, value in vars(self).items()
+        }
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> TrainingHistory:
+        """The history of :meth:`to_plain`'s data."""
+        return cls(**data)
+
 
 def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
     """Validate ``sample_weight`` for ``n_samples`` samples; return float64 weights or None.

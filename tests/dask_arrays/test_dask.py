@@ -11,6 +11,7 @@ row at a time in the same order of operations for final states, so float64 resul
 from __future__ import annotations
 
 import pickle
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -24,7 +25,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
-from lmu_sk import LMUClassifier, LMUFeatures, LMURegressor  # noqa: E402
+from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor  # noqa: E402
 from lmu_sk._dask import GATHER_LIMIT_KEY, blocks_of  # noqa: E402
 from lmu_sk._device import to_numpy  # noqa: E402
 from lmu_sk.reference import dn_states  # noqa: E402
@@ -111,7 +112,9 @@ def test_fitted_transformer_pickles_small_whatever_the_data_size():
 
 def test_row_chunks_are_cut_to_the_memory_budget(sync):
     X = sequences(n=30, n_steps=20)
-    transformer = LMUFeatures(order=4, max_memory=10 * (20 + 4) * 8)
+    # a block (inputs and features) takes at most half of max_memory: 10 rows of 20 + 4
+    # float64 values in a budget of 20 such rows
+    transformer = LMUFeatures(order=4, max_memory=20 * (20 + 4) * 8)
     F = transformer.fit_transform(da.from_array(X, chunks=(30, 5)))
     assert F.chunks[0] == (10, 10, 10)
     np.testing.assert_allclose(
@@ -124,6 +127,39 @@ def test_blocks_of_keeps_chunks_that_fit():
     assert blocks_of(Xd, 8, np.dtype(np.float64), 10**6) is Xd
     merged = blocks_of(da.zeros((30, 20, 2), chunks=(7, 4, 1)), 8, np.dtype(np.float64), 10**6)
     assert merged.chunks == ((7, 7, 7, 7, 2), (20,), (2,))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda budget: LMUFeatures(order=16, output="sequence", method="fft", max_memory=budget),
+        lambda budget: LMUFeatures(order=16, output="sequence", method="gemm", max_memory=budget),
+        lambda budget: LMUPooledFeatures(order=4, n_biases=4, max_memory=budget),
+    ],
+    ids=["sequence-fft", "sequence-blocked", "pooled"],
+)
+def test_a_task_stays_within_max_memory(make, sync):
+    """One task holds its block (inputs and features) and the transformer's working memory:
+    together within ``max_memory`` (they took up to twice it: blocks of the whole budget,
+    and the transformer given the whole budget again). NumPy's allocations are traced;
+    the constants the task builds once are built before the measure."""
+    budget = 8 * 1024**2
+    X = sequences(400, 200, n_channels=2)
+    transformer = make(budget).set_params(device="cpu").fit(X)
+    F = transformer.transform(da.from_array(X, chunks=(400, 200, 2)))
+    assert len(F.chunks[0]) > 1  # the budget splits the rows
+    first = F.blocks[0]
+    expected = first.compute()  # constants, compiled kernels: built once per process
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        got = first.compute()
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(got, expected)
+    assert peak <= budget, (peak, budget)
 
 
 def test_a_sequence_larger_than_the_budget_is_an_error(sync):

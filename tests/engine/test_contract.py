@@ -12,6 +12,11 @@ Back-ends:
   real GPU is present they run on it too, in this process.
 * ``cupy``: the engine on a real GPU, when CuPy sees one (skipped otherwise).
 
+The step mode's contract: the same sequences fed in chunks and single steps, each continued
+from the state carried out of the one before (:mod:`lmu_sk.engine.stream`; the Numba-CUDA
+kernels' ``initial_state``), give the features of the whole sequences, for every output on
+every back-end.
+
 Outputs are ``final``, ``sequence``, ``mean``, ``max`` (:func:`lmu_sk.engine.features`)
 and ``pooled`` (:func:`lmu_sk.engine.pooled_features`: the proportion of steps above each
 threshold, mean, max and min of every state of several windows over the inputs and their
@@ -48,8 +53,9 @@ from pooled_oracle import decided, state_scale, tolerances
 from lmu_sk import dn_states
 from lmu_sk._device import gpu_available
 from lmu_sk.dn import discrete_system, impulse_response
-from lmu_sk.engine import PooledSpec, WindowSpec, features, plan, pooled_features
+from lmu_sk.engine import PooledSpec, WindowSpec, algebra, features, plan, pooled_features
 from lmu_sk.engine.pooling import POOLS, TRANSFORMS
+from lmu_sk.engine.stream import CarriedDN, CarriedPools
 from lmu_sk.reference import pooled as pooled_reference
 
 pytestmark = pytest.mark.gpu
@@ -121,7 +127,7 @@ def thresholds(U, spec, gap):
 # ----------------------------------------------------------------------------- back-ends
 def _features_cudasim(U, output):
     """The Numba-CUDA kernels on NumPy arrays (copied to the simulated device and back)."""
-    from lmu_sk.engine.compiled import cuda
+    from lmu_sk.kernels import cuda
 
     Abar, Bbar = discrete_system(ORDER, THETA)
     if isinstance(U, list):
@@ -217,8 +223,133 @@ def test_engine_matches_the_reference(backend, output, ragged, dtype, make_seque
             assert_features_close(host, expected, tol)
 
 
+# ----------------------------------------------------------------------------- step mode
+# Chunks of 1, 1, 7, 1 and 13 steps (blocks of the pooled windows: 1, 1, 3, then the rest),
+# each continued from the state (and running sum, maximum or pools) carried from the one
+# before: single steps and chunks, as a stream takes them.
+CUTS = (1, 2, 9, 10, 23)
+
+
+def _carried_cudasim(U, output):
+    """The Numba-CUDA kernels chunk by chunk, from the state after the chunk before: every
+    state for 'sequence', else the final state, the mean or the maximum."""
+    from lmu_sk.kernels import cuda
+
+    Abar, Bbar = discrete_system(ORDER, THETA)
+    state = total = maximum = None
+    pieces = []
+    for a, b in zip((0, *CUTS[:-1]), CUTS, strict=True):
+        X = U[:, a:b]
+        if output == "sequence":
+            states = cuda.recurrence_states(X, Abar, Bbar, "sequence", initial_state=state)
+            pieces.append(states)
+            state = np.ascontiguousarray(states[:, -1])
+            continue
+        if output == "mean":
+            part = cuda.pooled_states(X, Abar, Bbar, "mean", initial_state=state) * (b - a)
+            total = part if total is None else total + part
+        elif output == "max":
+            part = cuda.pooled_states(X, Abar, Bbar, "max", initial_state=state)
+            maximum = part if maximum is None else np.maximum(maximum, part)
+        state = cuda.recurrence_states(X, Abar, Bbar, "final", initial_state=state)
+    if output == "sequence":
+        return np.concatenate(pieces, axis=1)
+    if output == "mean":
+        return total / U.shape[1]
+    return state if output == "final" else maximum
+
+
+def _carried_states(U, output, xp, dtype):
+    """The engine's step mode chunk by chunk (:class:`lmu_sk.engine.stream.CarriedDN`):
+    the states after every chunk for 'sequence', else the final state, the mean or the
+    maximum."""
+    n, n_steps, c = U.shape
+    rows = algebra.rows(xp.asarray(U), xp)
+    carried = CarriedDN(ORDER, THETA, "zoh", output, dtype, xp)
+    state = xp.asarray(np.zeros((n * c, ORDER), dtype))
+    running = None
+    if output == "mean":
+        running = xp.asarray(np.zeros((n * c, ORDER)))
+    elif output == "max":
+        running = xp.asarray(np.full((n * c, ORDER), -np.inf, dtype))
+    ends = []
+    for a, b in zip((0, *CUTS[:-1]), CUTS, strict=True):
+        state, running = carried.advance(rows[:, a:b], state, running)
+        assert state.dtype == dtype and type(state) is type(rows)
+        ends.append(to_host(state).reshape(n, c * ORDER))
+    if output == "sequence":
+        return np.stack(ends, axis=1)
+    if output == "final":
+        return ends[-1]
+    running = to_host(running).reshape(n, c * ORDER)
+    return running / n_steps if output == "mean" else running
+
+
+def _carried_pooled(U, spec, biases, scales, dtype, xp):
+    """The pooled features of equal-length sequences with every window's pools carried
+    from chunk to chunk of its blocks (:class:`lmu_sk.engine.stream.CarriedPools`)."""
+    X = xp.asarray(U)
+    lengths = xp.asarray(np.full(len(U), U.shape[1]))
+    inputs = algebra.input_transforms(X, lengths, spec.transforms, xp)
+    parts = []
+    for w, window in enumerate(spec.windows):
+        u = algebra.block_means(inputs, lengths, window.stride, xp)[0]
+        u = u[:, :, list(window.inputs)]
+        carried = CarriedPools(
+            window, spec.discretizer, biases[w].astype(np.float64), scales[w], spec.pools,
+            dtype, xp,
+        )  # fmt: skip
+        pools = carried.empty(len(U))
+        n_blocks = u.shape[1]
+        cuts = sorted({min(c, n_blocks) for c in (1, 2, 5, n_blocks)})
+        for a, b in zip((0, *cuts[:-1]), cuts, strict=True):
+            pools = carried.advance(pools, u[:, a:b])
+        values, compete = carried.features(pools, n_blocks)
+        parts += [to_host(values).reshape(len(U), -1), to_host(compete).reshape(len(U), -1)]
+    return np.concatenate(parts, axis=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_chunks_with_a_carried_state_equal_the_whole_sequence(
+    backend, output, dtype, make_sequences
+):
+    """The step mode: sequences fed in chunks and single steps, each continued from the
+    state carried out of the one before, give the features of the whole sequences (for
+    'sequence', the state at the end of every chunk, or every state on the CUDA kernels)."""
+    name, xp = backend
+    U = make_sequences(n_samples=5, n_steps=CUTS[-1], n_channels=2, dtype=dtype)
+    tol = TOLERANCE[np.dtype(dtype)]
+    if output == "pooled":
+        if name == "cudasim":
+            pytest.skip("pooled features have no Numba-CUDA kernel (the GPU pools blocks)")
+        U = U.astype(np.float64)
+        biases, scales = thresholds(list(U), POOLED, 2 * tol)
+        expected = pooled_reference(
+            list(U), POOLED, [b.astype(np.float64) for b in biases], scales
+        )
+        limits = tolerances(POOLED, state_scale(list(U), POOLED, biases, scales), 8 * tol)
+        got = _carried_pooled(U, POOLED, biases, scales, dtype, xp)
+        assert np.all(np.abs(got - expected) <= limits + 1e-300)
+        return
+    states = dn_states(U, ORDER, THETA, output="sequence")
+    expected = {
+        "final": states[:, -1],
+        "mean": states.mean(axis=1),
+        "max": states.max(axis=1),
+        "sequence": states if name == "cudasim" else states[:, [c - 1 for c in CUTS]],
+    }[output]
+    tol *= scale(U, ORDER, THETA)
+    if name == "cudasim":
+        got = _carried_cudasim(U, output)
+    else:
+        got = _carried_states(U, output, xp, np.dtype(dtype))
+    assert_features_close(np.asarray(got), expected, tol)
+
+
 def test_cuda_simulator(in_cuda_simulator):
     """The ``cudasim`` back-end of the contract, in a fresh interpreter with the simulator."""
     stdout, report = in_cuda_simulator(__file__)
-    # 4 outputs x equal/ragged x 2 dtypes ran; pooled is skipped there
-    assert "16 passed" in stdout, report
+    # 4 outputs x equal/ragged x 2 dtypes ran, and 4 outputs x 2 dtypes in chunks; pooled
+    # is skipped there
+    assert "24 passed" in stdout, report

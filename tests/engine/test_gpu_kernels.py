@@ -25,6 +25,7 @@ to the compute dtype before the oracle sees them, so only the kernels' own error
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -413,7 +414,7 @@ def numba_cuda():
 
     if not cuda.is_available():
         pytest.skip("numba.cuda sees no device.")
-    from lmu_sk.engine.compiled import cuda as cuda_kernels
+    from lmu_sk.kernels import cuda as cuda_kernels
 
     return cuda_kernels
 
@@ -425,10 +426,21 @@ def small_problems():
     return problems(max_order=8, max_steps=20, max_channels=2, max_samples=3)
 
 
+@pytest.fixture(scope="module")
+def ragged_kernel(numba_cuda):
+    """The candidate kernel kept out of the package (``benchmarks/ragged_kernel.py``)."""
+    spec = importlib.util.spec_from_file_location(
+        "ragged_kernel", ROOT / "benchmarks" / "ragged_kernel.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @SIM
 @given(small_problems())
-def test_cudasim_ragged_final_states(numba_cuda, p):
-    got = numba_cuda.ragged_final_states(p.X, p.lengths, p.H)
+def test_cudasim_ragged_final_states(ragged_kernel, p):
+    got = ragged_kernel.ragged_final_states(p.X, p.lengths, p.H)
     expected = np.stack([states[-1] for states in own_states(p)])
     assert_states_close(got, expected, p.dtype)
 
@@ -467,7 +479,7 @@ def test_cudasim_pooled_states(numba_cuda, p, reduce, ragged):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_cudasim_small_device_limits(numba_cuda, monkeypatch, dtype):
+def test_cudasim_small_device_limits(numba_cuda, ragged_kernel, monkeypatch, dtype):
     # Fewer threads than states (threads loop over them), Abar in global memory, groups of
     # two rows per block.
     limits = {"threads": 4, "shared": 48 * np.dtype(dtype).itemsize, "warp": 4, "sms": 1}
@@ -484,7 +496,7 @@ def test_cudasim_small_device_limits(numba_cuda, monkeypatch, dtype):
     assert_states_close(numba_cuda.pooled_states(X, Abar, Bbar, "max", lengths), expected, dtype)
     H = impulse_response(Abar, Bbar, 9)
     expected = expected_output(X, lengths, Abar, Bbar, "final")
-    assert_states_close(numba_cuda.ragged_final_states(X, lengths, H), expected, dtype)
+    assert_states_close(ragged_kernel.ragged_final_states(X, lengths, H), expected, dtype)
 
 
 def test_cudasim_device_arrays_stay_on_device(numba_cuda):
@@ -501,13 +513,13 @@ def test_cudasim_device_arrays_stay_on_device(numba_cuda):
 
 
 def test_engine_imports_without_touching_numba_cuda_or_cupy():
-    code = "import sys, lmu_sk, lmu_sk.engine.compiled.cuda, lmu_sk.engine.run; "
+    code = "import sys, lmu_sk, lmu_sk.kernels.cuda, lmu_sk.engine.run; "
     code += "assert 'numba.cuda' not in sys.modules and 'cupy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
 
 def test_launch_configuration_follows_device_limits():
-    from lmu_sk.engine.compiled import cuda as cuda_numba
+    from lmu_sk.kernels import cuda as cuda_numba
 
     limits = {"threads": 1024, "shared": 48 * 1024, "warp": 32, "sms": 132}
     assert cuda_numba._threads_per_block(5, limits) == 32

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lmu_sk.dn import discrete_system
-from lmu_sk.engine.compiled import cpu
+from lmu_sk.kernels import cpu
 
 
 def _carried(U, A_T, Bbar, biases, scale, cuts):
@@ -80,3 +80,30 @@ def test_carried_arrays_must_be_writable_float64():
         cpu.pooled_window_carried(
             U, A_T, Bbar, biases, scale, **{**good, "sums": np.zeros((1, 1, 2, 4, 1), np.float32)}
         )
+
+
+def test_small_calls_run_on_fewer_threads_with_the_same_pools():
+    """``threads=1`` (the step mode's small chunks) gives the pools of all threads, and the
+    calling thread's thread count is restored."""
+    import numba
+
+    rng = np.random.default_rng(3)
+    U = rng.standard_normal((4, 9, 2))
+    Abar, Bbar = discrete_system(3, 7.0, "zoh")
+    A_T = np.ascontiguousarray(Abar.T)
+    biases = np.sort(rng.normal(0, 0.3, (2, 3, 2)), axis=-1).astype(np.float32)
+    scale = np.ones((2, 3))
+    before = numba.get_num_threads()
+    results = []
+    for threads in (None, 1):
+        dn, sums = np.zeros((4, 2, 3)), np.zeros((4, 2, 3, 4, 2))
+        moments = np.zeros((4, 2, 3, 3))
+        moments[..., 1], moments[..., 2] = -np.inf, np.inf
+        wins = np.zeros((4, 2, 6))
+        cpu.pooled_window_carried(
+            U, A_T, Bbar, biases, scale, dn, sums, moments, wins, threads=threads
+        )
+        results.append((dn, sums, moments, wins))
+        assert numba.get_num_threads() == before
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)

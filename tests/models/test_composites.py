@@ -148,7 +148,9 @@ def test_the_default_order_comes_from_the_one_features_fit(output, monkeypatch):
     """``order=None`` is resolved by the features' own fit: no second fit learns shapes."""
     fits = []
     real_fit = LMUFeatures._fit
-    monkeypatch.setattr(LMUFeatures, "_fit", lambda self, U: fits.append(1) or real_fit(self, U))
+    monkeypatch.setattr(
+        LMUFeatures, "_fit", lambda self, U, y=None: fits.append(1) or real_fit(self, U, y)
+    )
     X = np.random.default_rng(0).standard_normal((20, 300, 3))
     y = np.random.default_rng(1).standard_normal((20, 300) if output == "sequence" else 20)
     with warnings.catch_warnings():

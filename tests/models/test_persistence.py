@@ -1,6 +1,7 @@
 """Saved estimators carry the lmu_sk version; loading checks it."""
 
 import importlib
+import io
 import pickle
 import warnings
 
@@ -20,7 +21,7 @@ from lmu_sk import (
     LMUPooledFeatures,
     LMURegressor,
 )
-from lmu_sk._persistence import VersionedPickleMixin
+from lmu_sk._persistence import PICKLED_MODULES, PICKLED_PACKAGES, VersionedPickleMixin
 
 
 def _public(name: str):
@@ -203,3 +204,111 @@ def test_skops_load_warns_on_another_version(monkeypatch):
         data = sio.dumps(estimator)
     with pytest.warns(InconsistentVersionWarning, match="saved by lmu_sk 0.0.1"):
         sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+
+
+# ---------------------------------------------------------------------- the pickle surface
+class _NamesSeen(pickle.Unpickler):
+    """An unpickler that records every global (module, name) the pickle makes it import."""
+
+    def __init__(self, data: bytes):
+        super().__init__(io.BytesIO(data))
+        self.names: set[tuple[str, str]] = set()
+
+    def find_class(self, module, name):
+        self.names.add((module, name))
+        return super().find_class(module, name)
+
+
+def _saved_objects() -> dict:
+    """Fitted models of every kind, a transformer of each kind and streams mid-way."""
+    series = np.cumsum(rng.standard_normal((30, 40)), axis=1)
+    labels = np.arange(30) % 2
+    dense = {"hidden_layer_sizes": (4,), "max_iter": 3, "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        made = {
+            "default classifier": LMUClassifier().fit(series, labels),
+            "default regressor": LMURegressor().fit(series, series[:, -1]),
+            "dense-head classifier": LMUClassifier(head="dense", order=4, **dense).fit(
+                series, labels
+            ),
+            "dense-head regressor (sgd)": LMURegressor(
+                head="dense", order=4, solver="sgd", **dense
+            ).fit(series, series[:, -1]),
+            "LMUFeatures": LMUFeatures(order=4).fit(series),
+            "LMUPooledFeatures": LMUPooledFeatures(order=3, thetas=[4, 20]).fit(series),
+        }
+    # streams mid-way: part of a block of the pooled windows seen
+    made["stream of the default classifier"] = made["default classifier"].stream(2)
+    made["stream of the default classifier"].update(series[:2, :13])
+    made["stream of a dense-head model"] = made["dense-head classifier"].stream(2)
+    made["stream of a dense-head model"].update(series[:2, :7])
+    made["pooled features stream"] = made["LMUPooledFeatures"].stream(2).update(series[:2, :9])
+    return made
+
+
+SAVED = _saved_objects()
+
+
+@pytest.mark.parametrize("name", list(SAVED))
+def test_saved_models_name_only_the_declared_modules(name):
+    """A pickle names the module of every class it holds: only those declared
+    (``PICKLED_MODULES``, ``PICKLED_PACKAGES``; docs/guide/architecture.md) may appear."""
+    obj = SAVED[name]
+    data = pickle.dumps(obj)
+    seen = _NamesSeen(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same version: silent
+        loaded = seen.load()
+    ours = {module for module, _ in seen.names if module.split(".")[0] == "lmu_sk"}
+    others = {module.split(".")[0] for module, _ in seen.names} - {"lmu_sk"}
+    assert ours and ours <= set(PICKLED_MODULES), sorted(ours)
+    assert others <= set(PICKLED_PACKAGES), sorted(others)
+    # and what was saved is what loads
+    if hasattr(obj, "steps_seen"):
+        np.testing.assert_array_equal(loaded.transform(), obj.transform())
+    elif hasattr(obj, "transform"):
+        np.testing.assert_array_equal(loaded.transform(X), obj.transform(X))
+    else:
+        np.testing.assert_array_equal(loaded.predict(X), obj.predict(X))
+
+
+def test_the_internal_state_is_saved_as_plain_data():
+    """The pooled features' spec_, the dense head's optimizer and training history: plain
+    data in the saved state, the same objects again once loaded."""
+    pooled = SAVED["LMUPooledFeatures"]
+    state = pooled.__getstate__()
+    assert isinstance(state["spec_"], dict) and state["spec_"] == pooled.spec_.to_plain()
+    assert pickle.loads(pickle.dumps(pooled)).spec_ == pooled.spec_
+    for name in ("dense-head classifier", "dense-head regressor (sgd)"):
+        head = SAVED[name].head_
+        state = head.__getstate__()
+        assert isinstance(state["_optimizer"], dict) and isinstance(state["_history"], dict)
+        loaded = pickle.loads(pickle.dumps(head))
+        assert type(loaded._optimizer) is type(head._optimizer)
+        assert loaded._history == head._history
+        for key, value in vars(head._optimizer).items():
+            if isinstance(value, list):
+                for a, b in zip(value, getattr(loaded._optimizer, key), strict=True):
+                    np.testing.assert_array_equal(a, b)
+            elif key != "_xp":
+                assert getattr(loaded._optimizer, key) == value, key
+
+
+def test_models_saved_with_the_objects_themselves_still_load(monkeypatch):
+    """Pickles written before the plain data (the spec, optimizer and history as objects)
+    load, predict the same and keep training."""
+    from lmu_sk.head import _BaseDenseHead
+
+    models = [SAVED["default classifier"], SAVED["dense-head classifier"]]
+    with monkeypatch.context() as patch:
+        patch.setattr(LMUPooledFeatures, "_plain_attributes", {})
+        patch.setattr(_BaseDenseHead, "_plain_attributes", {})
+        data = pickle.dumps(models)
+    assert b"lmu_sk.engine.pooling" in data and b"lmu_sk.neural" in data
+    loaded = pickle.loads(data)
+    for before, after in zip(models, loaded, strict=True):
+        np.testing.assert_array_equal(after.predict(X), before.predict(X))
+    assert loaded[0].features_.spec_ == models[0].features_.spec_
+    series = np.cumsum(rng.standard_normal((6, 40)), axis=1)
+    loaded[1].partial_fit(series, np.arange(6) % 2)  # the optimizer carries on

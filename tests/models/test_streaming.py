@@ -25,9 +25,9 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression
 
 from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
-from lmu_sk import streaming as streaming_module
 from lmu_sk.dn import EulerInstabilityWarning, discrete_system
 from lmu_sk.engine import pooled_features as engine_pooled_features
+from lmu_sk.engine import stream as engine_stream
 from lmu_sk.engine.pooling import POOLS, TRANSFORMS, PooledSpec, WindowSpec
 from lmu_sk.reference import dn_states, pooled, recurrence
 from lmu_sk.streaming import PooledStream
@@ -104,10 +104,13 @@ def test_feature_stream_equals_batch_transform_of_every_prefix(case, as_steps):
         assert_close(got, expected, dtype, f"prefix {t}")
 
 
-def test_final_state_matches_the_reference_recurrence_over_long_chunks(monkeypatch):
-    # pieces of at most 4 steps and row groups of one row exercise the splitting
-    monkeypatch.setattr(streaming_module, "_MAX_PIECE", 4)
-    monkeypatch.setattr(streaming_module, "_BLOCK_BYTES", 1)
+@pytest.mark.parametrize("route", ["blocked", "recurrence"])
+def test_final_state_matches_the_reference_recurrence_over_long_chunks(monkeypatch, route):
+    # pieces of at most 4 steps and row groups of one row exercise the splitting; 'max'
+    # takes both of its CPU routes (engine.plan.carried_route)
+    monkeypatch.setattr(engine_stream, "_MAX_PIECE", 4)
+    monkeypatch.setattr(engine_stream, "_BLOCK_BYTES", 1)
+    monkeypatch.setattr(engine_stream, "carried_route", lambda *args: route)
     X = np.random.default_rng(3).standard_normal((10, 37, 2))  # 20 rows: blocked 'max'
     for output in ("final", "mean", "max"):
         features = LMUFeatures(order=9, theta=20.0, output=output, dtype="float64").fit(X)
@@ -403,8 +406,11 @@ def test_overflow_raises_and_leaves_the_stream_unchanged(output, as_chunk):
 
 @pytest.mark.parametrize("as_chunk", [True, False])
 def test_pooled_overflow_raises_and_leaves_the_stream_unchanged(as_chunk):
-    # finite float64 inputs whose running sums (of 'cumsum') overflow float64
-    stream, _ = pooled_stream(dtype="float64", stride=2)
+    # finite float64 inputs whose running sums (of 'cumsum') overflow float64; without
+    # 'mpv', whose sums of the states rounded to float32 (as the batch kernel sums them)
+    # are infinite from the first such step
+    pools = ("ppv", "lspv", "mean", "max", "min", "compete")
+    stream, _ = pooled_stream(dtype="float64", stride=2, pools=pools)
     stream.update(np.random.default_rng(5).standard_normal((3, 3, 2)))
     if as_chunk:
         huge = np.full((3, 4, 2), 1e308)
@@ -849,7 +855,7 @@ def assert_pooled_close(got, expected, features, dtype: str = "float64"):
 
 def test_pooled_stream_blocks_over_groups_of_streams(monkeypatch):
     # one stream per group of rows: the grouping of long chunks
-    monkeypatch.setattr(streaming_module, "_BLOCK_BYTES", 1)
+    monkeypatch.setattr(engine_stream, "_BLOCK_BYTES", 1)
     stream, features = pooled_stream(dtype="float64", stride=1, n_streams=5)
     X = np.random.default_rng(1).standard_normal((5, 45, 2))
     stream.update(X[:, :40]).update(X[:, 40:])
@@ -1197,3 +1203,23 @@ def test_a_stream_with_its_lock_pickles_and_copies():
         np.testing.assert_array_equal(other.transform(), stream.update(X[:2, 5:]).transform())
         stream.state = other.state  # the same prefix again for the next copy
         stream.reset().update(X[:2, :5])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_pooled_stream_compares_in_the_dtype_of_the_gpu_batch(fake_gpu, dtype):
+    """A state just above a threshold but within its float32 rounding: on a GPU the batch
+    transform compares in the features' dtype (it counts the state in float64, not in
+    float32), and so does the stream there."""
+    spec = PooledSpec((WindowSpec(1, 3.0, 1, (0,)),), ("series",), ("ppv",), 1)
+    Bbar = discrete_system(1, 3.0, "zoh")[1][0]
+    x = next(x for x in np.linspace(1.0, 2.0, 101) if Bbar * x > np.float32(Bbar * x))
+    thresholds = [np.full((1, 1, 1), np.float32(Bbar * x))]
+    features = _FittedPooled(dtype=dtype, device="gpu").fit(spec, thresholds, [np.ones((1, 1))], 1)
+    X = np.full((1, 1, 1), x)
+    batch = engine_pooled_features(
+        X, spec, thresholds, features.scales_, dtype=np.dtype(dtype), xp=fake_gpu
+    )
+    batch = np.asarray(batch)
+    assert batch[0, 0] == (1.0 if dtype == "float64" else 0.0)
+    stream = features.stream(1)
+    np.testing.assert_array_equal(stream.update(X[:, 0]).transform(), batch)

@@ -79,7 +79,7 @@ def test_per_step_regression_in_the_aeon_layout(aeon_layout):
 
 def test_channels_first_must_be_a_bool_or_none(aeon_layout):
     X, _ = aeon_layout
-    with pytest.raises(TypeError, match="channels_first must be None, True or False"):
+    with pytest.raises(TypeError, match="'channels_first' parameter of LMUFeatures must be"):
         LMUFeatures(channels_first="yes").fit(X)
 
 

@@ -356,6 +356,7 @@ def pooled_window_carried(
     sums: np.ndarray,
     moments: np.ndarray,
     wins: np.ndarray,
+    threads: int | None = None,
 ) -> None:
     """Advance running pools in place over more steps: :func:`pooled_window`'s kernel,
     continued from a carried state instead of started from zero (a stream's chunks).
@@ -377,6 +378,8 @@ def pooled_window_carried(
     wins : ndarray of shape (n_samples, n_inputs, 2 * order), float64
         The counts of steps on which each state, scaled, is the largest of the window,
         then the smallest; advanced in place.
+    threads : int, optional
+        Run on at most this many threads (all by default).
     """
     inputs = np.arange(U.shape[2])
     lengths = np.full(U.shape[0], U.shape[1])
@@ -384,12 +387,14 @@ def pooled_window_carried(
         if a.dtype != np.float64 or not a.flags.c_contiguous:
             raise ValueError(f"{name} must be a C-contiguous float64 array (updated in place).")
     _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, True, True,
-                dn, sums, np.empty((1, 1, 1, 1)), moments, wins)  # fmt: skip
+                dn, sums, np.empty((1, 1, 1, 1)), moments, wins, threads=threads)  # fmt: skip
 
 
-def _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, carry, *arrays):
+def _run_pooled(
+    U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, carry, *arrays, threads=None
+):
     """Call the pooled kernel with its inputs made contiguous in the kernel's dtypes."""
-    with parallel_section():
+    with parallel_section(threads):
         _pooled_window(
             np.ascontiguousarray(U, dtype=np.float64),
             np.ascontiguousarray(inputs, dtype=np.int64),

@@ -1,4 +1,4 @@
-"""Numba-CUDA kernels for the Delay Network: ragged final states, the recurrence, pooling.
+"""Numba-CUDA kernels for the Delay Network: the recurrence, and the recurrence that pools.
 
 ``numba.cuda`` is imported only when a kernel is first used, so this module imports on
 machines without CUDA. With ``NUMBA_ENABLE_CUDASIM=1`` set before ``numba.cuda`` is first
@@ -10,10 +10,9 @@ Launch configurations come from the shapes and the device's limits:
 
 * threads per block: ``order`` rounded up to a whole warp, at most the device's maximum
   (threads loop over the state components when ``order`` is larger);
-* blocks: one per row for :func:`ragged_final_states`; one per group of ``G`` rows for the
-  recurrence kernels, ``G <= 8`` chosen so that every multiprocessor gets at least two
-  blocks and the group's states fit in shared memory (``G > 1`` reuses each entry of
-  ``Abar`` for ``G`` rows).
+* blocks: one per group of ``G`` rows, ``G <= 8`` chosen so that every multiprocessor
+  gets at least two blocks and the group's states fit in shared memory (``G > 1`` reuses
+  each entry of ``Abar`` for ``G`` rows).
 
 The wrappers accept NumPy arrays (copied to the device and back) or device arrays (Numba
 device arrays, or any object with ``__cuda_array_interface__`` such as a CuPy array); device
@@ -28,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from ..._device import is_cuda_array
+from .._device import is_cuda_array
 from ._jit import cuda_jit_cached
 
-__all__ = ["pooled_states", "ragged_final_states", "recurrence_states"]
+__all__ = ["pooled_states", "recurrence_states"]
 
 _MODES = {"final": 0, "sequence": 1, "mean": 2, "max": 3, "last": 4}
 _MAX_GROUP = 8
@@ -145,92 +144,6 @@ def _check_lengths(lengths: Any, n_samples: int, n_steps: int, stream: Any) -> A
             raise ValueError(f"lengths must lie in 1..{n_steps}.")
         return _to_device(lengths, np.int64, stream)[0]
     return _to_device(lengths, None, stream)[0]
-
-
-@functools.cache
-def _ragged_kernel(dtype_name: str):
-    from numba import from_dtype
-
-    _cuda()
-    nb_dtype = from_dtype(np.dtype(dtype_name))
-
-    @cuda_jit_cached()
-    def kernel(X, lengths, H, out):
-        # One block per row; a tile of the row's inputs is staged in shared memory and
-        # each thread accumulates one state component over the tile.
-        n_channels = X.shape[2]
-        order = H.shape[1]
-        row = cuda.blockIdx.x
-        s = row // n_channels
-        k = row - s * n_channels
-        tid = cuda.threadIdx.x
-        tpb = cuda.blockDim.x
-        length = lengths[s]
-        tile = cuda.shared.array(0, nb_dtype)
-        for i0 in range(0, order, tpb):
-            i = i0 + tid
-            acc = nb_dtype(0.0)
-            for j0 in range(0, length, tpb):
-                cuda.syncthreads()
-                if j0 + tid < length:
-                    tile[tid] = X[s, j0 + tid, k]
-                cuda.syncthreads()
-                if i < order:
-                    top = length - 1 - j0
-                    for jj in range(min(tpb, length - j0)):
-                        acc += H[top - jj, i] * tile[jj]
-            if i < order:
-                out[s, k * order + i] = acc
-
-    return kernel
-
-
-def ragged_final_states(X: Any, lengths: Any, H: Any, *, stream: Any = None) -> Any:
-    """Final states of left-aligned sequences of different lengths, each at its own end.
-
-    ``m[s, k*d + i] = sum_{j < L_s} H[L_s - 1 - j, i] X[s, j, k]``, straight from the
-    impulse response: one block per (sample, channel), one thread per state component.
-
-    Parameters
-    ----------
-    X : array of shape (n_samples, n_steps, n_channels)
-        Sample ``s`` occupies ``X[s, :lengths[s]]``; the rest is ignored.
-    lengths : int array of shape (n_samples,)
-        Values in ``1 .. n_steps``.
-    H : array of shape (>= n_steps, order)
-        Impulse response: a device array in the dtype of ``X`` is used in place, anything
-        else is cast and copied to the device.
-    stream : numba CUDA stream, optional
-        Stream to run on; the default stream otherwise.
-
-    Returns
-    -------
-    array of shape (n_samples, n_channels * order)
-        NumPy for a NumPy ``X``, a Numba device array otherwise.
-    """
-    cuda = _cuda()
-    stream = _stream_or_default(stream)
-    dtype = _compute_dtype(X)
-    n_samples, n_steps, n_channels = X.shape
-    order = H.shape[1]
-    if H.shape[0] < n_steps:
-        raise ValueError(f"H has {H.shape[0]} steps; X needs {n_steps}.")
-    X_dev, from_host = _to_device(X, dtype, stream)
-    if is_cuda_array(H) and np.dtype(H.dtype) == dtype:
-        H_dev = _to_device(H, dtype, stream)[0][:n_steps]
-    else:
-        H_dev = _to_device(_host(H)[:n_steps], dtype, stream)[0]
-    lengths_dev = _check_lengths(lengths, n_samples, n_steps, stream)
-    out = cuda.device_array((n_samples, n_channels * order), dtype=dtype, stream=stream)
-    n_rows = n_samples * n_channels
-    if n_rows and order:
-        limits = _device_limits()
-        args = (X_dev, lengths_dev, H_dev, out)
-        kernel, tpb = _specialized(
-            _ragged_kernel(dtype.name), args, _threads_per_block(order, limits), limits["warp"]
-        )
-        kernel[n_rows, tpb, stream, tpb * dtype.itemsize](*args)
-    return _finish(out, from_host, stream)
 
 
 @functools.cache
@@ -448,6 +361,7 @@ def pooled_states(
     reduce: str = "mean",
     lengths: Any = None,
     *,
+    initial_state: Any = None,
     stream: Any = None,
 ) -> Any:
     """States of the recurrence reduced over time in the same kernel, without the sequence.
@@ -462,6 +376,8 @@ def pooled_states(
     lengths : int array of shape (n_samples,), optional
         Own lengths of left-aligned, zero-padded samples: only their own steps count, and
         'last' is the state after step ``lengths[s]``.
+    initial_state : array of shape (n_samples, n_channels * order), optional
+        State before the first step (zero by default): the steps continue a sequence.
     stream : numba CUDA stream, optional
 
     Returns
@@ -471,4 +387,4 @@ def pooled_states(
     """
     if reduce not in ("mean", "max", "last"):
         raise ValueError(f"reduce must be 'mean', 'max' or 'last'; got {reduce!r}.")
-    return _run_recurrence(X, Abar, Bbar, _MODES[reduce], None, lengths, stream)
+    return _run_recurrence(X, Abar, Bbar, _MODES[reduce], initial_state, lengths, stream)

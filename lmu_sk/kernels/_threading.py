@@ -4,7 +4,8 @@ Numba's ``workqueue`` threading layer is not thread-safe: two Python threads lau
 parallel kernels at once make it abort the whole process ("Concurrent access has been
 detected"). The TBB and OpenMP layers are safe. :func:`parallel_section` serialises the
 launches while the layer in use is, or may turn out to be, ``workqueue``; with any other
-layer it costs one attribute lookup.
+layer it costs one attribute lookup. It also runs a kernel on fewer threads when its
+caller asks (work too small to pay for waking the others).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 
 import numba
 
-from ..._logging import get_logger
+from .._logging import get_logger
 
 __all__ = ["needs_lock", "parallel_section"]
 
@@ -45,22 +46,32 @@ def needs_lock() -> bool:
 
 
 @contextlib.contextmanager
-def parallel_section() -> Iterator[None]:
+def parallel_section(threads: int | None = None) -> Iterator[None]:
     """Context for one call into a ``parallel=True`` Numba kernel.
 
     Holds a process-wide lock while the threading layer is ``workqueue`` (or not chosen yet
-    and possibly ``workqueue``), so that concurrent callers wait instead of crashing.
+    and possibly ``workqueue``), so that concurrent callers wait instead of crashing. With
+    ``threads``, the kernel runs on at most that many threads (Numba's setting is per
+    calling thread, and restored after).
     """
-    if not needs_lock():
-        yield
-        return
-    global _logged
-    with _LOCK:
-        yield
-    if not _logged and _layer_in_use() == "workqueue":
-        _logged = True
-        logger.debug(
-            "Numba's threading layer is 'workqueue', which is not thread-safe: parallel "
-            "kernels from several Python threads run one at a time. Install tbb (pip "
-            "install tbb) or set NUMBA_THREADING_LAYER=omp to run them concurrently."
-        )
+    previous = numba.get_num_threads()
+    fewer = threads is not None and 0 < threads < previous
+    if fewer:
+        numba.set_num_threads(threads)
+    try:
+        if not needs_lock():
+            yield
+            return
+        global _logged
+        with _LOCK:
+            yield
+        if not _logged and _layer_in_use() == "workqueue":
+            _logged = True
+            logger.debug(
+                "Numba's threading layer is 'workqueue', which is not thread-safe: parallel "
+                "kernels from several Python threads run one at a time. Install tbb (pip "
+                "install tbb) or set NUMBA_THREADING_LAYER=omp to run them concurrently."
+            )
+    finally:
+        if fewer:
+            numba.set_num_threads(previous)

@@ -1,0 +1,183 @@
+"""The template of the package's transformers of sequences (``LMUFeatures``,
+``LMUPooledFeatures``): parameters, input checks, the dask and device routes.
+
+A transformer implements :meth:`SequenceTransformer._fit` (fit on validated sequences),
+:meth:`SequenceTransformer._features` (the features of validated sequences) and its own
+checks of the parameters the template does not know; the template validates ``X`` once
+on every path (``fit``, ``fit_transform``, ``transform``, and the composites' fit, which
+asks for both at once through :meth:`SequenceTransformer._fit_transform`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import _check_feature_names, check_is_fitted
+
+from . import _dask
+from ._device import DEVICES, get_array_module
+from ._input import as_sequences, channels_last, check_dtype_param, from_nested
+from ._memory import resolve_budget
+from ._persistence import VersionedPickleMixin
+from ._progress import check_verbose
+from ._threads import limits_threads
+from ._typing import Result
+from .dn import DISCRETIZERS
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["SequenceTransformer"]
+
+
+class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator):
+    """Fit and transform sequences: the shell both transformers share.
+
+    Parameters named in :attr:`_parameter_constraints` are checked by scikit-learn's
+    parameter validation at ``fit``, ``fit_transform`` and ``transform`` (parameters set
+    after ``fit`` are checked too); ``dtype`` and ``max_memory`` by their own checks, and
+    each transformer checks the rest in :meth:`_check_params`.
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "discretizer": [StrOptions(set(DISCRETIZERS))],
+        "device": [StrOptions(set(DEVICES))],
+        "return_gpu_arrays": ["boolean"],
+        "channels_first": ["boolean", None],
+        "verbose": ["verbose"],
+    }
+    #: Whether ``transform`` refuses NaN and infinity in ``X`` before computing (otherwise
+    #: the features are checked, which checks ``X`` too); ``fit`` always refuses them.
+    _finite_input_first: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------ to implement
+    def _fit(self, U, y=None) -> Self:  # pragma: no cover - abstract
+        """Fit on the validated sequences ``U`` (and the target ``y``, where the
+        transformer uses one); return ``self``."""
+        raise NotImplementedError
+
+    def _features(self, U, return_gpu_arrays: bool, dtype, progress: bool):  # pragma: no cover
+        """The features of the validated sequences ``U``, checked to be finite."""
+        raise NotImplementedError
+
+    def _check_params(self, fitting: bool) -> None:
+        """The transformer's own checks of its parameters (at transform, of those the
+        fitted transformer still reads)."""
+
+    def _check_container(self) -> None:
+        """Refuse an output container (``set_output``) the features cannot fill, clearly."""
+
+    def _input_dtype(self, dtype):
+        """The dtype ``X`` is validated into, given the dtype asked for (or None)."""
+        return check_dtype_param(self.dtype if dtype is None else dtype)
+
+    # ------------------------------------------------------------------ the template
+    def _checked_params(self, fitting: bool) -> None:
+        self._validate_params()  # type: ignore[attr-defined]
+        check_dtype_param(self.dtype)
+        resolve_budget(self.max_memory)
+        self._check_params(fitting)
+
+    def _channels_last(self, X):
+        return channels_last(X, self.channels_first, type(self).__name__)
+
+    def _validate_input(self, X, reset: bool, check_finite: bool, dtype=None):
+        """``X`` validated once: sktime's nested DataFrames read, feature names, layout,
+        dtype and, with ``check_finite``, NaN and infinity."""
+        X = from_nested(X, self.channels_first)
+        _check_feature_names(self, X, reset=reset)
+        X = self._channels_last(X)
+        return as_sequences(X, self._input_dtype(dtype), type(self).__name__, check_finite)
+
+    def _check_channels(self, U) -> None:
+        n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
+        if n_channels != self.n_channels_:
+            raise ValueError(
+                f"X has {n_channels} channel(s) but {type(self).__name__} was fitted with "
+                f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
+                "the last axis, or fit again."
+            )
+
+    def _fit_validated(self, X, check_finite: bool = True, dtype=None, y=None):
+        """Fit on ``X`` (not a dask array), validated once; return it validated."""
+        U = self._validate_input(X, reset=True, check_finite=check_finite, dtype=dtype)
+        get_array_module(self.device)  # 'gpu' without one fails here
+        self._fit(U, y)
+        return U
+
+    @limits_threads
+    def fit(self, X, y=None) -> Self:
+        """Check the parameters and ``X`` and fit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_steps[, n_channels]) or list of sequences
+        y : array-like of shape (n_samples,), optional
+            Used only by :class:`~lmu_sk.LMUPooledFeatures` to screen many channels
+            (its ``channels``); ignored otherwise, and for dask arrays.
+
+        Returns
+        -------
+        self
+        """
+        self._checked_params(fitting=True)
+        if _dask.is_dask_array(X):
+            return self._fit_dask(X)
+        self._fit_validated(X, y=y)
+        return self
+
+    def _fit_dask(self, X) -> Self:  # pragma: no cover - abstract
+        """Fit on the dask array ``X`` (laid out as given)."""
+        raise NotImplementedError
+
+    @limits_threads
+    def fit_transform(self, X, y=None) -> Result:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Fit and return the features of ``X``, validating ``X`` once.
+
+        Returns
+        -------
+        See :meth:`transform`.
+        """
+        self._check_container()
+        return self._fit_transform(X, self.return_gpu_arrays, y=y)
+
+    def _fit_transform(self, X, return_gpu_arrays: bool, dtype=None, y=None):
+        """:meth:`fit_transform` for the composites: in ``dtype`` where given, CuPy arrays
+        when computed on a GPU and asked to; ``X`` validated once."""
+        if _dask.is_dask_array(X):
+            return self.fit(X)._transform(X, return_gpu_arrays, dtype)
+        self._checked_params(fitting=True)
+        U = self._fit_validated(X, self._finite_input_first, dtype, y=y)
+        return self._features(U, return_gpu_arrays, dtype, check_verbose(self.verbose))
+
+    @limits_threads
+    def transform(self, X) -> Result:
+        """The features of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_steps[, n_channels]) or list of sequences
+            Any number of steps; the channels must match those seen in ``fit``.
+        """
+        self._check_container()
+        return self._transform(X, self.return_gpu_arrays)
+
+    def _transform(self, X, return_gpu_arrays: bool, dtype=None):
+        """:meth:`transform`, returning CuPy arrays when computed on a GPU and asked to;
+        ``dtype`` overrides the dtype (the estimators predict in float64)."""
+        check_is_fitted(self)
+        self._checked_params(fitting=False)
+        if _dask.is_dask_array(X):
+            return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
+        U = self._validate_input(X, False, self._finite_input_first, dtype)
+        self._check_channels(U)
+        return self._features(U, return_gpu_arrays, dtype, check_verbose(self.verbose))
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.requires_fit = True
+        return tags

@@ -1,0 +1,620 @@
+"""The engine's step mode: a carried state advanced by a chunk of steps, one step a chunk of one.
+
+The streams (:mod:`lmu_sk.streaming`) hold the state of their sequences; the engine
+advances it, with the batch's maps (:mod:`~lmu_sk.engine.algebra`), constants
+(:mod:`~lmu_sk.engine.constants`) and kernels, and returns new arrays: the caller checks
+them before it keeps them. As in state-spaces' s4, one object serves a whole sequence
+and its steps: ``advance(chunk, state)`` returns the state after the chunk.
+
+Delay Network states (:class:`CarriedDN`). A chunk of ``k`` steps goes through the
+impulse response ``H[j] = Abar^j Bbar`` and a power of the state matrix, without a loop
+over the steps::
+
+    m_{t+k} = Abar^k m_t + sum_{j<k} H[k-1-j] u_{t+1+j}
+    sum_{s=1..k} m_{t+s} = S_k m_t + sum_{j<k} C[k-1-j] u_{t+1+j}
+
+with ``C = cumsum(H)`` and ``S_k = sum_{s=1..k} Abar^s``; ``Abar^k m`` and ``S_k m`` are
+applied through the binary digits of ``k`` with the precomputed ``Abar^(2^i)`` and
+``S_(2^i)`` (``S_(a+b) m = S_a m + S_b Abar^a m``). For ``k = 1`` the two products are one,
+written for the increment of the state (smaller than the state, so rounded less)::
+
+    m_{t+1} = m_t + [m_t, u_{t+1}] @ [[(Abar - I).T], [Bbar]]
+
+The running maximum needs every state of the chunk: they come in time blocks from
+:func:`~lmu_sk.engine.algebra.iter_blocks`, carrying the state, one block held at a time,
+or, for few rows on the CPU (:func:`~lmu_sk.engine.plan.carried_route`), from the batch's
+compiled recurrence continued from the state (:func:`lmu_sk.kernels.cpu.recurrence`).
+
+Pools of the pooled features (:class:`CarriedPools`), carried in the layout of the
+compiled pooled kernel: on the CPU, the batch transform's kernel continued from them
+(:func:`lmu_sk.kernels.cpu.pooled_window_carried`: the states in float64, compared with
+the thresholds rounded to float32); on any other array module, the batch's one pool
+arithmetic (:func:`~lmu_sk.engine.algebra.pool_blocks`), the states compared in the
+features' dtype as the batch transform compares them there. Both are finished by
+:func:`~lmu_sk.engine.algebra.pool_values`. The inputs of the pools, made of the steps
+as they come (:func:`carried_inputs`, :func:`carried_block_means`, :func:`cumsum_inputs`),
+carry what they need of the steps before.
+"""
+
+from __future__ import annotations
+
+import math
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..kernels import cpu
+from . import algebra, constants
+from .plan import (
+    COSTS,
+    block_steps,
+    carried_route,
+    kernel_threads,
+    pooled_update_seconds,
+    rows_within,
+)
+from .pooling import THRESHOLD_POOLS, WindowSpec
+
+__all__ = [
+    "CarriedDN",
+    "CarriedPooledFeatures",
+    "CarriedPools",
+    "carried_block_means",
+    "carried_inputs",
+    "cumsum_inputs",
+]
+
+Array = Any
+
+# Longest piece of a chunk handled by one GEMM through the impulse response (longer chunks
+# are split); the tables for it take at most _TABLE_BYTES.
+_MAX_PIECE = 4096
+_TABLE_BYTES = 64 * 1024**2
+# Working memory of one time block of states (and of the comparisons of the pools) per
+# group of rows.
+_BLOCK_BYTES = 64 * 1024**2
+
+
+def _device(xp: ModuleType) -> str:
+    return "cpu" if xp is np else "gpu"
+
+
+def _piece_levels(order: int) -> int:
+    """Powers of two of ``Abar`` a chunk piece needs: pieces have at most ``_MAX_PIECE``
+    steps, and their impulse-response tables take at most ``_TABLE_BYTES``."""
+    fits = max(1, _TABLE_BYTES // (2 * 8 * order))
+    return min(int(math.log2(_MAX_PIECE)), int(math.log2(fits))) + 1
+
+
+class CarriedDN:
+    """One Delay Network advanced from carried states of rows, on ``xp`` in ``dtype``.
+
+    Parameters
+    ----------
+    order, theta, discretizer
+        The Delay Network.
+    output : {'final', 'sequence', 'mean', 'max'}
+        What is carried besides the state: nothing, the running sum of the states (float64)
+        or their running maximum.
+    dtype : float32 or float64
+        Of the state (and of the running maximum).
+    xp : module
+    """
+
+    def __init__(self, order: int, theta: float, discretizer: str, output: str, dtype, xp):
+        self.key = (int(order), float(theta), discretizer)
+        self.order = int(order)
+        self.output = output
+        self.dtype = np.dtype(dtype)
+        self.xp = xp
+        self._step = self._constant("step")
+        self._carry = None  # [state, input] of one step
+        self._powers = self._sums = None  # Abar^(2^i), S_(2^i), transposed
+        self._impulse = self._cumulative = None  # reversed H, reversed cumsum(H)
+        self._blocks = None  # the block matrix of 'max'
+
+    def _constant(self, name: str, n_steps: int = 0, param: int = 0) -> Array:
+        return constants.get(name, *self.key, n_steps, self.dtype, self.xp, param)
+
+    def advance(self, rows: Array, state: Array, running: Array = None) -> tuple[Array, Array]:
+        """The state after the steps ``rows`` and the running sum or maximum with them.
+
+        Parameters
+        ----------
+        rows : array of shape (n_rows, n_steps), n_steps >= 1
+            Inputs in ``dtype``.
+        state : array of shape (n_rows, order)
+            The state before the first step.
+        running : array of shape (n_rows, order), optional
+            For 'mean' the running sum of the states (float64), for 'max' their running
+            maximum, over the steps before.
+
+        Returns
+        -------
+        state, running : new arrays (``running`` None for 'final' and 'sequence')
+        """
+        if self.output == "max" and rows.shape[1] > 1:
+            return self._chunk_max(rows, state, running)
+        if rows.shape[1] == 1:
+            new_state = self._one_step(rows, state)
+            if self.output == "mean":
+                return new_state, running + new_state
+            if self.output == "max":
+                return new_state, self.xp.maximum(running, new_state)
+            return new_state, None
+        limit = 1 << (_piece_levels(self.order) - 1)
+        for start in range(0, rows.shape[1], limit):
+            state, running = self._chunk_piece(rows[:, start : start + limit], state, running)
+        return state, running
+
+    def _one_step(self, rows: Array, state: Array) -> Array:
+        """``m + [m, u] @ [[(Abar - I).T], [Bbar]]``: the increment is small against the
+        state (Abar is near I), so rounding it costs less than rounding ``Abar m`` (about
+        4x less for order 32, theta 1000, in float32)."""
+        d, n_rows = self.order, rows.shape[0]
+        if self._carry is None or self._carry.shape[0] != n_rows:
+            self._carry = self.xp.empty((n_rows, d + 1), self.dtype)
+        carry = self._carry
+        carry[:, :d] = state
+        carry[:, d:] = rows
+        new_state = carry @ self._step
+        new_state += state
+        return new_state
+
+    def _tables(self, length: int) -> None:
+        """The tables of chunk pieces of up to ``length`` steps (a power of two)."""
+        if self._powers is None:
+            levels = _piece_levels(self.order)
+            self._powers = self._constant("powers", param=levels)
+            if self.output == "mean":
+                self._sums = self._constant("power_sums", param=levels)
+        if self._impulse is None or len(self._impulse) < length:
+            self._impulse = self._constant("H_rev", length)
+            if self.output == "mean":
+                self._cumulative = self._constant("C_rev", length)
+
+    def _chunk_piece(self, rows: Array, state: Array, running: Array):
+        """The state (and the running sum) after ``rows`` through the impulse response."""
+        xp, k = self.xp, rows.shape[1]
+        self._tables(1 << (k - 1).bit_length())  # tables in powers of two: few sizes
+        carried, carried_sum = state, None
+        for level in range(k.bit_length()):
+            if k >> level & 1:
+                if running is not None:
+                    term = carried @ self._sums[level]
+                    carried_sum = term if carried_sum is None else carried_sum + term
+                carried = carried @ self._powers[level]
+        new_state = carried + algebra.final_states(rows, self._impulse, xp)
+        if running is None:
+            return new_state, None
+        # the running sum is float64: add the piece's sum (in the state's dtype) to it
+        new_sum = running + carried_sum
+        new_sum += algebra.final_states(rows, self._cumulative, xp)
+        return new_state, new_sum
+
+    def _chunk_max(self, rows: Array, state: Array, maximum: Array):
+        """The state and the running maximum, every state of the chunk: by the compiled
+        recurrence continued from the state (few rows on the CPU), else in time blocks."""
+        xp, d, n_rows = self.xp, self.order, rows.shape[0]
+        if carried_route(n_rows, d, self.dtype.itemsize, _device(xp)) == "recurrence":
+            lengths = np.full(n_rows, rows.shape[1], dtype=np.int64)
+            B = constants.system(*self.key)[1].astype(self.dtype)
+            D_T = self._constant("D_T")
+            chunk_max, last = cpu.recurrence(rows[:, :, None], lengths, D_T, B, "max", state)
+            return last, xp.maximum(maximum, chunk_max)
+        block = block_steps(d, None, _device(xp))
+        if self._blocks is None:
+            self._blocks = self._constant("W", param=block)
+        new_max = maximum.copy()
+        new_state = xp.empty((n_rows, d), self.dtype)
+        group = rows_within(_BLOCK_BYTES, block * d * self.dtype.itemsize, n_rows)
+        for r0 in range(0, n_rows, group):
+            r1 = min(n_rows, r0 + group)
+            G = None
+            for _, G in algebra.iter_blocks(rows[r0:r1], self._blocks, d, xp, state=state[r0:r1]):
+                xp.maximum(new_max[r0:r1], G.max(axis=1), out=new_max[r0:r1])
+            new_state[r0:r1] = G[:, -1]
+        return new_state, new_max
+
+
+class CarriedPools:
+    """The Delay Network of one window over some of its inputs and the pools of its
+    states, carried from chunk to chunk of blocks, on ``xp``.
+
+    The pools of ``n`` sequences are a tuple ``(dn, thresholds, moments, compete)``, all
+    float64:
+
+    * ``dn`` ``(n, k, order)``: the state after the last block;
+    * ``thresholds`` ``(n, k, order, 4, n_biases)`` (None without 'ppv', 'mpv', 'lspv'):
+      per threshold the count of blocks above it, the sum of the states on those blocks,
+      the current run of blocks above it and the longest such run;
+    * ``moments`` ``(n, k, order, 3)``: the sum, maximum and minimum of every state;
+    * ``compete`` ``(n, k, 2, order)`` (None without 'compete'): the count of blocks on
+      which each state, scaled, is the largest of the window's states, then the smallest.
+
+    :meth:`advance` returns new arrays and leaves those it is given unchanged.
+
+    Parameters
+    ----------
+    window : WindowSpec
+    discretizer : str
+    biases : ndarray of shape (k, order, n_biases)
+        The thresholds of the window's ``k`` inputs (float32 values).
+    scale : ndarray of shape (k, order)
+        The scales of the competition.
+    pools : tuple of str
+        The pools of the features.
+    dtype : float32 or float64
+        The features' dtype: off the CPU, the states are compared with the thresholds in
+        it, as the batch transform compares them there.
+    xp : module
+    """
+
+    def __init__(
+        self,
+        window: WindowSpec,
+        discretizer: str,
+        biases: np.ndarray,
+        scale: np.ndarray,
+        pools: tuple[str, ...],
+        dtype,
+        xp: ModuleType,
+    ):
+        self.order = d = int(window.order)
+        self.key = (d, float(window.theta), discretizer)
+        self.n_inputs, _, self.n_biases = biases.shape
+        self.pools = pools
+        self.thresholds = any(p in pools for p in THRESHOLD_POOLS)
+        self.compete = "compete" in pools
+        self.xp = xp
+        self.route = COSTS[_device(xp)].pooled_routes[0]
+        self.compare = np.dtype(np.float32) if self.route == "pooled_recurrence" else dtype
+        Abar, Bbar = constants.system(*self.key)
+        self.A_T = np.ascontiguousarray(Abar.T)
+        self.B = Bbar
+        self.biases = xp.asarray(biases, dtype=self.compare)  # exact: float32 values
+        self.biases64 = xp.asarray(biases, dtype=np.float64)
+        self.scale = xp.asarray(scale, dtype=np.float64)
+        self._rows: dict[int, tuple[Array, Array]] = {}  # per n: biases, scale of the rows
+
+    def empty(self, n: int) -> tuple:
+        """The pools before the first block."""
+        k, d = self.n_inputs, self.order
+        state, thresholds, moments, wins = algebra.empty_pools(
+            n * k, d, self.n_biases if self.thresholds else 0, self.xp
+        )
+        return (
+            state.reshape(n, k, d),
+            thresholds.reshape(n, k, d, 4, -1) if self.thresholds else None,
+            moments.reshape(n, k, d, 3),
+            wins.reshape(n, k, 2, d) if self.compete else None,
+        )
+
+    def _filled_in(self, pools: tuple) -> tuple:
+        """``pools`` with zero-size thresholds and zero counts of the competition where
+        they are not pooled (None)."""
+        dn, thresholds, moments, wins = pools
+        xp, (n, k, d) = self.xp, moments.shape[:3]
+        if thresholds is None:
+            thresholds = xp.empty((n, k, d, 4, 0))
+        if wins is None:
+            wins = xp.empty((n, k, 2, d))
+            wins[...] = 0.0
+        return dn, thresholds, moments, wins
+
+    def advance(self, pools: tuple, U: Array) -> tuple:
+        """The pools after the blocks of inputs ``U`` ``(n, n_blocks, k)`` (float64)."""
+        n = U.shape[0]
+        copies = tuple(None if a is None else a.copy() for a in pools)
+        dn, thresholds, moments, wins = self._filled_in(copies)
+        if self.route == "pooled_recurrence":
+            biases = self.biases if self.thresholds else self.biases[..., :0]
+            updates = U.shape[0] * U.shape[1] * U.shape[2]
+            seconds = updates * pooled_update_seconds(
+                self.order, biases.shape[-1], self.route, "cpu"
+            )
+            cpu.pooled_window_carried(
+                U, self.A_T, self.B, biases, self.scale, dn, thresholds, moments,
+                wins.reshape(n, self.n_inputs, 2 * self.order), threads=kernel_threads(seconds),
+            )  # fmt: skip
+            if "mpv" not in self.pools:
+                thresholds[..., 1, :] = 0.0  # unused, and infinite for states beyond float32
+        else:
+            self._advance_blocked(U, (dn, thresholds, moments, wins))
+        return (
+            dn,
+            thresholds if self.thresholds else None,
+            moments,
+            wins if self.compete else None,
+        )
+
+    def _row_constants(self, n: int) -> tuple[Array, Array]:
+        """The thresholds and scales of the ``n * k`` rows of ``n`` sequences."""
+        if n not in self._rows:
+            xp = self.xp
+            biases = self.biases if self.thresholds else self.biases[..., :0]
+            self._rows = {n: (xp.tile(biases, (n, 1, 1)), xp.tile(self.scale, (n, 1)))}
+        return self._rows[n]
+
+    def _advance_blocked(self, U: Array, pools: tuple) -> None:
+        """:func:`~lmu_sk.engine.algebra.pool_blocks` over groups of sequences whose time
+        block of states and comparisons fits ``_BLOCK_BYTES``, in place."""
+        xp, d, k = self.xp, self.order, self.n_inputs
+        n = U.shape[0]
+        block = block_steps(d, None, _device(xp))
+        W = constants.get("W", *self.key, dtype=np.float64, xp=xp, param=block)
+        rows = algebra.rows(U, xp)
+        biases, scale = self._row_constants(n)
+        K = biases.shape[-1]
+        flat = [a.reshape(n * k, *a.shape[2:]) for a in pools]
+        flat[3] = flat[3].reshape(n * k, 2, d)
+        group = rows_within(_BLOCK_BYTES, k * block * d * (32 + 26 * K), n)
+        for s0 in range(0, n, group):
+            part = slice(s0 * k, min(n, s0 + group) * k)
+            algebra.pool_blocks(
+                rows[part],
+                W,
+                d,
+                tuple(a[part] for a in flat),
+                biases[part],
+                scale[part],
+                xp,
+                compare=self.compare,
+            )
+
+    def features(self, pools: tuple, blocks: int) -> tuple[Array, Array]:
+        """The pools of ``blocks`` blocks as features: ``(n, k, order, columns)`` per state
+        (the columns the features keep, in their order) and ``(n, k, 2, order)`` for
+        'compete' (None without it)."""
+        filled = self._filled_in(pools)
+        biases = self.biases64 if self.thresholds else self.biases64[..., :0]
+        values, compete = algebra.pool_values(filled, blocks, biases, self.xp, self.pools)
+        return values, compete.reshape(filled[3].shape) if self.compete else None
+
+
+class CarriedPooledFeatures:
+    """The pooled features of sequences seen chunk by chunk: every window's
+    :class:`CarriedPools`, fed the block means of its stride of the inputs made of the
+    steps as they come, on ``xp``.
+
+    What is carried is a dict of named arrays (:meth:`empty`, the names of the streams'
+    checkpoints) and, per stride of the windows fed by 'cumsum', the block means of the
+    running sum seen (the caller keeps them: :meth:`advance` returns those it completes).
+    Windows fed by 'cumsum' are computed from their first block by :meth:`features`:
+    that input subtracts the mean of the whole prefix and divides by the square root of its
+    length.
+
+    Parameters
+    ----------
+    spec : PooledSpec
+    n_channels : int
+    biases, scales : list of ndarray
+        Per window the thresholds ``(k, order, n_biases)`` (float32 values) and the scales
+        ``(k, order)`` of its inputs.
+    dtype : float32 or float64
+        The features' dtype (see :class:`CarriedPools`).
+    xp : module
+    """
+
+    def __init__(self, spec, n_channels: int, biases: list, scales: list, dtype, xp):
+        self.spec = spec
+        self.n_channels = C = int(n_channels)
+        self.xp = xp
+        transforms = tuple(spec.transforms)
+        self.cumsum_column = transforms.index("cumsum") * C if "cumsum" in transforms else None
+        # per window: the positions in its inputs streamed and their columns, and those fed
+        # by 'cumsum' and their channels
+        self.split = []
+        self.windows, self.cumsum_windows = [], []
+        for window, b, s in zip(spec.windows, biases, scales, strict=True):
+            inputs = np.asarray(window.inputs, dtype=np.intp)
+            by_cumsum = np.array([transforms[i // C] == "cumsum" for i in inputs], dtype=bool)
+            streamed, cumsum = np.flatnonzero(~by_cumsum), np.flatnonzero(by_cumsum)
+            channels = inputs[cumsum] - (self.cumsum_column or 0)
+            self.split.append((streamed, inputs[streamed], cumsum, channels))
+            made = [
+                CarriedPools(window, spec.discretizer, b[at], s[at], spec.pools, dtype, xp)
+                if len(at)
+                else None
+                for at in (streamed, cumsum)
+            ]
+            self.windows.append(made[0])
+            self.cumsum_windows.append(made[1])
+        fed = [w.stride for w, part in zip(spec.windows, self.split, strict=True) if len(part[2])]
+        #: the strides of the windows fed by 'cumsum'
+        self.history_strides = tuple(dict.fromkeys(fed))
+
+    @staticmethod
+    def pool_names(w: int) -> tuple[str, ...]:
+        """The names of window ``w``'s carried pools."""
+        return (f"dn_{w}", f"thresholds_{w}", f"moments_{w}", f"compete_{w}")
+
+    def _pools(self, w: int, arrays: dict) -> tuple:
+        return tuple(arrays.get(name) for name in self.pool_names(w))
+
+    def empty(self, n: int) -> dict:
+        """The carried arrays of ``n`` sequences before their first step, float64:
+        'last' (the latest step) with 'difference'; 'origin' (the first step) and 'sum'
+        (the running sum of the steps less the first) with 'cumsum'; per stride ``s > 1``
+        'block_sum_s', the sums of the block under way; per window ``w`` its pools."""
+        xp, C = self.xp, self.n_channels
+        transforms = self.spec.transforms
+        shapes = {}
+        if "difference" in transforms:
+            shapes["last"] = (n, C)
+        if "cumsum" in transforms:
+            shapes["origin"] = shapes["sum"] = (n, C)
+        for s in self.spec.strides:
+            if s > 1:
+                shapes[f"block_sum_{s}"] = (n, len(transforms) * C)
+        arrays = {}
+        for name, shape in shapes.items():
+            arrays[name] = xp.empty(shape, dtype=np.float64)
+            arrays[name][...] = 0.0
+        for w, pools in enumerate(self.windows):
+            if pools is not None:
+                made = zip(self.pool_names(w), pools.empty(n), strict=True)
+                arrays.update((name, a) for name, a in made if a is not None)
+        return arrays
+
+    def advance(self, arrays: dict, X: Array, steps: int) -> tuple[dict, dict]:
+        """The carried arrays that change with the chunk ``X`` ``(n, k, n_channels)``
+        (float64) after ``steps`` steps (new arrays), and per stride of the windows fed by
+        'cumsum' the block means of the running sum the chunk completes."""
+        xp = self.xp
+        P, updates = carried_inputs(X, self.spec.transforms, arrays, steps == 0, xp)
+        appended = {}
+        for s in self.spec.strides:
+            block_sum = arrays.get(f"block_sum_{s}")
+            means, block_sum = carried_block_means(P, s, block_sum, steps % s, xp)
+            if block_sum is not None:
+                updates[f"block_sum_{s}"] = block_sum
+            if means.shape[1] == 0:
+                continue
+            for w, window in enumerate(self.spec.windows):
+                pools = self.windows[w]
+                if window.stride != s or pools is None:
+                    continue
+                new = pools.advance(self._pools(w, arrays), means[:, :, self.split[w][1]])
+                made = zip(self.pool_names(w), new, strict=True)
+                updates.update((name, a) for name, a in made if a is not None)
+            if s in self.history_strides:
+                c0 = self.cumsum_column
+                appended[s] = means[:, :, c0 : c0 + self.n_channels]
+        return updates, appended
+
+    def features(self, arrays: dict, history: dict, steps: int) -> Array:
+        """The features ``(n, n_features)`` (float64) of the prefixes of ``steps`` steps:
+        every window from its carried pools and the block under way (evaluated, not
+        committed), or from its first block for the inputs fed by 'cumsum' (``history``:
+        per stride of those windows, the block means of the running sum of the whole
+        blocks seen)."""
+        xp, spec = self.xp, self.spec
+        n = next(iter(arrays.values())).shape[0]
+        rebuilt = {}  # the 'cumsum' inputs per stride
+        F = xp.empty((n, spec.n_features))
+        start = 0
+        for w, window in enumerate(spec.windows):
+            s, d, k = window.stride, window.order, len(window.inputs)
+            blocks, partial = -(-steps // s), steps % s
+            streamed, columns, cumsum, channels = self.split[w]
+            per_state = compete = None
+            for positions, pools in (
+                (streamed, self.windows[w]),
+                (cumsum, self.cumsum_windows[w]),
+            ):
+                if pools is None:
+                    continue
+                if pools is self.cumsum_windows[w]:  # from the first block
+                    if s not in rebuilt:
+                        rebuilt[s] = self._cumsum_inputs(arrays, history[s], steps, s)
+                    acc = pools.advance(pools.empty(n), rebuilt[s][:, :, channels])
+                else:
+                    acc = self._pools(w, arrays)
+                    if partial:  # the block under way
+                        u = arrays[f"block_sum_{s}"][:, columns] / partial
+                        acc = pools.advance(acc, u[:, None])
+                values, wins = pools.features(acc, blocks)
+                if per_state is None:
+                    per_state = xp.empty((n, k, d, values.shape[-1]))
+                    compete = None if wins is None else xp.empty((n, k, 2, d))
+                per_state[:, positions] = values
+                if wins is not None:
+                    compete[:, positions] = wins
+            for piece in (per_state, compete):
+                if piece is not None:
+                    size = piece[0].size
+                    F[:, start : start + size] = piece.reshape(n, size)
+                    start += size
+        return F
+
+    def _cumsum_inputs(self, arrays: dict, history: Array, steps: int, s: int) -> Array:
+        """The 'cumsum' inputs of every channel of the blocks of ``s`` steps seen."""
+        whole, partial = divmod(steps, s)
+        last = None
+        if partial:
+            c0 = self.cumsum_column
+            last = arrays[f"block_sum_{s}"][:, c0 : c0 + self.n_channels] / partial
+        return cumsum_inputs(history[:, :whole], last, arrays["sum"], steps, s, self.xp)
+
+
+# ----------------------------------------------------------------------------- inputs
+def carried_inputs(
+    X: Array, transforms: tuple[str, ...], carried: dict, first: bool, xp: ModuleType
+) -> tuple[Array, dict]:
+    """The inputs of the pools made of the chunk ``X`` ``(n, k, n_channels)`` (float64),
+    continued from the steps before, transform-major.
+
+    'series' is ``X``; 'difference' ``x_t - x_{t-1}`` (zero at the first step), from
+    ``carried['last']``, the step before the chunk; 'cumsum' the running sum of the steps
+    less the first one (fewer cancellations), from ``carried['origin']`` (the first step)
+    and ``carried['sum']`` (the running sum before the chunk): its windows centre and
+    scale it only when the whole prefix is known (:func:`cumsum_inputs`).
+
+    Returns
+    -------
+    inputs : array of shape (n, k, len(transforms) * n_channels)
+    updates : dict
+        The carried arrays after the chunk.
+    """
+    updates, parts = {}, []
+    for name in transforms:
+        if name == "series":
+            parts.append(X)
+        elif name == "difference":
+            previous = X[:, 0] if first else carried["last"]
+            D = xp.empty_like(X)
+            D[:, 0] = X[:, 0] - previous
+            D[:, 1:] = X[:, 1:] - X[:, :-1]
+            parts.append(D)
+            updates["last"] = X[:, -1].copy()
+        else:
+            origin = X[:, 0].copy() if first else carried["origin"]
+            S = xp.cumsum(X - origin[:, None], axis=1) + carried["sum"][:, None]
+            parts.append(S)
+            updates["origin"], updates["sum"] = origin, S[:, -1].copy()
+    inputs = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=2)
+    return inputs, updates
+
+
+def carried_block_means(
+    P: Array, stride: int, block_sum: Array, filled: int, xp: ModuleType
+) -> tuple[Array, Array | None]:
+    """The means of the blocks of ``stride`` steps the chunk ``P`` ``(n, k, n_inputs)``
+    completes, ``(n, n_blocks, n_inputs)``, continued from the block under way (the sum
+    ``block_sum`` of its ``filled`` steps); and the sum of the steps of the block then
+    under way (None for ``stride == 1``)."""
+    if stride == 1:
+        return P, None
+    s = stride
+    n, k, c = P.shape
+    missing = (s - filled) % s  # steps that complete the block under way
+    if filled and k < missing:
+        return P[:, :0], block_sum + P.sum(axis=1)
+    parts = []
+    if filled:
+        parts.append(((block_sum + P[:, :missing].sum(axis=1)) / s)[:, None])
+    rest = P[:, missing:]
+    whole = rest.shape[1] // s
+    if whole:
+        parts.append(rest[:, : whole * s].reshape(n, whole, s, c).sum(axis=2) / s)
+    left = rest[:, whole * s :].sum(axis=1)
+    if not parts:
+        return P[:, :0], left
+    return (parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)), left
+
+
+def cumsum_inputs(
+    means: Array, partial: Array | None, total: Array, steps: int, stride: int, xp: ModuleType
+) -> Array:
+    """The 'cumsum' inputs of the blocks of ``stride`` steps of a prefix of ``steps``
+    steps, ``(n, n_blocks, n_channels)``: the block means of ``(S_t - t * mean) /
+    sqrt(steps)`` from those of the running sum ``S_t`` (``means``, the whole blocks, and
+    ``partial``, the mean of the block under way or None) and its last value ``total``."""
+    if partial is not None:
+        means = xp.concatenate([means, partial[:, None]], axis=1)
+    first = np.arange(means.shape[1]) * stride + 1
+    middle = xp.asarray((first + np.minimum(first + stride - 1, steps)) / 2.0)  # mean of t
+    level = total / steps
+    return (means - middle[None, :, None] * level[:, None]) / math.sqrt(steps)
