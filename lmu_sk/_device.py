@@ -32,6 +32,7 @@ __all__ = [
     "is_device_array",
     "is_numpy",
     "out_of_memory_errors",
+    "pinned_empty",
     "portable_device",
     "release_device_memory",
     "resolve_device",
@@ -207,3 +208,11 @@ def release_device_memory(xp: ModuleType) -> None:
         xp.fft.config.get_plan_cache().clear()
     except Exception:
         pass
+
+
+def pinned_empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An uninitialised NumPy array in pinned (page-locked) host memory, for asynchronous
+    copies to and from a GPU (``cupyx.empty_pinned``; CuPy is imported here only)."""
+    import cupyx
+
+    return cupyx.empty_pinned(shape, dtype)

@@ -37,7 +37,6 @@ __all__ = [
     "Costs",
     "Plan",
     "block_steps",
-    "carried_route",
     "choose_route",
     "fft_length",
     "kernel_threads",
@@ -196,25 +195,6 @@ def _route_seconds(
     if route == "recurrence":
         return scale * 2.0 * d * elements / c.recurrence_flops
     raise ValueError(f"Unknown route {route!r}.")
-
-
-def carried_route(n_rows: int, order: int, itemsize: int, device: str) -> str:
-    """The route of every state of a carried chunk (a stream's 'max'): ``'recurrence'``
-    (the compiled recurrence, continued from the carried state) or ``'blocked'``.
-
-    The block products read their block matrix of ``(order + T) * T * order`` values again
-    for every block: with few rows that traffic, not the flops, is their cost, and the
-    recurrence (CPU only) is cheaper.
-    """
-    if device != "cpu":
-        return "blocked"
-    c, d = COSTS[device], order
-    T = block_steps(d, None, device)
-    scale = itemsize / 4.0
-    reads = itemsize * (d + T) * d / (max(int(n_rows), 1) * c.bandwidth)  # per row and step
-    blocked = scale * 2.0 * (d + T) * d / c.gemm_flops + reads
-    recurrence = scale * 2.0 * d * d / c.recurrence_flops
-    return "recurrence" if recurrence < blocked else "blocked"
 
 
 def choose_route(output: str, method: str, order: int, n_steps: int, itemsize: int, device: str):

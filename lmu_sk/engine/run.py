@@ -34,6 +34,7 @@ from .._device import (
     free_device_memory,
     is_device_array,
     out_of_memory_errors,
+    pinned_empty,
     release_device_memory,
     to_numpy,
 )
@@ -139,8 +140,6 @@ def _pinned_feed(source: _Source, start: int, rows: int, xp: ModuleType, dtype: 
     The consumer computes each chunk inside the compute stream's context, which this
     generator holds while it yields.
     """
-    import cupyx
-
     n = source.n_samples
     bounds = [(a, min(a + rows, n)) for a in range(start, n, rows)]
     if not bounds:
@@ -150,7 +149,7 @@ def _pinned_feed(source: _Source, start: int, rows: int, xp: ModuleType, dtype: 
     compute_stream.wait_event(xp.cuda.get_current_stream().record())
     slots = 2 if len(bounds) > 1 else 1
     size = min(rows, n - start) * source.n_steps * source.n_channels
-    pinned = [cupyx.empty_pinned((size,), dtype) for _ in range(slots)]
+    pinned = [pinned_empty((size,), dtype) for _ in range(slots)]
     device = [xp.empty((size,), dtype) for _ in range(slots)]
     uploaded: list[Any] = [None] * slots  # copy out of pinned[slot] done
     consumed: list[Any] = [None] * slots  # compute that read device[slot] done
@@ -231,12 +230,10 @@ class _PinnedSink(_ArraySink):
 
     def __init__(self, out, source, progress, xp, rows: int):
         super().__init__(out, source, progress)
-        import cupyx
-
         self.xp = xp
         self.rows = rows
         tail = out.shape[1:]
-        self.pinned = [cupyx.empty_pinned((rows, *tail), out.dtype) for _ in range(2)]
+        self.pinned = [pinned_empty((rows, *tail), out.dtype) for _ in range(2)]
         self.pending: list[tuple[int, int, int, Any]] = []  # (slot, a, b, event)
         self.count = 0
 

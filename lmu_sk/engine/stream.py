@@ -21,9 +21,7 @@ written for the increment of the state (smaller than the state, so rounded less)
     m_{t+1} = m_t + [m_t, u_{t+1}] @ [[(Abar - I).T], [Bbar]]
 
 The running maximum needs every state of the chunk: they come in time blocks from
-:func:`~lmu_sk.engine.algebra.iter_blocks`, carrying the state, one block held at a time,
-or, for few rows on the CPU (:func:`~lmu_sk.engine.plan.carried_route`), from the batch's
-compiled recurrence continued from the state (:func:`lmu_sk.kernels.cpu.recurrence`).
+:func:`~lmu_sk.engine.algebra.iter_blocks`, carrying the state, one block held at a time.
 
 Pools of the pooled features (:class:`CarriedPools`), carried in the layout of the
 compiled pooled kernel: on the CPU, the batch transform's kernel continued from them
@@ -46,14 +44,7 @@ import numpy as np
 
 from ..kernels import cpu
 from . import algebra, constants
-from .plan import (
-    COSTS,
-    block_steps,
-    carried_route,
-    kernel_threads,
-    pooled_update_seconds,
-    rows_within,
-)
+from .plan import COSTS, block_steps, kernel_threads, pooled_update_seconds, rows_within
 from .pooling import THRESHOLD_POOLS, WindowSpec
 
 __all__ = [
@@ -194,18 +185,12 @@ class CarriedDN:
         return new_state, new_sum
 
     def _chunk_max(self, rows: Array, state: Array, maximum: Array):
-        """The state and the running maximum, every state of the chunk: by the compiled
-        recurrence continued from the state (few rows on the CPU), else in time blocks."""
-        xp, d, n_rows = self.xp, self.order, rows.shape[0]
-        if carried_route(n_rows, d, self.dtype.itemsize, _device(xp)) == "recurrence":
-            lengths = np.full(n_rows, rows.shape[1], dtype=np.int64)
-            B = constants.system(*self.key)[1].astype(self.dtype)
-            D_T = self._constant("D_T")
-            chunk_max, last = cpu.recurrence(rows[:, :, None], lengths, D_T, B, "max", state)
-            return last, xp.maximum(maximum, chunk_max)
+        """The state and the running maximum, every state of the chunk in time blocks."""
+        xp, d = self.xp, self.order
         block = block_steps(d, None, _device(xp))
         if self._blocks is None:
             self._blocks = self._constant("W", param=block)
+        n_rows = rows.shape[0]
         new_max = maximum.copy()
         new_state = xp.empty((n_rows, d), self.dtype)
         group = rows_within(_BLOCK_BYTES, block * d * self.dtype.itemsize, n_rows)

@@ -104,13 +104,10 @@ def test_feature_stream_equals_batch_transform_of_every_prefix(case, as_steps):
         assert_close(got, expected, dtype, f"prefix {t}")
 
 
-@pytest.mark.parametrize("route", ["blocked", "recurrence"])
-def test_final_state_matches_the_reference_recurrence_over_long_chunks(monkeypatch, route):
-    # pieces of at most 4 steps and row groups of one row exercise the splitting; 'max'
-    # takes both of its CPU routes (engine.plan.carried_route)
+def test_final_state_matches_the_reference_recurrence_over_long_chunks(monkeypatch):
+    # pieces of at most 4 steps and row groups of one row exercise the splitting
     monkeypatch.setattr(engine_stream, "_MAX_PIECE", 4)
     monkeypatch.setattr(engine_stream, "_BLOCK_BYTES", 1)
-    monkeypatch.setattr(engine_stream, "carried_route", lambda *args: route)
     X = np.random.default_rng(3).standard_normal((10, 37, 2))  # 20 rows: blocked 'max'
     for output in ("final", "mean", "max"):
         features = LMUFeatures(order=9, theta=20.0, output=output, dtype="float64").fit(X)
