@@ -8,8 +8,8 @@ collections as they come (``(n_cases, n_channels, n_timepoints)`` arrays and lis
 and hold the fitted lmu_sk estimator they wrap as ``estimator_``, so they work in aeon's
 pipelines, benchmarking and estimator checks.
 
-This module needs aeon (``pip install "lmu_sk[aeon]"``); ``import lmu_sk`` does not import
-it.
+This module needs aeon (``pip install ".[aeon]"`` in a checkout of lmu_sk, or ``pip install
+aeon``); ``import lmu_sk`` does not import it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from ._extras import install_hint
+
 try:
     from aeon.classification import BaseClassifier
     from aeon.regression import BaseRegressor
@@ -25,8 +27,8 @@ try:
     from aeon.utils.validation import check_n_jobs
 except ImportError as error:  # pragma: no cover - exercised without aeon installed
     raise ImportError(
-        'lmu_sk.aeon needs aeon; install it with: pip install "lmu_sk[aeon]" '
-        f"(importing aeon failed: {error})"
+        f"lmu_sk.aeon needs aeon; install it: {install_hint('aeon')} (importing aeon "
+        f"failed: {error})"
     ) from error
 
 from ._threads import thread_limit

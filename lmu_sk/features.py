@@ -84,7 +84,8 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
         available when ``transform`` runs.
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one and the CPU otherwise;
-        'gpu' requires one (``pip install "lmu_sk[gpu-cuda12]"`` or ``gpu-cuda13``).
+        'gpu' requires one (``pip install ".[gpu-cuda12]"`` or ``".[gpu-cuda13]"`` in the
+        checkout).
     return_gpu_arrays : bool, default=False
         On the GPU, return CuPy arrays instead of NumPy arrays.
     channels_first : bool or None, default=None
@@ -143,6 +144,17 @@ class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator):
     >>> LMUFeatures(order=8).fit_transform(X).shape
     (5, 8)
     """
+
+    # what every fitted LMUFeatures holds (checked when a saved one is loaded)
+    _fitted_attributes = (
+        "order_",
+        "theta_",
+        "n_features_in_",
+        "n_steps_",
+        "n_channels_",
+        "state_matrix_",
+        "input_matrix_",
+    )
 
     def __init__(
         self,

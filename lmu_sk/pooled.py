@@ -273,6 +273,19 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     (5, 280)
     """
 
+    # what every fitted LMUPooledFeatures holds (checked when a saved one is loaded)
+    _fitted_attributes = (
+        "thetas_",
+        "orders_",
+        "strides_",
+        "spec_",
+        "n_features_in_",
+        "n_channels_",
+        "biases_",
+        "scales_",
+        "n_features_out_",
+    )
+
     def __init__(
         self,
         order=None,

@@ -31,6 +31,7 @@ from typing import TextIO
 
 import numpy as np
 
+from .._extras import install_hint
 from .common import (
     PROGRAM,
     ProgressBar,
@@ -311,7 +312,7 @@ def _connect(address: str):
     try:
         from distributed import Client
     except ImportError as exc:
-        raise UsageError("--scheduler needs dask.distributed: pip install lmu_sk[dask]") from exc
+        raise UsageError(f"--scheduler needs dask.distributed: {install_hint('dask')}") from exc
     try:
         return Client(address, timeout="10s")
     except (OSError, TimeoutError, ValueError) as exc:
@@ -405,13 +406,13 @@ def run_features_dask(args: argparse.Namespace, stderr: TextIO) -> int:
         import dask.array  # noqa: F401
     except ImportError as exc:
         raise UsageError(
-            "Zarr stores, .npy shard folders and --scheduler need dask: pip install lmu_sk[dask]"
+            f"Zarr stores, .npy shard folders and --scheduler need dask: {install_hint('dask')}"
         ) from exc
     if kind == "zarr" or is_zarr_path(input_path):
         try:
             import zarr  # noqa: F401
         except ImportError as exc:
-            raise UsageError("Zarr stores need zarr: pip install lmu_sk[dask]") from exc
+            raise UsageError(f"Zarr stores need zarr: {install_hint('dask')}") from exc
     client = _connect(args.scheduler) if args.scheduler is not None else None
     try:
         return _run(args, stderr, input_path, output_path, target, kind, client)

@@ -124,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
             "INPUT and OUTPUT may also be Zarr stores (names ending in .zarr) or folders of "
             ".npy shards (rows concatenated in name order; an OUTPUT folder gets one shard "
             "per batch): these run through dask, on local threads or, with --scheduler, on "
-            "a dask.distributed cluster (pip install lmu_sk[dask])."
+            'a dask.distributed cluster (dask and zarr: pip install ".[dask]" in a checkout '
+            'of lmu_sk, or pip install "dask[array]" distributed zarr).'
         ),
         epilog=(
             "OUTPUT is written under a hidden name beside it (.NAME.PID-TOKEN.partial, unique "

@@ -35,7 +35,7 @@ def test_missing_aeon_names_the_extra(monkeypatch):
     for name in [name for name in sys.modules if name.split(".")[0] == "aeon"] + ["aeon"]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "lmu_sk.aeon", raising=False)
-    with pytest.raises(ImportError, match=r'pip install "lmu_sk\[aeon\]"'):
+    with pytest.raises(ImportError, match=r'pip install "\.\[aeon\]" \(in a checkout'):
         import lmu_sk.aeon  # noqa: F401
 
 
