@@ -1,13 +1,14 @@
 """Sphinx configuration of lmu_sk's documentation.
 
-Build it from the repository root (offline; about a minute on two cores)::
+Build it from the repository root (offline; a few minutes on two cores the first time)::
 
     pip install -e ".[docs]"
     sphinx-build -W --keep-going -b html docs docs/_build/html
 
 The API reference is generated from the public names: each module listed in
-``PUBLIC_MODULES`` contributes the names of its ``__all__``. The gallery's figures are drawn
-at build time by the example scripts themselves, on small settings.
+``PUBLIC_MODULES`` contributes the names of its ``__all__``. The gallery's figures and
+printed results come from the example scripts themselves, run at build time on small
+settings.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ html_static_path: list[str] = []
 PUBLIC_MODULES = (
     ("lmu_sk", "Estimators, transformers and functions"),
     ("lmu_sk.ridge", "Ridge heads"),
+    ("lmu_sk.streaming", "Streams (what the estimators' stream() methods return)"),
     ("lmu_sk.aeon", "aeon estimators"),
     ("lmu_sk.datasets", "Data sets"),
     ("lmu_sk.demo", "Demonstration data"),
@@ -126,15 +128,36 @@ def _write_api_page() -> None:
 _write_api_page()
 
 # -- the gallery's figures --------------------------------------------------------------------
-#: Example script, its arguments for a quick run, and the figures it writes.
+#: Example script, its arguments for a quick run (``--out`` is added where it draws
+#: figures), the figures it writes and the file that receives what it prints (shown on its
+#: gallery page).
 GALLERY_RUNS = (
-    ("figures.py", [], ["legendre_basis.png", "delay_decoding.png", "learning_curve.png"]),
-    ("streaming.py", ["--epochs", "30", "--prefixes", "3"], ["streaming_digits.png"]),
+    (
+        "figures.py",
+        [],
+        ["legendre_basis.png", "delay_decoding.png", "learning_curve.png"],
+        None,
+    ),
+    (
+        "streaming.py",
+        ["--epochs", "30", "--prefixes", "3"],
+        ["streaming_digits.png"],
+        "streaming.txt",
+    ),
+    (
+        "mackey_glass.py",
+        ["--sequences", "16", "--length", "2000", "--epochs", "30"],
+        ["mackey_glass.png"],
+        "mackey_glass.txt",
+    ),
+    ("grid_search.py", [], [], "grid_search.txt"),
+    ("aeon_benchmark.py", ["--resamples", "1"], [], "aeon_benchmark.txt"),
 )
 
 
 def _draw_gallery_figures(app) -> None:
-    """Run the example scripts that draw figures (side by side), unless already current."""
+    """Run the example scripts that draw figures or print results (side by side), unless
+    their outputs are current."""
     out = GENERATED / "gallery"
     out.mkdir(parents=True, exist_ok=True)
     newest_source = max(
@@ -142,35 +165,48 @@ def _draw_gallery_figures(app) -> None:
         for p in [*(ROOT / "examples").glob("*.py"), *ROOT.glob("lmu_sk/**/*.py")]
     )
     runs = []
-    for script, args, figures in GALLERY_RUNS:
-        paths = [out / f for f in figures]
+    for script, args, figures, log in GALLERY_RUNS:
+        paths = [out / f for f in [*figures, *([log] if log else [])]]
         if all(p.exists() and p.stat().st_mtime > newest_source for p in paths):
             continue
-        for path in paths:  # a failed run must not leave the previous figures in place
+        for path in paths:  # a failed run must not leave the previous outputs in place
             path.unlink(missing_ok=True)
-        command = [sys.executable, str(ROOT / "examples" / script), *args, "--out", str(out)]
+        command = [sys.executable, str(ROOT / "examples" / script), *args]
+        if figures:
+            command += ["--out", str(out)]
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            # the quick settings stop before convergence on purpose: no warnings in the logs
+            "PYTHONWARNINGS": "ignore",
         }
         runs.append(
             (
                 script,
                 paths,
+                out / log if log else None,
                 subprocess.Popen(
                     command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
                 ),
             )
         )
     start = time.perf_counter()
-    for script, paths, process in runs:
+    for script, paths, log, process in runs:
         output, _ = process.communicate()
+        if log is not None and not process.returncode:
+            log.write_text(_printed(output, out))
         missing = [p.name for p in paths if not p.exists()]
         if process.returncode or missing:
             raise RuntimeError(f"examples/{script} failed drawing {missing}:\n{output[-3000:]}")
     if runs:
-        names = ", ".join(script for script, _, _ in runs)
+        names = ", ".join(script for script, _, _, _ in runs)
         print(f"gallery: ran {names} in {time.perf_counter() - start:.0f} s")
+
+
+def _printed(output: str, out: Path) -> str:
+    """What a script printed, as its gallery page shows it: the output folder written as
+    the script's default."""
+    return output.replace(str(out), "figures")
 
 
 def _skip_foreign_members(app, what, name, obj, skip, options) -> bool | None:

@@ -2,8 +2,8 @@
 
     python examples/aeon_benchmark.py [--resamples 3] [--datasets UnitTest BasicMotions]
 
-Needs ``pip install "lmu_sk[aeon]"``; reads only the data sets that ship with aeon, so it
-runs without a network in a few seconds. Three problems:
+Needs aeon (``pip install ".[aeon]"`` in the checkout, or ``pip install aeon``); reads only
+the data sets that ship with aeon, so it runs without a network in a few seconds. Three problems:
 
 - UnitTest: univariate, 24 points (a slice of Chinatown);
 - BasicMotions: 6 channels of 100 points (accelerometer and gyroscope);

@@ -1,4 +1,4 @@
-"""Figures of the Delay Network and of training, saved as PNG (needs ``lmu_sk[plot]``).
+"""Figures of the Delay Network and of training, saved as PNG (needs matplotlib).
 
     python examples/figures.py [--out figures/]
 

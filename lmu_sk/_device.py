@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ._extras import install_hint
+
 __all__ = [
     "DEVICES",
     "array_module_of",
@@ -43,10 +45,10 @@ DEVICES = ("cpu", "gpu", "auto")
 
 _GPU_HELP = (
     "device='gpu' needs CuPy and a CUDA GPU that it can see. Without CuPy, install the extra "
-    "for the CUDA version of your NVIDIA driver (`nvidia-smi` prints it): "
-    '`pip install "lmu_sk[gpu-cuda12]"` for CUDA 12, `pip install "lmu_sk[gpu-cuda13]"` '
-    "for CUDA 13. With CuPy installed, installing more will not help: check the driver and "
-    "CUDA_VISIBLE_DEVICES. Or use device='cpu'"
+    "for the CUDA version of your NVIDIA driver (`nvidia-smi` prints it): for CUDA 12, "
+    f"{install_hint('gpu-cuda12')}; for CUDA 13, {install_hint('gpu-cuda13')}. With CuPy "
+    "installed, installing more will not help: check the driver and CUDA_VISIBLE_DEVICES. "
+    "Or use device='cpu'"
 )
 
 

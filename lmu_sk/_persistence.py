@@ -10,13 +10,20 @@ estimators) and checks it at load time:
   :class:`InconsistentVersionWarning` that names both versions and advises refitting;
 * lacking a parameter that the running version's class has (saved by a version from before
   that parameter existed): cannot work here, so loading raises ``pickle.UnpicklingError``
-  naming the parameters and both versions, instead of an ``AttributeError`` at ``predict``.
+  naming the parameters and both versions, instead of an ``AttributeError`` at ``predict``;
+* lacking a parameter or a fitted attribute although saved by the running version (a state
+  damaged or edited, or written by other code): loading raises ``pickle.UnpicklingError``
+  naming what is missing. A state holding none of the class's fitted attributes is that of
+  an unfitted estimator: using it raises ``NotFittedError``.
 
 A pickle names the module of every class it holds, and loading imports it: each such name
 is a promise that the module stays. Saved estimators and streams name only the modules of
 :data:`PICKLED_MODULES` (and the packages of :data:`PICKLED_PACKAGES`); what they hold of
 the internal packages (the pooled features' ``spec_``, the dense head's optimizer and
 training history) is saved as plain data (a class's ``_plain_attributes``).
+
+:func:`type_names` gives the names by which ``skops.io`` lists the types a saved estimator
+holds, for the package's ``TRUSTED_TYPES``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ __all__ = [
     "PICKLED_PACKAGES",
     "InconsistentVersionWarning",
     "VersionedPickleMixin",
+    "type_names",
 ]
 
 #: The modules of lmu_sk a saved estimator or stream may name: the public modules of the
@@ -125,12 +133,27 @@ def _rebuild_warning(
     )
 
 
+def type_names(*types: type) -> tuple[str, ...]:
+    """``'module.QualifiedName'`` of each type: how ``skops.io`` names the types to trust."""
+    return tuple(f"{t.__module__}.{t.__qualname__}" for t in types)
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
 class VersionedPickleMixin:
     """Store the lmu_sk version in the pickled state and check it when loading.
 
     Put it first among the bases of a scikit-learn estimator
     (``class LMUFeatures(VersionedPickleMixin, TransformerMixin, BaseEstimator)``); it
     extends ``BaseEstimator.__getstate__`` and ``__setstate__`` through ``super()``.
+
+    An estimator class lists the attributes every fitted instance has as
+    ``_fitted_attributes`` (a class attribute), or defines a class method
+    ``_required_fitted(state)`` where they depend on the parameters. A state holding some of
+    them but not all is refused at load rather than failing later with an
+    ``AttributeError``; a state holding none is unfitted (``NotFittedError`` when used).
     """
 
     def _plain(self) -> dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]:
@@ -150,20 +173,32 @@ class VersionedPickleMixin:
         state = dict(state)
         saved_by = state.pop(VERSION_KEY, UNVERSIONED)
         name = type(self).__name__
+        missing = [
+            param
+            for param in type(self)._get_param_names()  # type: ignore[attr-defined]
+            if param not in state
+        ]
+        required_of = getattr(type(self), "_required_fitted", None)
+        required = (
+            required_of(state) if required_of else getattr(type(self), "_fitted_attributes", ())
+        )
+        fitted = any(key in state for key in required)
+        if fitted:
+            missing += [key for key in required if key not in state]
+        if missing and saved_by != __version__:
+            raise pickle.UnpicklingError(
+                f"{name} was saved by lmu_sk {saved_by} and cannot be used with lmu_sk "
+                f"{__version__}: it lacks {_listed(missing)} of this version. Refit it with "
+                f"lmu_sk {__version__}, or load it with lmu_sk {saved_by}."
+            )
+        if missing:
+            raise pickle.UnpicklingError(
+                f"{name} saved by lmu_sk {saved_by} lacks {_listed(missing)}, which every "
+                f"{'fitted ' if fitted else ''}{name} has: the saved state is incomplete "
+                "(damaged, edited or not written by lmu_sk). Refit the model and save it "
+                "again."
+            )
         if saved_by != __version__:
-            missing = [
-                param
-                for param in type(self)._get_param_names()  # type: ignore[attr-defined]
-                if param not in state
-            ]
-            if missing:
-                listed = ", ".join(repr(param) for param in missing)
-                raise pickle.UnpicklingError(
-                    f"{name} was saved by lmu_sk {saved_by} and cannot be used with lmu_sk "
-                    f"{__version__}: it lacks the parameter{'s' if len(missing) > 1 else ''} "
-                    f"{listed} of this version. Refit it with lmu_sk {__version__}, or load "
-                    f"it with lmu_sk {saved_by}."
-                )
             warnings.warn(
                 InconsistentVersionWarning(
                     estimator_name=name,

@@ -8,8 +8,8 @@ collections as they come (``(n_cases, n_channels, n_timepoints)`` arrays and lis
 and hold the fitted lmu_sk estimator they wrap as ``estimator_``, so they work in aeon's
 pipelines, benchmarking and estimator checks.
 
-This module needs aeon (``pip install "lmu_sk[aeon]"``); ``import lmu_sk`` does not import
-it.
+This module needs aeon (``pip install ".[aeon]"`` in a checkout of lmu_sk, or ``pip install
+aeon``); ``import lmu_sk`` does not import it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from ._extras import install_hint
+
 try:
     from aeon.classification import BaseClassifier
     from aeon.regression import BaseRegressor
@@ -25,8 +27,8 @@ try:
     from aeon.utils.validation import check_n_jobs
 except ImportError as error:  # pragma: no cover - exercised without aeon installed
     raise ImportError(
-        'lmu_sk.aeon needs aeon; install it with: pip install "lmu_sk[aeon]" '
-        f"(importing aeon failed: {error})"
+        f"lmu_sk.aeon needs aeon; install it: {install_hint('aeon')} (importing aeon "
+        f"failed: {error})"
     ) from error
 
 from ._threads import thread_limit
@@ -84,7 +86,41 @@ def _merged_params(owner, own: dict, lmu_class: type) -> dict:
     return {**own, **extra, "channels_first": True}
 
 
-class _LMUAeonPredictor:
+def _check_collection(X, name: str) -> None:
+    """Refuse a collection without series, or with a series of no time points, before
+    aeon's checks (which fail on them with an IndexError or a NumPy reduction's error)."""
+    if isinstance(X, np.ndarray):
+        if X.ndim >= 1 and X.shape[0] == 0:
+            raise ValueError(
+                f"{name} got a collection of no series (shape {X.shape}); pass at least one."
+            )
+        if X.ndim >= 2 and X.shape[-1] == 0:
+            raise ValueError(
+                f"{name} got series of no time points (shape {X.shape}); every series "
+                "needs at least one."
+            )
+    elif isinstance(X, (list, tuple)):
+        if len(X) == 0:
+            raise ValueError(f"{name} got an empty list of series; pass at least one.")
+        for i, series in enumerate(X):
+            shape = np.shape(series)
+            if len(shape) == 0 or shape[-1] == 0:
+                raise ValueError(
+                    f"{name} got series {i} of shape {shape}, with no time points: every "
+                    "series needs at least one; drop the empty ones."
+                )
+
+
+class _CheckedCollection:
+    """Checks lmu_sk makes of a collection before aeon's own (``fit``, ``predict``,
+    ``transform``: aeon preprocesses the collection first in each)."""
+
+    def _preprocess_collection(self, X, *args, **kwargs):
+        _check_collection(X, type(self).__name__)
+        return super()._preprocess_collection(X, *args, **kwargs)  # type: ignore[misc]
+
+
+class _LMUAeonPredictor(_CheckedCollection):
     """The fitting and prediction shared by the classifier and the regressor."""
 
     _lmu_class: type
@@ -265,8 +301,9 @@ n_jobs
         The features the head sees; 'auto' is 'pooled' for the ridge head and 'final'
         for the dense head.
     head : {'auto', 'dense', 'ridge'}, default='auto'
-        A dense network with a linear output, or ridge regression solved in closed form;
-        'auto' is the dense head, as in :class:`lmu_sk.LMURegressor`.
+        Ridge regression solved in closed form or a dense network with a linear output;
+        'auto' is ridge up to 10 000 training series and the dense head beyond, as in
+        :class:`lmu_sk.LMURegressor`.
     lmu_params : dict, default=None
         Further :class:`lmu_sk.LMURegressor` parameters, e.g. ``{"learning_rate_init":
         1e-2}``.
@@ -352,7 +389,7 @@ n_jobs
         ]
 
 
-class LMUAeonTransformer(BaseCollectionTransformer):
+class LMUAeonTransformer(_CheckedCollection, BaseCollectionTransformer):
     """Legendre Memory Unit features of aeon collections, one row per series.
 
     An :class:`aeon.transformations.collection.BaseCollectionTransformer` around

@@ -278,6 +278,14 @@ class _LMUBase(BaseEstimator):
     activation_: _FromHead[str] = _FromHead()
     alpha_: _FromHead[float] = _FromHead()
 
+    @classmethod
+    def _required_fitted(cls, state: dict) -> tuple[str, ...]:
+        """What every fitted composite of the saved parameters holds (checked at load)."""
+        required = ("features_", "head_", "head_kind_", "order_", "n_features_in_")
+        if state.get("scale_features", True):
+            required += ("feature_mean_", "feature_scale_")
+        return required
+
     # the composite's own fitted attributes, declared for type checkers (set by fit)
     features_: LMUFeatures | LMUPooledFeatures
     head_: Any

@@ -138,6 +138,17 @@ class LMUFeatures(SequenceTransformer):
     (5, 8)
     """
 
+    # what every fitted LMUFeatures holds (checked when a saved one is loaded)
+    _fitted_attributes = (
+        "order_",
+        "theta_",
+        "n_features_in_",
+        "n_steps_",
+        "n_channels_",
+        "state_matrix_",
+        "input_matrix_",
+    )
+
     def __init__(
         self,
         order=64,

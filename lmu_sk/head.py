@@ -693,6 +693,18 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
         'softmax' or 'logistic'.
     """
 
+    # what every fitted head holds (checked when a saved one is loaded)
+    _fitted_attributes = (
+        "coefs_",
+        "intercepts_",
+        "n_outputs_",
+        "n_layers_",
+        "activation_",
+        "out_activation_",
+        "classes_",
+        "_label_binarizer",
+    )
+
     def _encode_targets(self, y, incremental):
         check_classification_targets(y)
         if not hasattr(self, "classes_") or (not self.warm_start and not incremental):
@@ -886,6 +898,16 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
     out_activation_ : str
         'identity'.
     """
+
+    # what every fitted head holds (checked when a saved one is loaded)
+    _fitted_attributes = (
+        "coefs_",
+        "intercepts_",
+        "n_outputs_",
+        "n_layers_",
+        "activation_",
+        "out_activation_",
+    )
 
     _y_dtype = "numeric"
 

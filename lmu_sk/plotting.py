@@ -1,4 +1,4 @@
-"""Figures of the Delay Network and of training (optional: ``pip install lmu_sk[plot]``).
+"""Figures of the Delay Network and of training (needs matplotlib: ``pip install ".[plot]"``).
 
 Every function returns a :class:`matplotlib.figure.Figure` built without ``pyplot`` (so no
 global figure state is touched and any backend, or none, works) and saves it as a PNG when
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._extras import install_hint
 from ._memory import check_fits
 from .dn import (
     DISCRETIZERS,
@@ -94,7 +95,7 @@ def _new_figure(n_axes: int, figsize: tuple[float, float] | None):
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise ImportError(
-            "lmu_sk.plotting needs matplotlib; install it with: pip install 'lmu_sk[plot]'"
+            f"lmu_sk.plotting needs matplotlib; install it: {install_hint('plot')}"
         ) from exc
     if figsize is None:
         figsize = (5.0 * n_axes + 1.0, 4.0)

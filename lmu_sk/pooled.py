@@ -300,6 +300,19 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     # saved as plain data: a pickle names no class of the engine
     _plain_attributes: ClassVar[dict] = {"spec_": (PooledSpec.to_plain, PooledSpec.from_plain)}
 
+    # what every fitted LMUPooledFeatures holds (checked when a saved one is loaded)
+    _fitted_attributes = (
+        "thetas_",
+        "orders_",
+        "strides_",
+        "spec_",
+        "n_features_in_",
+        "n_channels_",
+        "biases_",
+        "scales_",
+        "n_features_out_",
+    )
+
     def __init__(
         self,
         order=None,

@@ -746,6 +746,16 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     array([[0.99, 0.01, 0.  ]])
     """
 
+    # what every fitted head holds (checked when a saved one is loaded)
+    _fitted_attributes = (
+        "coef_",
+        "intercept_",
+        "alpha_",
+        "classes_",
+        "temperature_",
+        "n_features_in_",
+    )
+
     def __init__(self, alphas=None, fit_intercept=True, class_weight=None, verbose=False):
         super().__init__(alphas=alphas, fit_intercept=fit_intercept, verbose=verbose)
         self.class_weight = class_weight
@@ -923,6 +933,16 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         The ``clip_margin`` of the fit, which :meth:`predict` applies (a ``clip_margin``
         set after fitting takes effect at the next fit, as every parameter).
     """
+
+    # what every fitted head holds (checked when a saved one is loaded)
+    _fitted_attributes = (
+        "coef_",
+        "intercept_",
+        "alpha_",
+        "target_range_",
+        "clip_margin_",
+        "n_features_in_",
+    )
 
     def __init__(self, alphas=None, fit_intercept=True, clip_margin=0.1, verbose=False):
         super().__init__(alphas=alphas, fit_intercept=fit_intercept, verbose=verbose)

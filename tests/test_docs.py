@@ -71,3 +71,65 @@ def test_docs_blocks_run_page_by_page(tmp_path):
     assert result.returncode == 0, result.stderr[-6000:]
     # the pages' models train to convergence (or stop early) rather than warn
     assert "ConvergenceWarning" not in result.stderr, result.stderr[-6000:]
+
+
+def _conf_value(name: str):
+    """The literal value assigned to ``name`` in docs/conf.py (read, not run: running it
+    writes the API pages)."""
+    import ast
+
+    tree = ast.parse((DOCS / "conf.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == name for target in node.targets
+        ):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"docs/conf.py assigns no {name}")
+
+
+def test_the_streams_that_stream_returns_have_api_pages():
+    """ClassifierStream, RegressorStream, DNStream and PooledStream (what ``stream()``
+    returns) had no API page: the reference documents the public names of the modules in
+    PUBLIC_MODULES, and each class a public estimator's ``stream()`` returns is one."""
+    import importlib
+
+    import numpy as np
+
+    from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
+
+    documented = set()
+    for module_name, _ in _conf_value("PUBLIC_MODULES"):
+        module = importlib.import_module(module_name)
+        documented |= {
+            f"{module_name}.{name}"
+            for name in getattr(module, "__all__", ())
+            if callable(getattr(module, name))
+        }
+    X = np.random.default_rng(0).standard_normal((20, 12))
+    y = np.arange(20) % 2
+    for fitted in (
+        LMUFeatures(order=3).fit(X),
+        LMUPooledFeatures(order=2, thetas=[4, 12]).fit(X),
+        LMUClassifier(order=2, theta=[4, 12]).fit(X, y),
+        LMURegressor(order=2, theta=[4, 12]).fit(X, y.astype(float)),
+    ):
+        stream = type(fitted.stream())
+        assert f"{stream.__module__}.{stream.__name__}" in documented, stream.__name__
+
+
+def test_every_gallery_page_shows_what_its_script_gives():
+    """4 of the 6 gallery pages showed code without its output or figure. Each shows a
+    figure or printed output, drawn or printed at build time by a run that conf.py's
+    GALLERY_RUNS makes (or, for psMNIST, which needs a download, a run's recorded output)."""
+    generated = set()
+    for _, _, figures, log in _conf_value("GALLERY_RUNS"):
+        generated |= set(figures) | ({log} if log else set())
+    pages = [page for page in (DOCS / "gallery").glob("*.md") if page.stem != "index"]
+    assert len(pages) >= 6
+    for page in pages:
+        text = page.read_text()
+        shown = re.findall(r"/_generated/gallery/([\w.]+)", text)
+        assert all(name in generated for name in shown), (page.name, shown)
+        recorded = "```text" in text
+        assert shown or recorded, f"{page.name} shows neither a figure nor an output"
+        assert f"examples/{page.stem}.py" in text or page.stem == "figures", page.name

@@ -14,13 +14,24 @@ def _run(script: str, argv: list[str], monkeypatch) -> dict:
     return runpy.run_path(str(EXAMPLES / script), run_name="example")
 
 
-def test_mackey_glass_example_learns_to_forecast(monkeypatch, capsys):
+def test_mackey_glass_example_learns_to_forecast(monkeypatch, capsys, tmp_path):
     main = _run("mackey_glass.py", [], monkeypatch)["main"]
     argv = ["--sequences", "8", "--length", "600", "--epochs", "30", "--batch-size", "64"]
-    score = main([*argv, "--lr", "0.01"])
+    out = ["--out", str(tmp_path)] if _has_matplotlib() else []
+    score = main([*argv, "--lr", "0.01", *out])
     # a trained forecaster beats predicting zero (NRMSE 1) by far even on this small run
     assert score < 0.5
     assert "test NRMSE" in capsys.readouterr().out
+    if out:  # the gallery's figure of the forecast
+        assert (tmp_path / "mackey_glass.png").stat().st_size > 10_000
+
+
+def _has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def test_figures_example_writes_pngs(tmp_path, monkeypatch):

@@ -50,8 +50,42 @@ def test_no_gpu_error_names_every_cuda_extra(project, monkeypatch):
         _device.get_array_module("gpu")
     message = str(error.value)
     for name in _cuda_extras(project):
-        assert f'pip install "lmu_sk[{name}]"' in message
+        assert f'pip install ".[{name}]" (in a checkout of lmu_sk)' in message
     assert "device='cpu'" in message and "no CUDA device" in message
+
+
+def test_install_hints_name_the_extras_packages(project):
+    """The packages the messages name are those of pyproject.toml's extras."""
+    from lmu_sk._extras import EXTRAS
+
+    extras = project["optional-dependencies"]
+    for name, packages in EXTRAS.items():
+        declared = {re.split(r"[<>=!~ ]", requirement)[0] for requirement in extras[name]}
+        assert set(packages) == declared, name
+
+
+# The advice `pip install "lmu_sk[dask]"` fails: lmu_sk is not on a package index. The
+# form that works from a checkout, `pip install ".[dask]"`, is given everywhere instead; the
+# package name form appears only where it is stated as the form for once it is published.
+ADVICE = re.compile(r"lmu_sk\[[\w-]+\]")
+
+
+def test_no_install_advice_names_an_unpublished_package():
+    sources = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    sources += [*(ROOT / "lmu_sk").rglob("*.py"), *(ROOT / "examples").glob("*.py")]
+    sources += [*(ROOT / "benchmarks").glob("*.py")]
+    found = []
+    for path in sources:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if ADVICE.search(line) and "once it is published" not in line:
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
+    # and what the command line says
+    from lmu_sk.cli import build_parser
+
+    features = build_parser()._subparsers._group_actions[0].choices["features"]
+    assert not ADVICE.search(features.format_help())
+    assert '".[dask]"' in features.format_help()
 
 
 def test_version_is_written_once(project):

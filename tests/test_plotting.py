@@ -146,7 +146,7 @@ def test_missing_matplotlib_message(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    with pytest.raises(ImportError, match=r"pip install 'lmu_sk\[plot\]'"):
+    with pytest.raises(ImportError, match=r'pip install "\.\[plot\]" .* pip install matplotlib'):
         plotting.plot_legendre_basis(3)
 
 

@@ -16,15 +16,16 @@ from typing import TextIO
 
 import numpy as np
 
-from .. import LMUFeatures
+from .. import LMUFeatures, LMUPooledFeatures
 from .._memory import format_bytes
 from .._progress import ProgressBar
 from ..engine.plan import rows_within
-from .output_file import free_bytes, is_out_of_space, npy_header
+from .output_file import free_bytes, hidden_name_length, is_out_of_space, npy_header
 
 __all__ = [
     "BATCH_BYTES",
     "DEFAULT_BATCH_ROWS",
+    "OUTPUTS",
     "PROGRAM",
     "USAGE_ERROR",
     "ProgressBar",
@@ -32,20 +33,30 @@ __all__ = [
     "batch_rows",
     "check_free_space",
     "check_input",
+    "check_input_file",
+    "check_name_lengths",
+    "check_npy_name",
     "check_regular_file",
     "feature_shape",
+    "fit_rows",
     "layout_axes",
     "make_transformer",
     "not_regular_kind",
     "npy_bytes",
     "one_line",
     "output_target",
+    "partial_name_extra",
     "progress_bar",
     "write_error",
 ]
 
 PROGRAM = "lmu-sk"
 USAGE_ERROR = 2
+#: --output: LMUFeatures' outputs, and 'pooled', the default models' LMUPooledFeatures
+OUTPUTS = ("final", "sequence", "mean", "max", "pooled")
+#: sequences an --output pooled run fits its thresholds on, evenly spaced over the input
+#: (LMUPooledFeatures' bias_samples, as it fits on a dask array)
+POOLED_FIT_ROWS = LMUPooledFeatures().bias_samples
 DEFAULT_BATCH_ROWS = 4096
 # With no --batch-size, batches are cut so that their input, its floating-point copies and their
 # features take at most this much memory together.
@@ -68,17 +79,39 @@ def progress_bar(n_rows: int, args: argparse.Namespace, stderr: TextIO) -> Progr
 
 
 def make_transformer(args: argparse.Namespace):
-    """The :class:`~lmu_sk.LMUFeatures` that ``lmu-sk features`` with ``args`` computes."""
-    return LMUFeatures(
-        order=args.order,
-        theta=args.theta,
-        discretizer=args.discretizer,
-        output=args.output_kind,
-        method=args.method,
-        dtype=args.dtype,
-        device=args.device,
-        channels_first=False,  # the runners lay the input out themselves
-    )
+    """The transformer that ``lmu-sk features`` with ``args`` computes, unfitted.
+
+    :class:`~lmu_sk.LMUPooledFeatures` for ``--output pooled`` (the default models'
+    features), else :class:`~lmu_sk.LMUFeatures`; without ``--order`` the class's default
+    order. Raises a UsageError for options the pooled features do not take.
+    """
+    params = {
+        "discretizer": args.discretizer,
+        "dtype": args.dtype,
+        "device": args.device,
+        "channels_first": False,  # the runners lay the input out themselves
+    }
+    if args.order is not None:
+        params["order"] = args.order
+    if args.output_kind == "pooled":
+        if args.theta is not None or args.method != "auto":
+            option = "--theta" if args.theta is not None else "--method"
+            raise UsageError(
+                f"{option} does not apply to --output pooled: its windows and route are "
+                "chosen from the input's length; drop the option"
+            )
+        return LMUPooledFeatures(**params)
+    return LMUFeatures(**params, theta=args.theta, output=args.output_kind, method=args.method)
+
+
+def fit_rows(n_rows: int, args: argparse.Namespace) -> np.ndarray:
+    """The rows the transformer is fitted on: the first for LMUFeatures (only the shape
+    counts), for ``--output pooled`` ``POOLED_FIT_ROWS`` evenly spaced ones (its
+    thresholds are quantiles of their states)."""
+    if args.output_kind != "pooled":
+        return np.zeros(1, dtype=np.int64)
+    count = max(1, min(n_rows, POOLED_FIT_ROWS))
+    return np.unique(np.linspace(0, n_rows - 1, count).round().astype(np.int64))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -117,16 +150,24 @@ def layout_axes(layout: str | None, ndim: int) -> tuple[int, int, int | None]:
     return (0, 2, 1) if layout == "channels-first" else (0, 1, 2)
 
 
-def feature_shape(args: argparse.Namespace, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Shape of the features of an input of ``shape``."""
+def feature_shape(
+    args: argparse.Namespace, shape: tuple[int, ...], transformer=None
+) -> tuple[int, ...]:
+    """Shape of the features of an input of ``shape``; ``--output pooled`` needs the
+    fitted ``transformer`` (its width is known once fitted)."""
     _, steps_axis, channels_axis = layout_axes(args.layout, len(shape))
-    width = (1 if channels_axis is None else shape[channels_axis]) * args.order
+    if args.output_kind == "pooled":
+        if transformer is None:  # before fitting: the width is not known yet
+            return (shape[0], 0)
+        return (shape[0], int(transformer.n_features_out_))
+    order = LMUFeatures().order if args.order is None else args.order
+    width = (1 if channels_axis is None else shape[channels_axis]) * order
     if args.output_kind == "sequence":
         return (shape[0], shape[steps_axis], width)
     return (shape[0], width)
 
 
-def batch_rows(args: argparse.Namespace, array) -> int:
+def batch_rows(args: argparse.Namespace, array, transformer=None) -> int:
     """Rows per batch: ``--batch-size``, or as many as fit the memory budget.
 
     A batch's working memory is its input rows as read, their transposed copy for
@@ -140,6 +181,9 @@ def batch_rows(args: argparse.Namespace, array) -> int:
         The parsed ``lmu-sk features`` arguments.
     array : array-like
         The input (only its ``shape``, ``ndim`` and ``dtype`` are used).
+    transformer : fitted transformer, optional
+        For ``--output pooled``, whose features' width is known once fitted (without it
+        their bytes are not counted).
 
     Returns
     -------
@@ -152,7 +196,7 @@ def batch_rows(args: argparse.Namespace, array) -> int:
     if array.ndim == 3 and args.layout == "channels-first":
         copies += itemsize
     input_bytes = math.prod(array.shape[1:]) * copies
-    feature_values = math.prod(feature_shape(args, array.shape)[1:])
+    feature_values = math.prod(feature_shape(args, array.shape, transformer)[1:])
     feature_bytes = feature_values * np.dtype(args.dtype).itemsize
     return rows_within(BATCH_BYTES, input_bytes + feature_bytes, DEFAULT_BATCH_ROWS)
 
@@ -190,6 +234,58 @@ def output_target(output: Path) -> Path:
             "remove the link or create the file it points to"
         )
     return target
+
+
+def check_npy_name(output: Path) -> None:
+    """Refuse a ``.npy`` output named as another format: ``features.csv`` or ``.npz``
+    would receive ``.npy`` bytes. A name without a suffix is taken as given."""
+    suffix = output.suffix
+    if suffix and suffix.lower() != ".npy":
+        raise UsageError(
+            f"output {output} ends in {suffix}, but {PROGRAM} features writes .npy arrays "
+            "(or Zarr stores, names ending in .zarr, or folders of .npy shards, names ending "
+            f"in /); name it {output.with_suffix('.npy')}"
+        )
+
+
+def check_name_lengths(path: Path, what: str, extra: int = 0) -> None:
+    """Refuse a path whose file name, with ``extra`` more bytes (the hidden partial
+    output's name adds some), passes the file system's limit, before any call on it fails
+    with ``ENAMETOOLONG``."""
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # no such folder, or no pathconf here
+        limit = 255
+    for part in path.parts[:-1]:
+        if len(os.fsencode(part)) > limit:
+            raise UsageError(f"{what} path has a folder name longer than {limit} bytes: {path}")
+    length = len(os.fsencode(path.name))
+    if length + extra > limit:
+        room = f", and the hidden name it is written under first adds {extra}" if extra else ""
+        raise UsageError(
+            f"{what} name is too long: {length} bytes{room}, where this file system allows "
+            f"{limit} per name; use a name of at most {limit - extra} bytes"
+        )
+
+
+def check_input_file(path: Path) -> None:
+    """Refuse an input that exists but is not a regular file or a folder (a named pipe
+    would block the first read forever, a device never end)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing or unreadable: the runners' own checks say which
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise UsageError(
+            f"input {path} is {not_regular_kind(mode)}, not a .npy file, Zarr store or "
+            "folder of shards"
+        )
+
+
+def partial_name_extra(target: Path) -> int:
+    """Bytes that the hidden partial output's name adds to ``target``'s name."""
+    return hidden_name_length(target) - len(os.fsencode(target.name))
 
 
 def not_regular_kind(mode: int) -> str:

@@ -31,6 +31,7 @@ from typing import TextIO
 
 import numpy as np
 
+from .._extras import install_hint
 from .common import (
     PROGRAM,
     ProgressBar,
@@ -38,6 +39,8 @@ from .common import (
     batch_rows,
     check_free_space,
     check_input,
+    check_input_file,
+    check_npy_name,
     check_regular_file,
     make_transformer,
     not_regular_kind,
@@ -153,6 +156,7 @@ def _npy_as_dask(source: Path, paths: list[Path], rows: Callable[[np.ndarray], i
     as a dask array of blocks of ``rows(file)``."""
     parts = []
     for path in paths:
+        check_input_file(path)  # a shard that is a named pipe would block the read forever
         try:
             header = np.load(path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
@@ -279,6 +283,8 @@ def _check_output_path(output: Path, input_path: Path, kind: str) -> Path:
 
     A symbolic link is written through: the returned path is its target.
     """
+    if kind == "npy":
+        check_npy_name(output)
     target = output_target(output)
     if target.resolve() == input_path.resolve():
         raise UsageError(f"output would overwrite the input: {output}")
@@ -311,7 +317,7 @@ def _connect(address: str):
     try:
         from distributed import Client
     except ImportError as exc:
-        raise UsageError("--scheduler needs dask.distributed: pip install lmu_sk[dask]") from exc
+        raise UsageError(f"--scheduler needs dask.distributed: {install_hint('dask')}") from exc
     try:
         return Client(address, timeout="10s")
     except (OSError, TimeoutError, ValueError) as exc:
@@ -326,6 +332,39 @@ def _worker_count(client) -> int:
         return 0
 
 
+# Task states of a worker in which a task of ours may still write (or start writing):
+# anything but done, failed or gone. A task cancelled while executing stays "cancelled"
+# (or "resumed") until its code returns.
+_SETTLED_STATES = frozenset({"memory", "error", "released", "forgotten"})
+
+
+def _unsettled(keys: list, dask_worker=None) -> list:
+    """The ``keys`` a worker still holds in a state where they may run (run on workers)."""
+    tasks = dask_worker.state.tasks
+    return [key for key in keys if key in tasks and tasks[key].state not in _SETTLED_STATES]
+
+
+def _wait_for_workers_to_stop(client, futures: list, patience: float) -> None:
+    """After cancelling ``futures``: wait until no worker still runs one of their tasks.
+
+    Cancelling cannot stop a task that is already running: its code runs to its end and
+    writes its block. The partial output must be removed only after that, or a late write
+    recreates it (a Zarr store's folders are created by the writes). Waits at most
+    ``patience`` seconds (0: as long as it takes); a worker that cannot be asked (lost) is
+    taken as stopped.
+    """
+    keys = [future.key for future in futures]
+    deadline = time.monotonic() + patience if patience else None
+    while deadline is None or time.monotonic() < deadline:
+        try:
+            running = client.run(_unsettled, keys, on_error="return")
+        except Exception:  # the scheduler is gone: nothing more to wait for
+            return
+        if not any(isinstance(left, list) and left for left in running.values()):
+            return
+        time.sleep(0.1)
+
+
 def _run_on_cluster(
     tasks: list, rows: list[int], client, progress: ProgressBar, patience: float
 ) -> None:
@@ -334,8 +373,9 @@ def _run_on_cluster(
     A block counts as written once its task has finished, even if the worker holding its
     result (only a row count) dies afterwards. Gives up with a UsageError once the cluster
     has had no workers for ``patience`` seconds (0: never). On an error, a signal or giving
-    up, tasks not yet started are cancelled; tasks already running on workers cannot be
-    stopped from here and run on.
+    up, tasks not yet started are cancelled and those already running on workers (which
+    cannot be stopped from here) are waited for, up to ``patience`` seconds, so that none
+    writes after the partial output is removed.
     """
     finished: queue.SimpleQueue = queue.SimpleQueue()
     futures = client.compute(tasks)
@@ -372,6 +412,7 @@ def _run_on_cluster(
             progress.update(done)
     except BaseException:
         client.cancel(futures)
+        _wait_for_workers_to_stop(client, futures, patience)
         raise
 
 
@@ -405,13 +446,13 @@ def run_features_dask(args: argparse.Namespace, stderr: TextIO) -> int:
         import dask.array  # noqa: F401
     except ImportError as exc:
         raise UsageError(
-            "Zarr stores, .npy shard folders and --scheduler need dask: pip install lmu_sk[dask]"
+            f"Zarr stores, .npy shard folders and --scheduler need dask: {install_hint('dask')}"
         ) from exc
     if kind == "zarr" or is_zarr_path(input_path):
         try:
             import zarr  # noqa: F401
         except ImportError as exc:
-            raise UsageError("Zarr stores need zarr: pip install lmu_sk[dask]") from exc
+            raise UsageError(f"Zarr stores need zarr: {install_hint('dask')}") from exc
     client = _connect(args.scheduler) if args.scheduler is not None else None
     try:
         return _run(args, stderr, input_path, output_path, target, kind, client)

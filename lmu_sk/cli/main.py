@@ -31,18 +31,25 @@ from ..demo import main as demo_main
 from .common import (
     BATCH_BYTES,
     DEFAULT_BATCH_ROWS,
+    OUTPUTS,
+    POOLED_FIT_ROWS,
     PROGRAM,
     USAGE_ERROR,
     UsageError,
     batch_rows,
     check_free_space,
     check_input,
+    check_input_file,
+    check_name_lengths,
+    check_npy_name,
     check_regular_file,
     feature_shape,
+    fit_rows,
     make_transformer,
     npy_bytes,
     one_line,
     output_target,
+    partial_name_extra,
     progress_bar,
     write_error,
 )
@@ -52,7 +59,6 @@ from .output_file import Interrupted, PartialNpy, interruptible
 __all__ = ["build_parser", "main", "run_features"]
 
 _NPY_MAGIC = b"\x93NUMPY"
-_OUTPUTS = ("final", "sequence", "mean", "max")
 # Seconds that a --scheduler run waits for a cluster without workers to get some back.
 DEFAULT_WORKER_TIMEOUT = 300.0
 
@@ -119,12 +125,16 @@ def build_parser() -> argparse.ArgumentParser:
             "shape (n_samples, n_steps), or (n_samples, n_steps, n_channels) with "
             "--channels-last, or (n_samples, n_channels, n_steps) with --channels-first) "
             "and write them to OUTPUT (.npy): (n_samples, n_channels * order), or "
-            "(n_samples, n_steps, n_channels * order) for --output sequence. The input is "
+            "(n_samples, n_steps, n_channels * order) for --output sequence, or the "
+            "default models' multi-scale pooled features for --output pooled "
+            "(LMUPooledFeatures, its thresholds fitted on "
+            f"{POOLED_FIT_ROWS} sequences evenly spaced over INPUT). The input is "
             "memory-mapped and processed in batches of rows, so it may be larger than memory. "
             "INPUT and OUTPUT may also be Zarr stores (names ending in .zarr) or folders of "
             ".npy shards (rows concatenated in name order; an OUTPUT folder gets one shard "
             "per batch): these run through dask, on local threads or, with --scheduler, on "
-            "a dask.distributed cluster (pip install lmu_sk[dask])."
+            'a dask.distributed cluster (dask and zarr: pip install ".[dask]" in a checkout '
+            'of lmu_sk, or pip install "dask[array]" distributed zarr).'
         ),
         epilog=(
             "OUTPUT is written under a hidden name beside it (.NAME.PID-TOKEN.partial, unique "
@@ -134,9 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
             "stopped by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129; the partial output is "
             "removed); 1 on an unexpected error (a traceback). Signals are acted on between "
             "batches: the batch being computed finishes first, so a large --batch-size delays "
-            "them. With --scheduler, blocks not yet started are cancelled, but blocks already "
-            "running on workers cannot be stopped: they run to their end, and their writes "
-            "find the partial output removed."
+            "them. With --scheduler, blocks not yet started are cancelled, and blocks already "
+            "running on workers (which cannot be stopped) are waited for before the partial "
+            "output is removed. A partial output left by a killed run is removed by the next "
+            "run writing the same output."
         ),
     )
     features.add_argument("input", metavar="INPUT", help="input .npy file, .zarr or shard folder")
@@ -147,7 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
         "through to its target)",
     )
     features.add_argument(
-        "--order", type=_positive_int, required=True, help="Delay Network states per channel"
+        "--order",
+        type=_positive_int,
+        default=None,
+        help="Delay Network states per channel (default: 64, LMUFeatures' default; for "
+        "--output pooled, per window and input, LMUPooledFeatures' choice: 2 to 8)",
     )
     features.add_argument(
         "--theta",
@@ -159,9 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     features.add_argument(
         "--output",
         dest="output_kind",
-        choices=_OUTPUTS,
+        choices=OUTPUTS,
         default="final",
-        help="final state, state after every step, or states averaged / maximised over time",
+        help="final state, state after every step, states averaged / maximised over time, "
+        "or the default models' pooled multi-scale features",
     )
     features.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     features.add_argument(
@@ -234,6 +250,7 @@ def _open_input(path: Path) -> np.ndarray:
         raise UsageError(f"input file not found: {path}")
     if path.is_dir():
         raise UsageError(f"input is a directory, not a .npy file: {path}")
+    check_input_file(path)  # a named pipe would block open() forever
     try:
         with open(path, "rb") as f:
             magic = f.read(len(_NPY_MAGIC))
@@ -250,6 +267,7 @@ def _open_input(path: Path) -> np.ndarray:
 
 def _check_output(output: Path, input_path: Path) -> Path:
     """Check that the .npy ``output`` can be written; return the file to replace."""
+    check_npy_name(output)
     target = output_target(output)
     if target.exists():
         check_regular_file(target, output)
@@ -282,8 +300,37 @@ def _check_finite(batch: np.ndarray, start: int) -> None:
         )
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """Checks of the named paths that no runner may skip: names the file system can hold
+    (with the partial output's longer name), and an input that reading cannot block on."""
+    input_path, output_path = Path(args.input), Path(args.output)
+    check_name_lengths(input_path, "input")
+    check_name_lengths(output_path, "output", partial_name_extra(output_path))
+    check_input_file(input_path)
+
+
+def _fitted_transformer(args: argparse.Namespace, array: np.ndarray):
+    """The transformer fitted on the rows :func:`fit_rows` picks from the memory-mapped
+    input (laid out as ``args`` says, checked for NaN first)."""
+    transformer = make_transformer(args)
+    take = fit_rows(array.shape[0], args)
+    sample = np.array(array[take])
+    if sample.ndim == 3 and args.layout == "channels-first":
+        sample = np.ascontiguousarray(np.swapaxes(sample, 1, 2))
+    bad = ~np.isfinite(sample.reshape(len(sample), -1)).all(axis=1)
+    if np.issubdtype(sample.dtype, np.floating) and bad.any():
+        row = int(take[np.flatnonzero(bad)[0]])
+        _check_finite(_read_batch(array, row, row + 1, args.layout), row)
+    try:
+        return transformer.fit(sample)
+    except ValueError as exc:
+        raise UsageError(f"cannot compute features: {one_line(exc)}") from exc
+
+
 def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
     """Carry out ``lmu-sk features``; raises UsageError for problems with the inputs."""
+    _check_paths(args)
+    make_transformer(args)  # options that do not go together
     if uses_dask(args):
         return run_features_dask(args, stderr)
     input_path, output_path = Path(args.input), Path(args.output)
@@ -291,9 +338,15 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
     check_input(array, input_path, args.layout)
     target = _check_output(output_path, input_path)
     n_rows = array.shape[0]
-    rows = batch_rows(args, array)
-    needed = npy_bytes(feature_shape(args, array.shape), args.dtype)
-    check_free_space(target, needed, output_path)
+    pooled = args.output_kind == "pooled"
+    if not pooled:  # the features' size is known: checked before anything is computed
+        needed = npy_bytes(feature_shape(args, array.shape), args.dtype)
+        check_free_space(target, needed, output_path)
+    transformer = _fitted_transformer(args, array)
+    if pooled:  # their width is known once fitted
+        needed = npy_bytes(feature_shape(args, array.shape, transformer), args.dtype)
+        check_free_space(target, needed, output_path)
+    rows = batch_rows(args, array, transformer)
 
     try:
         partial = PartialNpy(target)
@@ -301,7 +354,6 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
         raise UsageError(f"output path not writable: {output_path} ({exc.strerror})") from exc
     started = time.perf_counter()
     progress = progress_bar(n_rows, args, stderr)
-    transformer = None
     try:
         progress.update(0)
         for start in range(0, n_rows, rows):
@@ -309,8 +361,6 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
             batch = _read_batch(array, start, stop, args.layout)
             _check_finite(batch, start)
             try:
-                if transformer is None:
-                    transformer = make_transformer(args).fit(batch)
                 features = np.asarray(transformer.transform(batch))
             except ValueError as exc:
                 raise UsageError(f"cannot compute features: {one_line(exc)}") from exc

@@ -8,7 +8,9 @@ flushed to disk. This module keeps that promise when things go wrong:
   is flushed to disk (``fsync``), then one rename gives it the final name (for a folder
   replacing a folder, an atomic swap of the two names where the system has one), then the
   folder holding it is flushed, then the old output is removed. Until that rename the old
-  output stays as it was.
+  output stays as it was. A run killed outright (``kill -9``, a crash, a power cut) cannot
+  remove its partial output: the next run writing the same output removes the partial
+  outputs of processes that are no longer running (:func:`remove_stale_partials`).
 * :class:`PartialNpy` writes a ``.npy`` file with plain file writes (a header, then the rows
   in order) instead of a sparse memory map, so that a full disk is an ``OSError``
   (``ENOSPC``) rather than a ``SIGBUS`` that kills the process and leaves the partial file.
@@ -24,6 +26,7 @@ import ctypes
 import errno
 import io
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -40,9 +43,11 @@ __all__ = [
     "PartialNpy",
     "PartialOutput",
     "free_bytes",
+    "hidden_name_length",
     "interruptible",
     "is_out_of_space",
     "npy_header",
+    "remove_stale_partials",
 ]
 
 _SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGHUP")
@@ -181,9 +186,61 @@ _RENAME_EXCHANGE = 2  # Linux renameat2 flag: swap two names atomically
 _NOT_SUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV}
 
 
+_TOKEN_BYTES = 4
+
+
 def _hidden_name(target: Path, suffix: str) -> Path:
     """A name beside ``target`` that no other run picks: ``.NAME.PID-TOKEN.SUFFIX``."""
-    return target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.{suffix}")
+    token = secrets.token_hex(_TOKEN_BYTES)
+    return target.with_name(f".{target.name}.{os.getpid()}-{token}.{suffix}")
+
+
+def hidden_name_length(target: Path) -> int:
+    """Bytes of the name of ``target``'s partial output (the longest a process id gets)."""
+    return len(os.fsencode(f".{target.name}.{'9' * 10}-{'0' * 2 * _TOKEN_BYTES}.partial"))
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (or cannot be told: then True)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: another user's process, alive
+        return True
+    return True
+
+
+def remove_stale_partials(target: Path) -> list[Path]:
+    """Remove the partial outputs of ``target`` left by processes no longer running.
+
+    A run killed outright (``SIGKILL``, a crash) leaves its ``.NAME.PID-TOKEN.partial``.
+    Those whose process id is not running on this machine are removed; those of running
+    processes (another run writing the same output, or a process that took a dead run's
+    id) are kept. Only on POSIX systems, where a process can be probed without signalling
+    it. Returns the paths removed.
+    """
+    if os.name != "posix":
+        return []
+    pattern = re.compile(
+        rf"\.{re.escape(target.name)}\.(\d+)-[0-9a-f]{{{2 * _TOKEN_BYTES}}}\.partial"
+    )
+    removed = []
+    try:
+        entries = list(os.scandir(target.parent if str(target.parent) else "."))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        if pid == os.getpid() or _running(pid):
+            continue
+        path = Path(entry.path)
+        _remove(path)
+        removed.append(path)
+    return removed
 
 
 def _fsync(path: str | os.PathLike, folder: bool = False) -> None:
@@ -287,6 +344,7 @@ class PartialOutput:
     def __init__(self, target: Path, folder: bool = False):
         self.target = target
         self.path: Path | None = None
+        remove_stale_partials(target)
         try:
             with _deferred():  # a signal now waits until there is a name to remove
                 self.path = self._create(target, folder)

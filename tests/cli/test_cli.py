@@ -228,7 +228,7 @@ def test_transformer_errors_are_usage_errors(sequences, tmp_path, capsys):
     "argv",
     [
         [],
-        ["features", "in.npy", "out.npy"],  # no --order
+        ["features", "--output", "median", "in.npy", "out.npy"],
         ["features", "--order", "0", "in.npy", "out.npy"],
         ["features", "--order", "4", "--theta", "-1", "in.npy", "out.npy"],
         ["features", "--order", "4", "--channels-last", "--channels-first", "a", "b"],
@@ -276,3 +276,62 @@ def test_module_entry_point_exit_status(tmp_path):
         "lmu-sk: error: input row 2 contains NaN (1 bad row(s) in rows 0-3); "
         "clean or drop them first\n"
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# The library's defaults, the default models' features, outputs named as other formats
+# ----------------------------------------------------------------------------------------------
+
+
+def test_order_defaults_to_the_transformers_default(sequences, tmp_path):
+    """--order was required although LMUFeatures has a default (64)."""
+    X, path = sequences
+    out = tmp_path / "out.npy"
+    assert run("features", "--quiet", path, out) == 0
+    expected = LMUFeatures(dtype="float32").fit_transform(X)
+    assert np.load(out).shape == (30, LMUFeatures().order) == expected.shape
+    np.testing.assert_allclose(np.load(out), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("order", [None, 3])
+def test_pooled_output_gives_the_default_models_features(tmp_path, order):
+    """The command could not write the default model's pooled features; --output pooled
+    writes LMUPooledFeatures' (thresholds fitted on 64 evenly spaced sequences, here all
+    of them), batch by batch."""
+    from lmu_sk import LMUPooledFeatures
+
+    X = np.random.default_rng(5).standard_normal((40, 50))
+    np.save(tmp_path / "in.npy", X)
+    out = tmp_path / "pooled.npy"
+    args = ["--order", order] if order else []
+    assert run("features", "--output", "pooled", *args, "--batch-size", 7, "--quiet",
+               tmp_path / "in.npy", out) == 0  # fmt: skip
+    params = {"dtype": "float32"} if order is None else {"dtype": "float32", "order": order}
+    expected = LMUPooledFeatures(**params).fit(X).transform(X)
+    F = np.load(out)
+    assert F.shape == expected.shape and F.dtype == np.float32
+    # batches of 7 and one batch of 40: the same pooled sums (float32 rounding)
+    np.testing.assert_allclose(F, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_pooled_output_refuses_options_it_does_not_take(sequences, tmp_path, capsys):
+    _, path = sequences
+    for option in (["--theta", "5"], ["--method", "fft"]):
+        assert run("features", "--output", "pooled", *option, path, tmp_path / "o.npy") == 2
+        err = capsys.readouterr().err
+        assert f"{option[0]} does not apply to --output pooled" in err
+        assert not (tmp_path / "o.npy").exists()
+
+
+@pytest.mark.parametrize("name", ["features.csv", "features.npz", "features.NPZ", "f.txt"])
+def test_outputs_named_as_other_formats_are_refused(sequences, tmp_path, capsys, name):
+    """An output named .csv or .npz silently received .npy bytes."""
+    _, path = sequences
+    assert run("features", "--order", 4, path, tmp_path / name) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "writes .npy arrays" in err
+    assert f"name it {tmp_path / Path(name).stem}.npy" in err
+    assert list(tmp_path.iterdir()) == [path]
+    # a name without a suffix is taken as given
+    assert run("features", "--order", 4, "--quiet", path, tmp_path / "features") == 0
+    assert np.load(tmp_path / "features").shape == (30, 4)

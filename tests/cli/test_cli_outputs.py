@@ -490,7 +490,7 @@ def test_help_says_when_signals_take_effect_and_how_long_workers_are_awaited():
         text
     )
     assert "so a large --batch-size delays them." in text
-    assert "blocks already running on workers cannot be stopped" in text
+    assert "blocks already running on workers (which cannot be stopped) are waited for" in text
     assert "Exit status: 0 when OUTPUT is written; 2 on a usage, input or output error" in text
     assert "--worker-timeout SECONDS" in text
     assert "once the cluster has had no workers for this long (default: 300; 0 waits" in text

@@ -647,3 +647,148 @@ def test_help_of_the_installed_command():
         )
         assert result.returncode == 0, result.stderr
         assert result.stdout.startswith(f"usage: lmu-sk {' '.join(args)}".rstrip())
+
+
+# ----------------------------------------------------------------------------------------------
+# 6. Killed runs, named pipes as input, names too long, --scheduler's running blocks
+# ----------------------------------------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended (and was reaped)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+@pytest.mark.skipif(os.name != "posix", reason="processes are probed with POSIX signals")
+def test_partials_of_killed_runs_are_removed_by_the_next_run(long_input, tmp_path):
+    """N2: `kill -9` of a run mid-write left its .NAME.PID-TOKEN.partial forever. The next
+    run writing that output removes the partials of processes no longer running, and keeps
+    those of running ones."""
+    out = tmp_path / "out.npy"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), *sys.path])}
+    args = ["features", "--order", "4", "--batch-size", "1", "--quiet", str(long_input), str(out)]
+    process = subprocess.Popen([sys.executable, "-c", CHILD, *args], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not partials(tmp_path):
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        process.kill()  # SIGKILL: no clean-up possible
+        process.wait()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    [left] = partials(tmp_path)
+    assert left.startswith(f".out.npy.{process.pid}-")
+    # a folder left by a killed Zarr run, and the partial of a process still running
+    (tmp_path / f".out.npy.{_dead_pid()}-0123abcd.partial").mkdir()
+    alive = tmp_path / f".out.npy.{os.getppid()}-89abcdef.partial"
+    alive.touch()
+    small = tmp_path / "small.npy"
+    np.save(small, np.ones((3, 5)))
+    assert run("features", "--order", 2, "--quiet", small, out) == 0
+    assert partials(tmp_path) == [alive.name]
+    assert np.load(out).shape == (3, 2)
+
+
+def test_a_named_pipe_as_input_is_refused_without_blocking(tmp_path):
+    """N9: a FIFO as input hung in open() forever; now exit status 2 and one line (in a
+    subprocess, so that a hang fails the test instead of stopping the suite)."""
+    fifo = tmp_path / "in.npy"
+    os.mkfifo(fifo)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), *sys.path])}
+    for output in ("out.npy", "out.zarr"):
+        result = subprocess.run(
+            [sys.executable, "-m", "lmu_sk.cli", "features", "--order", "2", str(fifo),
+             str(tmp_path / output)],
+            capture_output=True, text=True, env=env, timeout=60,
+        )  # fmt: skip
+        assert result.returncode == 2, result.stderr
+        line = one_error_line(result.stderr)
+        assert line == f"lmu-sk: error: input {fifo} is a named pipe (FIFO), not a .npy file, " \
+            "Zarr store or folder of shards"  # fmt: skip
+    # a shard that is a named pipe, in a folder of shards
+    (tmp_path / "shards").mkdir()
+    np.save(tmp_path / "shards" / "a.npy", np.ones((2, 4)))
+    os.mkfifo(tmp_path / "shards" / "b.npy")
+    result = subprocess.run(
+        [sys.executable, "-m", "lmu_sk.cli", "features", "--order", "2",
+         str(tmp_path / "shards"), str(tmp_path / "o.npy")],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2 and "is a named pipe (FIFO)" in one_error_line(result.stderr)
+
+
+@pytest.mark.parametrize("length", [300, 240])
+def test_an_output_name_too_long_is_a_usage_error(sequences, tmp_path, capsys, length):
+    """N10: a 300-character output name ended with a traceback (exit 1); at 240 the hidden
+    partial name was what overflowed, reported as an unwritable path. Now one line naming
+    the limit, before anything is written."""
+    _, path = sequences
+    name = "a" * (length - 4) + ".npy"
+    for output in (tmp_path / name, tmp_path / (name[:-4] + ".zarr")):
+        assert run("features", "--order", 4, path, output) == 2
+        line = one_error_line(capsys.readouterr().err)
+        assert line.startswith("lmu-sk: error: output name is too long: ")
+        assert "use a name of at most" in line
+    long_input = tmp_path / ("b" * 300 + ".npy")
+    assert run("features", "--order", 4, long_input, tmp_path / "o.npy") == 2
+    assert "input name is too long" in one_error_line(capsys.readouterr().err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def test_a_scheduler_run_waits_for_its_running_blocks_before_removing_the_partial(
+    tmp_path, monkeypatch
+):
+    """With --scheduler and a Zarr output, a .partial folder reappeared after SIGTERM in 1
+    of 4 trials: a block already running on a worker wrote after the partial output was
+    removed (Zarr creates the folders it writes into). Cancelling cannot stop such a block;
+    the run now waits for it, then removes the partial output. Here every block opens the
+    store, waits a second or more and writes; three run at once, and the signal comes as
+    the first ends, while the next two are still running."""
+    distributed = pytest.importorskip("distributed")
+    zarr = pytest.importorskip("zarr")
+    X = np.random.default_rng(6).standard_normal((8, 12))
+    source = tmp_path / "in.zarr"
+    zarr.open_array(str(source), mode="w", shape=X.shape, chunks=(2, 12))[:] = X
+    log = tmp_path / "log"
+    log.mkdir()
+
+    def slow_write(block, store, start):  # the task is serialized: it records in files
+        array = zarr.open_array(store, mode="r+")  # opened before the signal...
+        time.sleep(1.0 + 0.25 * start)  # rows 0-1 end first, the next blocks later
+        array[start : start + block.shape[0]] = block  # ... written after it
+        (log / f"block-{start}").write_text(repr(time.time()))
+        return block.shape[0]
+
+    monkeypatch.setattr(dask_runner, "_write_zarr", slow_write)
+    real_bar = dask_runner.progress_bar
+
+    def interrupting_bar(n_rows, args, stderr):
+        bar = real_bar(n_rows, args, stderr)
+        update = bar.update
+
+        def on_update(done):
+            update(done)
+            if done:  # the first block written: the others are running or queued
+                raise output_file.Interrupted(signal.SIGTERM)
+
+        bar.update = on_update
+        return bar
+
+    monkeypatch.setattr(dask_runner, "progress_bar", interrupting_bar)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=3, processes=False, dashboard_address=None
+    ) as cluster:
+        out = tmp_path / "out.zarr"
+        status = run("features", "--order", 2, "--batch-size", 2, "--quiet",
+                     "--scheduler", cluster.scheduler_address, source, out)  # fmt: skip
+        returned = time.time()
+        assert status == 143
+        finished = [float(path.read_text()) for path in log.iterdir()]
+        assert len(finished) >= 2  # the blocks running at the signal...
+        assert max(finished) <= returned  # ... ended before the run did
+        time.sleep(2.0)  # nothing writes later
+        assert not out.exists() and partials(tmp_path) == []

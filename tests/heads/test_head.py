@@ -436,7 +436,7 @@ def test_device_helpers():
 @pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="CuPy is installed")
 def test_gpu_device_without_cupy_is_a_clear_error():
     X, y = _blobs()
-    with pytest.raises(ValueError, match=r"lmu_sk\[gpu-cuda12\]"):
+    with pytest.raises(ValueError, match=r"pip install \"\.\[gpu-cuda12\]\""):
         DenseHeadClassifier(device="gpu").fit(X, y)
     clf = DenseHeadClassifier(device="auto", max_iter=3)
     with warnings.catch_warnings():

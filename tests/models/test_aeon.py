@@ -35,7 +35,7 @@ def test_missing_aeon_names_the_extra(monkeypatch):
     for name in [name for name in sys.modules if name.split(".")[0] == "aeon"] + ["aeon"]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "lmu_sk.aeon", raising=False)
-    with pytest.raises(ImportError, match=r'pip install "lmu_sk\[aeon\]"'):
+    with pytest.raises(ImportError, match=r'pip install "\.\[aeon\]" \(in a checkout'):
         import lmu_sk.aeon  # noqa: F401
 
 
@@ -217,3 +217,50 @@ def test_transformer_lmu_params_cannot_shadow_its_own():
     Xt = LMUAeonTransformer(order=4, theta=[5.0], lmu_params={"n_biases": 2}).fit_transform(X)
     reference = LMUPooledFeatures(order=4, thetas=[5.0], n_biases=2, channels_first=True)
     np.testing.assert_allclose(Xt, reference.fit_transform(X), **FLOAT64)
+
+
+@needs_aeon
+@pytest.mark.parametrize(
+    ("X", "match"),
+    [
+        (np.zeros((0, 1, 10)), "a collection of no series"),
+        ([], "an empty list of series"),
+        (np.zeros((4, 1, 0)), "series of no time points"),
+        ([np.ones((1, 5)), np.ones((1, 0)), np.ones((1, 3))], "series 1 of shape"),
+    ],
+)
+@pytest.mark.parametrize("name", ["LMUAeonClassifier", "LMUAeonRegressor", "LMUAeonTransformer"])
+def test_empty_collections_and_series_get_a_clear_error(name, X, match):
+    """N13: 0 cases or a 0-length series failed in aeon's checks with an IndexError or
+    NumPy's "zero-size array"; lmu_sk refuses them first, naming the estimator."""
+    import lmu_sk.aeon
+
+    estimator = getattr(lmu_sk.aeon, name)()
+    y = np.arange(len(X)) % 2 + np.linspace(0.0, 0.5, len(X))
+    with pytest.raises(ValueError, match=rf"^{name} got {match}"):
+        estimator.fit(X) if name == "LMUAeonTransformer" else estimator.fit(X, y)
+    fitted_X, fitted_y = _unequal_collection(n_cases=8)
+    if name == "LMUAeonTransformer":
+        fitted = estimator.fit(fitted_X)
+        with pytest.raises(ValueError, match=rf"^{name} got {match}"):
+            fitted.transform(X)
+    else:
+        if name == "LMUAeonRegressor":
+            fitted_y = fitted_y + np.linspace(0.0, 0.5, len(fitted_y))  # continuous targets
+        fitted = estimator.fit(fitted_X, fitted_y)
+        with pytest.raises(ValueError, match=rf"^{name} got {match}"):
+            fitted.predict(X)
+
+
+@needs_aeon
+def test_the_regressors_head_is_what_its_docstring_says():
+    """N14: LMUAeonRegressor's docstring said head='auto' is the dense head; it is the ridge
+    head up to 10 000 series, as LMURegressor's."""
+    from lmu_sk.aeon import LMUAeonRegressor
+
+    X, y = _unequal_collection(n_cases=12)
+    regressor = LMUAeonRegressor().fit(X, y + np.linspace(0.0, 0.5, len(y)))
+    assert regressor.estimator_.head_kind_ == "ridge"
+    doc = " ".join(LMUAeonRegressor.__doc__.split())
+    assert "'auto' is ridge up to 10 000 training series and the dense head beyond" in doc
+    assert "'auto' is the dense head" not in doc

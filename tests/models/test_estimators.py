@@ -351,7 +351,7 @@ def test_gpu_device_without_a_gpu(digits, monkeypatch):
     from lmu_sk import _device
 
     monkeypatch.setattr(_device, "_import_cupy_with_gpu", lambda: (None, "no CUDA device"))
-    with pytest.raises(ValueError, match=r'pip install "lmu_sk\[gpu-cuda12\]"'):
+    with pytest.raises(ValueError, match=r'pip install "\.\[gpu-cuda12\]"'):
         LMUClassifier(head="dense", order=4, device="gpu").fit(X, y)
     # a model trained where a GPU was asked for keeps NumPy weights and predicts anywhere
     clf = LMUClassifier(

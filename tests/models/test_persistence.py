@@ -158,16 +158,54 @@ def test_state_lacking_a_parameter_fails_at_load_naming_it(monkeypatch):
     assert "Refit" in message
 
 
-def test_same_version_lacking_a_parameter_is_not_second_guessed():
-    # only a version change explains a missing parameter; the running version's own state
-    # is restored as saved (scikit-learn's behaviour)
-    state = LMUFeatures(order=4).__getstate__()
-    del state["verbose"]
-    loaded = LMUFeatures.__new__(LMUFeatures)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+def test_same_version_lacking_a_parameter_fails_at_load_naming_it():
+    """Audit N11: a same-version pickle without ``class_weight`` loaded, then failed with an
+    AttributeError at predict or repr. Such a state is incomplete: refused at load."""
+    model = LMUClassifier().fit(X, y_class)
+    state = model.__getstate__()
+    del state["class_weight"]
+    loaded = LMUClassifier.__new__(LMUClassifier)
+    with pytest.raises(pickle.UnpicklingError, match=r"lacks 'class_weight'.*incomplete"):
         loaded.__setstate__(state)
-    assert loaded.order == 4
+
+
+@pytest.mark.parametrize(
+    ("estimator", "attribute"),
+    [
+        (FITTED[2][0], "features_"),  # the default classifier
+        (FITTED[2][0], "feature_scale_"),
+        (FITTED[1][0], "spec_"),  # LMUPooledFeatures
+        (FITTED[0][0], "state_matrix_"),  # LMUFeatures
+        (FITTED[3][0], "head_"),  # a dense-headed classifier
+        (FITTED[5][0], "coefs_"),  # DenseHeadClassifier
+        (FITTED[7][0], "temperature_"),  # RidgeHeadClassifier
+        (FITTED[8][0], "clip_margin_"),  # RidgeHeadRegressor
+    ],
+    ids=lambda value: value if isinstance(value, str) else type(value).__name__,
+)
+def test_a_fitted_state_lacking_a_fitted_attribute_fails_at_load(estimator, attribute):
+    """N11: a pickle missing ``features_``, ``spec_`` or ``feature_scale_`` loaded and
+    failed with an AttributeError at predict; it is refused at load, naming what lacks."""
+    state = estimator.__getstate__()
+    del state[attribute]
+    loaded = type(estimator).__new__(type(estimator))
+    with pytest.raises(pickle.UnpicklingError, match=rf"lacks '{attribute}', which every fitted"):
+        loaded.__setstate__(state)
+
+
+def test_unfitted_states_load_and_say_not_fitted():
+    """A state without any fitted attribute is an unfitted estimator: it loads, and using
+    it raises NotFittedError as before saving."""
+    from sklearn.exceptions import NotFittedError
+
+    for estimator in (LMUClassifier(), LMUFeatures(), RidgeHeadRegressor()):
+        loaded = pickle.loads(pickle.dumps(estimator))
+        assert loaded.get_params() == estimator.get_params()
+    with pytest.raises(NotFittedError):
+        pickle.loads(pickle.dumps(LMUClassifier())).predict(X)
+    # without standardization a fitted composite has no feature_scale_ to lack
+    plain = LMURegressor(scale_features=False, order=4).fit(X, y_reg)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(plain)).predict(X), plain.predict(X))
 
 
 def _holds_generator(obj, depth: int = 0) -> bool:
@@ -312,3 +350,41 @@ def test_models_saved_with_the_objects_themselves_still_load(monkeypatch):
     assert loaded[0].features_.spec_ == models[0].features_.spec_
     series = np.cumsum(rng.standard_normal((6, 40)), axis=1)
     loaded[1].partial_fit(series, np.arange(6) % 2)  # the optimizer carries on
+
+
+# ---------------------------------------------------------------------------- skops
+def test_trusted_types_cover_every_saved_model():
+    """``lmu_sk.TRUSTED_TYPES`` lists what the saved estimators hold, each name an lmu_sk
+    type that exists (so a moved class shows here)."""
+    sio = pytest.importorskip("skops.io")
+    listed = set(lmu_sk.TRUSTED_TYPES)
+    for estimator, X_in, method in FITTED:
+        data = sio.dumps(estimator)
+        assert set(sio.get_untrusted_types(data=data)) <= listed, type(estimator).__name__
+        loaded = sio.loads(data, trusted=lmu_sk.TRUSTED_TYPES)
+        np.testing.assert_array_equal(
+            getattr(loaded, method)(X_in), getattr(estimator, method)(X_in)
+        )
+    for name in listed:
+        module, _, qualname = name.rpartition(".")
+        assert module.startswith("lmu_sk.")
+        assert isinstance(getattr(importlib.import_module(module), qualname), type), name
+
+
+def test_skops_load_with_the_trusted_types_refuses_a_foreign_callable():
+    """N3: the skops recipe of the persistence guide trusted whatever the file listed, so a
+    file that also held ``functools.partial(os.getcwd)`` loaded the foreign callable. With
+    ``trusted=lmu_sk.TRUSTED_TYPES`` it is refused; the guide uses that."""
+    import functools
+    import os
+    from pathlib import Path
+
+    sio = pytest.importorskip("skops.io")
+    model = LMUClassifier().fit(X, y_class)
+    model.callback = functools.partial(os.getcwd)  # what a tampered file could carry
+    data = sio.dumps(model)
+    with pytest.raises(sio.exceptions.UntrustedTypesFoundException, match=r"functools\.partial"):
+        sio.loads(data, trusted=lmu_sk.TRUSTED_TYPES)
+    guide = (Path(__file__).resolve().parents[2] / "docs/guide/persistence.md").read_text()
+    assert "trusted=lmu_sk.TRUSTED_TYPES" in guide
+    assert "trusted=sio.get_untrusted_types" not in guide
