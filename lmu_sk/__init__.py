@@ -4,6 +4,7 @@ from . import _logging  # noqa: F401  (the package logger's NullHandler)
 from . import ridge as _ridge
 from ._persistence import InconsistentVersionWarning, type_names
 from ._version import __version__ as __version__
+from .early import LMUEarlyClassifier
 from .engine import pooling as _pooling
 from .estimators import LMUClassifier, LMURegressor
 from .features import LMUFeatures
@@ -19,6 +20,7 @@ __all__ = [
     "DenseHeadRegressor",
     "InconsistentVersionWarning",
     "LMUClassifier",
+    "LMUEarlyClassifier",
     "LMUFeatures",
     "LMUPooledFeatures",
     "LMURegressor",
@@ -32,6 +34,7 @@ __all__ = [
 TRUSTED_TYPES: tuple[str, ...] = type_names(
     LMUClassifier,
     LMURegressor,
+    LMUEarlyClassifier,
     LMUFeatures,
     LMUPooledFeatures,
     DenseHeadClassifier,

@@ -51,6 +51,7 @@ __all__ = [
 #: ``lmu_sk.engine``, ``lmu_sk.neural``, ``lmu_sk.cli``) are not on it.
 PICKLED_MODULES = (
     "lmu_sk.aeon",
+    "lmu_sk.early",
     "lmu_sk.estimators",
     "lmu_sk.features",
     "lmu_sk.head",

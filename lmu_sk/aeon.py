@@ -2,7 +2,9 @@
 
 :class:`LMUAeonClassifier`, :class:`LMUAeonRegressor` and :class:`LMUAeonTransformer` are
 :class:`aeon.classification.BaseClassifier`, :class:`aeon.regression.BaseRegressor` and
-:class:`aeon.transformations.collection.BaseCollectionTransformer` subclasses. They take aeon
+:class:`aeon.transformations.collection.BaseCollectionTransformer` subclasses;
+:class:`LMUAeonEarlyClassifier` is an
+:class:`aeon.classification.early_classification.BaseEarlyClassifier`. They take aeon
 collections as they come (``(n_cases, n_channels, n_timepoints)`` arrays and lists of
 ``(n_channels, n_timepoints_i)`` arrays), keep every channel and every series' own length,
 and hold the fitted lmu_sk estimator they wrap as ``estimator_``, so they work in aeon's
@@ -22,6 +24,7 @@ from ._extras import install_hint
 
 try:
     from aeon.classification import BaseClassifier
+    from aeon.classification.early_classification import BaseEarlyClassifier
     from aeon.regression import BaseRegressor
     from aeon.transformations.collection import BaseCollectionTransformer
     from aeon.utils.validation import check_n_jobs
@@ -31,12 +34,19 @@ except ImportError as error:  # pragma: no cover - exercised without aeon instal
         f"failed: {error})"
     ) from error
 
+from ._decisions import harmonic_mean
 from ._threads import thread_limit
+from .early import DEFAULT_CHECKPOINTS, LMUEarlyClassifier
 from .estimators import LMUClassifier, LMURegressor
 from .features import LMUFeatures
 from .pooled import LMUPooledFeatures
 
-__all__ = ["LMUAeonClassifier", "LMUAeonRegressor", "LMUAeonTransformer"]
+__all__ = [
+    "LMUAeonClassifier",
+    "LMUAeonEarlyClassifier",
+    "LMUAeonRegressor",
+    "LMUAeonTransformer",
+]
 
 # What the three classes tell aeon: multivariate and unequal-length collections reach lmu_sk
 # as they are (equal lengths as one 3-D array, unequal ones as a list of 2-D arrays).
@@ -507,4 +517,205 @@ class LMUAeonTransformer(_CheckedCollection, BaseCollectionTransformer):
         return [
             {"order": 4, "theta": [4.0, 12.0], "device": "cpu"},
             {"output": "final", "order": 4, "device": "cpu"},
+        ]
+
+
+#: The columns of :attr:`LMUAeonEarlyClassifier.state_info`.
+STATE_INFO_COLUMNS = ("checkpoint", "consecutive", "class", "length")
+
+
+class LMUAeonEarlyClassifier(_CheckedCollection, BaseEarlyClassifier):
+    """Legendre Memory Unit early classifier for aeon collections.
+
+    An :class:`aeon.classification.early_classification.BaseEarlyClassifier` around
+    :class:`lmu_sk.LMUEarlyClassifier`: one classifier of pooled Delay Network features whose
+    checkpoints (every twentieth of the training length by default) each have a ridge head
+    calibrated for that length; a case is decided at the first checkpoint where its most
+    probable class reaches the learned threshold at the learned number of checkpoints in a
+    row. Multivariate collections are taken as aeon holds them.
+
+    aeon's conventions: ``predict(X)`` returns ``(labels, decisions)`` for the series of
+    ``X`` as seen so far (``X.shape[-1]`` time points), with label -1 (probabilities -1)
+    for cases not decided yet; at the training length every case is decided (later time
+    points are not read). ``update_predict`` and ``update_predict_proba`` continue from
+    :attr:`state_info` with longer series of the cases still undecided (the decided ones
+    removed, the order kept): they raise a ValueError for more cases than are undecided or
+    series that are not longer than before. ``score`` returns the harmonic mean of accuracy
+    and ``1 - earliness``, the accuracy and the earliness (decision time points over the
+    training length) of ``predict``.
+
+    Series of unequal lengths are not taken here (as by aeon's TEASER): aeon's early
+    classifiers read a collection as series seen up to a common time point. For unequal
+    lengths, where each series' end decides what is left, use :class:`lmu_sk.LMUEarlyClassifier`.
+
+    Parameters
+    ----------
+    checkpoints : int or sequence of float, default=20
+        Where cases can be decided, as in :class:`lmu_sk.LMUEarlyClassifier`.
+    cost : float or None, default=None
+        ``None`` maximises the harmonic mean on the training series, a number ``>= 0``
+        minimises ``(1 - accuracy) + cost * earliness``.
+    order, theta, alphas, dtype, device, n_jobs
+        As in :class:`LMUAeonClassifier` (the head is the ridge head).
+    lmu_params : dict, default=None
+        Further :class:`lmu_sk.LMUClassifier` parameters, e.g. ``{"class_weight":
+        "balanced"}``.
+
+    Attributes
+    ----------
+    estimator_ : lmu_sk.LMUEarlyClassifier
+        The fitted early classifier (its classifier with ``channels_first=True``).
+    classes_ : ndarray
+    n_classes_ : int
+    n_timepoints_ : int
+        The training length.
+    state_info : ndarray of shape (n_cases, 4), int
+        After ``predict`` or an update, per case: the index of the latest checkpoint passed
+        (-1 before the first), the consecutive checkpoints that agreed (at least
+        ``estimator_.consecutive_`` once decided), the index of the class decided or of
+        the latest estimate (-1 before any), and the time points seen when decided or so
+        far.
+
+    See Also
+    --------
+    lmu_sk.LMUEarlyClassifier : the scikit-learn early classifier this class wraps.
+
+    Examples
+    --------
+    >>> from aeon.datasets import load_gunpoint
+    >>> from lmu_sk.aeon import LMUAeonEarlyClassifier
+    >>> X_train, y_train = load_gunpoint(split="train")
+    >>> X_test, y_test = load_gunpoint(split="test")
+    >>> clf = LMUAeonEarlyClassifier().fit(X_train, y_train)
+    >>> labels, decided = clf.predict(X_test[:, :, :50])  # the first third of every series
+    >>> harmonic_mean, accuracy, earliness = clf.score(X_test, y_test)
+    >>> bool(harmonic_mean > 0.7)
+    True
+    """
+
+    _tags: ClassVar[dict] = {
+        **_COMMON_TAGS,
+        "capability:unequal_length": False,
+        "X_inner_type": "numpy3D",
+    }
+
+    def __init__(
+        self,
+        checkpoints=DEFAULT_CHECKPOINTS,
+        cost: float | None = None,
+        order: int | None = None,
+        theta=None,
+        alphas=None,
+        dtype: str = "float32",
+        device: str = "auto",
+        n_jobs: int = 1,
+        lmu_params: dict | None = None,
+    ) -> None:
+        self.checkpoints = checkpoints
+        self.cost = cost
+        self.order = order
+        self.theta = theta
+        self.alphas = alphas
+        self.dtype = dtype
+        self.device = device
+        self.n_jobs = n_jobs
+        self.lmu_params = lmu_params
+        super().__init__()
+
+    def _fit(self, X, y):
+        self._n_jobs = check_n_jobs(self.n_jobs)
+        own = {
+            "order": self.order,
+            "theta": self.theta,
+            "alphas": self.alphas,
+            "dtype": self.dtype,
+            "device": self.device,
+            "n_jobs": self._n_jobs,
+        }
+        params = _merged_params(self, own, LMUClassifier)
+        early = LMUEarlyClassifier(LMUClassifier(**params), self.checkpoints, self.cost)
+        self.estimator_ = early.fit(X, y)
+        self.n_timepoints_ = int(early.n_features_in_)
+        return self
+
+    def _run(self, X, resume=None) -> tuple[np.ndarray, np.ndarray]:
+        """Probabilities (-1 rows for undecided cases) and decisions of ``X`` seen up to
+        its length, continuing ``resume``; sets :attr:`state_info`."""
+        early = self.estimator_
+        U = early._checked(X)
+        with thread_limit(self._n_jobs):
+            decisions, _ = early._decisions(U, finish=False, resume=resume)
+        seen = min(X.shape[-1], self.n_timepoints_)
+        passed = int(np.searchsorted(early.checkpoints_, seen, side="right")) - 1
+        decided = decisions.decided.copy()
+        state = np.empty((len(decided), len(STATE_INFO_COLUMNS)), dtype=np.int64)
+        state[:, 0] = passed
+        state[:, 1] = np.where(
+            decided, np.maximum(decisions.run, early.consecutive_), decisions.run
+        )
+        state[:, 2] = decisions.label
+        state[:, 3] = np.where(decided, decisions.step, seen)
+        self.state_info = state
+        # aeon's column order: the sorted labels, as lmu_sk's
+        proba = np.where(decided[:, None], decisions.proba, -1.0)
+        return proba, decided
+
+    def _predict_proba(self, X) -> tuple[np.ndarray, np.ndarray]:
+        return self._run(X)
+
+    def _update_predict_proba(self, X) -> tuple[np.ndarray, np.ndarray]:
+        previous = self.state_info
+        undecided = previous[previous[:, 1] < self.estimator_.consecutive_]
+        if len(X) != len(undecided):
+            raise ValueError(
+                f"update_predict got {len(X)} case(s), but {len(undecided)} of the "
+                f"{len(previous)} in state_info are undecided: pass the undecided cases "
+                "only (the decided ones removed, the order kept), or reset_state_info() and "
+                "predict for new cases."
+            )
+        seen = int(undecided[0, 3]) if len(undecided) else 0
+        if X.shape[-1] <= seen:
+            raise ValueError(
+                f"update_predict needs longer series than before: {seen} time point(s) were "
+                f"seen, X has {X.shape[-1]}. Pass the cases as they continue, or "
+                "reset_state_info() and predict."
+            )
+        resume = (int(undecided[0, 0]) + 1, undecided[:, 1], undecided[:, 2])
+        return self._run(X, resume)
+
+    def _predict(self, X) -> tuple[np.ndarray, np.ndarray]:
+        return self._labels(*self._predict_proba(X))
+
+    def _update_predict(self, X) -> tuple[np.ndarray, np.ndarray]:
+        return self._labels(*self._update_predict_proba(X))
+
+    def _labels(self, proba: np.ndarray, decided: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """aeon's labels: the class decided, -1 where undecided (as TEASER's)."""
+        labels = np.asarray(self.classes_)[proba.argmax(axis=1)]
+        out = [label if d else -1 for label, d in zip(labels, decided, strict=True)]
+        return np.array(out), decided
+
+    def _score(self, X, y) -> tuple[float, float, float]:
+        labels, decided = self._predict(X)
+        right = decided & (labels == np.asarray(y))
+        accuracy = float(np.mean(right))
+        earliness = float(np.mean(self.state_info[:, 3] / self.n_timepoints_))
+        return harmonic_mean(accuracy, earliness), accuracy, earliness
+
+    @classmethod
+    def _get_test_params(cls, parameter_set: str = "default") -> dict | list[dict]:
+        """Small settings for aeon's estimator checks: four checkpoints, and a cost.
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Name of the parameter set; only "default" is defined.
+
+        Returns
+        -------
+        list of dict
+        """
+        return [
+            {"order": 4, "theta": [4.0, 12.0], "device": "cpu", "checkpoints": 4},
+            {"order": 4, "theta": [4.0, 12.0], "device": "cpu", "checkpoints": 4, "cost": 0.5},
         ]

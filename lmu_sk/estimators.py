@@ -141,6 +141,22 @@ def _weighted_moments(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
     return to_numpy(mean), to_numpy(var)
 
 
+def _scale_of(mean: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """The scale of columns of ``mean`` and standard deviation ``std``: ``std``, but 1 for
+    a constant column, whose spread is the rounding of its mean (~1e-16 of it), not zero
+    (standardized, its values are that rounding)."""
+    constant = std <= _CONSTANT_SPREAD * np.abs(mean)
+    return np.where((std > 0) & ~constant, std, 1.0)
+
+
+def standardization(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
+    """The (weighted) mean and the scale that standardize the columns of the feature rows
+    ``F`` (NumPy or CuPy), float64 on the host, as the composites' ``scale_features``
+    standardizes their features."""
+    mean, var = _weighted_moments(F, sample_weight)
+    return mean, _scale_of(mean, np.sqrt(var))
+
+
 def _without_names(X):
     """A DataFrame (anything with ``columns`` and ``to_numpy``) as a NumPy array, else ``X``.
 
@@ -464,14 +480,9 @@ class _LMUBase(BaseEstimator):
             return
         if _dask.is_dask_array(F):
             mean, std = _dask.column_moments(F)
+            self.feature_mean_, self.feature_scale_ = mean, _scale_of(mean, std)
         else:
-            mean, var = _weighted_moments(F, sample_weight)
-            std = np.sqrt(var)
-        self.feature_mean_ = mean
-        # a constant column's spread is the rounding of its mean (~1e-16 of it), not zero:
-        # it keeps the scale 1 (standardized, its values are that rounding)
-        constant = std <= _CONSTANT_SPREAD * np.abs(mean)
-        self.feature_scale_ = np.where((std > 0) & ~constant, std, 1.0)
+            self.feature_mean_, self.feature_scale_ = standardization(F, sample_weight)
 
     def _apply_head(self, X, method: str):
         """The fitted head's ``method`` on the features of ``X`` (not a dask array)."""

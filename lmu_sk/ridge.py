@@ -849,6 +849,13 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             level=2,
         )
 
+    def _loo_proba(self) -> np.ndarray:
+        """The probabilities of :attr:`loo_decision_` at :attr:`temperature_`: each training
+        sample's (of ``loo_rows_``) by the model fitted without it, ``(n, n_classes)``."""
+        check_is_fitted(self, "temperature_")
+        with np.errstate(invalid="ignore"):  # a non-finite leave-one-out value: NaN
+            return scipy.special.softmax(_logits(self.loo_decision_) / self.temperature_, axis=1)
+
     def decision_function(self, X) -> np.ndarray:
         """Scores, shape (n_samples,) for two classes, else (n_samples, n_classes)."""
         scores = to_numpy(self._decision(X))

@@ -39,14 +39,22 @@ import numpy as np
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._device import get_array_module, portable_device, to_numpy
+from ._decisions import Decisions
+from ._device import array_module_of, get_array_module, portable_device, to_numpy
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
 from .engine.pooling import PooledSpec, checked_window_arrays
 from .engine.stream import CarriedDN, CarriedPooledFeatures
 from .neural.network import forward_rows
 
-__all__ = ["STREAM_OUTPUTS", "ClassifierStream", "DNStream", "PooledStream", "RegressorStream"]
+__all__ = [
+    "STREAM_OUTPUTS",
+    "ClassifierStream",
+    "DNStream",
+    "EarlyClassifierStream",
+    "PooledStream",
+    "RegressorStream",
+]
 
 #: Outputs of :class:`~lmu_sk.features.LMUFeatures` a stream can carry; a new output needs
 #: its running state here.
@@ -130,10 +138,22 @@ class _FeatureStream:
     def _advance(self, U: Array, original: Array) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _feature_rows(self) -> Array:  # pragma: no cover - abstract
+    def _feature_rows(self, float64: bool = False) -> Array:  # pragma: no cover - abstract
         """Features of the prefixes seen, ``(n_streams, n_features)`` in ``dtype`` on the
-        stream's device (possibly a view of the state: do not modify)."""
+        stream's device (possibly a view of the state: do not modify); with ``float64``,
+        in float64 where the stream computes them so (no cast to ``dtype``)."""
         raise NotImplementedError
+
+    def _keep_rows(self, rows: np.ndarray) -> None:
+        """Keep what the sequences ``rows`` (ascending indices) carry and drop the others:
+        the stream goes on with ``len(rows)`` sequences (the early classifier's stream drops
+        the cases it has decided)."""
+        index = self._xp.asarray(np.asarray(rows, dtype=np.intp))
+        kept = {name: get()[index] for name, (_, get, _, _) in self._state_spec().items()}
+        self.n_streams = len(rows)
+        self._allocate()
+        for name, (_, _, put, _) in self._state_spec().items():
+            put(kept[name])
 
     def _snapshot(self, features, n_streams: int, return_device_arrays: bool | None) -> None:
         """The settings every feature stream takes from its fitted transformer."""
@@ -289,8 +309,10 @@ class _FeatureStream:
             self._advance(U, U)
         return self
 
-    def _shape_error(self, shape: tuple) -> ValueError:
-        n, c = self.n_streams, self.n_channels
+    def _shape_error(self, shape: tuple, n_streams: int | None = None) -> ValueError:
+        """The error for input of ``shape`` (to a stream of ``n_streams``, by default this
+        one's)."""
+        n, c = n_streams or self.n_streams, self.n_channels
         if c == 1:
             forms = f"({n},) for one step or ({n}, n_steps) for a chunk"
         elif self.channels_first:
@@ -531,7 +553,7 @@ class DNStream(_FeatureStream):
             raise self._non_finite_error(original)
 
     # ------------------------------------------------------------------ features
-    def _feature_rows(self) -> Array:
+    def _feature_rows(self, float64: bool = False) -> Array:
         self._check_seen()
         n = self.n_streams
         if self.output == "mean":
@@ -767,7 +789,7 @@ class PooledStream(_FeatureStream):
         self._arrays.update(updates)
         self._steps_seen += X.shape[1]
 
-    def _feature_rows(self) -> Array:
+    def _feature_rows(self, float64: bool = False) -> Array:
         self._check_seen()
         xp = self._xp
         F = self._pooled.features(self._arrays, self._history, self._steps_seen)
@@ -775,7 +797,7 @@ class PooledStream(_FeatureStream):
             raise ValueError(
                 "The pooled features of the prefixes seen are not finite; rescale the input."
             )
-        if self.dtype == np.float64:
+        if self.dtype == np.float64 or float64:
             return F
         with np.errstate(over="ignore"):
             F = F.astype(self.dtype)
@@ -1051,3 +1073,346 @@ class RegressorStream(_ModelStream):
             return to_numpy(self._head.predict(self._scaled_features()))
         y = to_numpy(self._outputs()).astype(np.float64)
         return y.ravel() if y.shape[1] == 1 else y
+
+
+# ---------------------------------------------------------------------------- early decisions
+class _CheckpointModel:
+    """The probabilities of one checkpoint's ridge head on a stream's feature rows: the
+    head (its standardization folded into its coefficients where that is well
+    conditioned) and the columns of the model's classes its classes fill."""
+
+    def __init__(self, head, mean, scale, classes: np.ndarray):
+        self.head = head
+        self.mean = self.scale = None
+        if mean is not None:
+            folded = head._standardization_folded(mean, scale)
+            if folded is not None:
+                self.head = folded
+            else:
+                self.mean, self.scale = np.asarray(mean), np.asarray(scale)
+        self.columns = np.searchsorted(classes, head.classes_)
+        self.n_classes = len(classes)
+
+    def __call__(self, F: Array, rows: np.ndarray) -> np.ndarray:
+        """``(n_streams, n_classes)`` probabilities of the rows ``rows`` (bool), NaN in
+        the others."""
+        out = np.full((F.shape[0], self.n_classes), np.nan)
+        picked = np.flatnonzero(rows)
+        if not len(picked):
+            return out
+        xp = array_module_of(F)
+        F = F[xp.asarray(picked)]
+        if self.mean is not None:
+            F = (F.astype(np.float64) - xp.asarray(self.mean)) / xp.asarray(self.scale)
+        proba = to_numpy(self.head.predict_proba(F))
+        part = np.zeros((len(picked), self.n_classes))
+        part[:, self.columns] = proba
+        out[picked] = part
+        return out
+
+
+class EarlyClassifierStream:
+    """A fitted :class:`~lmu_sk.early.LMUEarlyClassifier` run online; made by its ``stream``
+    method.
+
+    Every :meth:`update` advances the features of ``n_streams`` series (one step or a chunk
+    of steps), and at each checkpoint it passes (the model's ``checkpoints_``) the cases not
+    yet decided get that checkpoint's calibrated probabilities and the decision rule
+    (:attr:`~lmu_sk.early.LMUEarlyClassifier.threshold_` reached at
+    :attr:`~lmu_sk.early.LMUEarlyClassifier.consecutive_` checkpoints in a row, the same
+    class each time). At the training length every case still undecided is decided by
+    the model of whole series; :meth:`finish` decides cases whose series end earlier.
+
+    After any update :meth:`predict`, :meth:`predict_proba`, :attr:`decided` and
+    :attr:`decision_steps` report the state: a decided case keeps its label, probabilities
+    and step whatever comes after; an undecided case reports the estimate of the latest
+    checkpoint passed (before the first one, the training set's class frequencies).
+
+    A decided case's later steps are not read (they may be NaN; updates still take a row
+    for every case): the stream stops computing its features, so updates get cheaper as
+    cases are decided. After the training length every case is decided and updates only
+    count the steps.
+
+    Threads may share a stream: its methods hold its lock, so calls run one at a time.
+
+    Attributes
+    ----------
+    n_streams, n_channels : int
+    classes_ : ndarray of shape (n_classes,)
+    checkpoints : int ndarray
+        The steps at which cases can be decided; the last is the training length.
+    """
+
+    _lock = _InstanceLock()
+
+    def __init__(self, model, n_streams: int = 1, *, _snapshot: bool = True):
+        check_is_fitted(model, "threshold_")
+        estimator = model.estimator_
+        self.n_streams = _check_n_streams(n_streams)
+        self.classes_ = np.asarray(model.classes_)
+        self.checkpoints = np.asarray(model.checkpoints_, dtype=np.int64)
+        scaled = bool(estimator.scale_features)
+        models = [
+            None if head is None else _CheckpointModel(head, mean, scale, self.classes_)
+            for head, mean, scale in zip(
+                model.heads_, model.head_means_, model.head_scales_, strict=True
+            )
+        ]
+        end = _CheckpointModel(
+            estimator.head_,
+            estimator.feature_mean_ if scaled else None,
+            estimator.feature_scale_ if scaled else None,
+            self.classes_,
+        )
+        # a snapshot: refitting the model does not change the stream (the model's own
+        # batch runs, which refit nothing meanwhile, share its parts)
+        parts = [estimator.features_, [*models, end]]
+        self._transformer, self._models = copy.deepcopy(parts) if _snapshot else parts
+        self.threshold = float(model.threshold_)
+        self.consecutive = int(model.consecutive_)
+        self._prior = np.asarray(model.class_prior_, dtype=np.float64)
+        self._lengths: np.ndarray | None = None  # per case, in the estimator's batch runs
+        self._start()
+
+    def _start(self) -> None:
+        self._features = self._transformer.stream(self.n_streams)
+        self._decisions = Decisions(self.n_streams, len(self.classes_), prior=self._prior)
+        self._rows = np.arange(self.n_streams)  # the cases the feature stream carries
+        self._next = 0  # the index of the next checkpoint
+        self._steps_seen = 0
+
+    # ------------------------------------------------------------------ state
+    @property
+    def n_channels(self) -> int:
+        return self._features.n_channels
+
+    @property
+    def steps_seen(self) -> int:
+        """Steps seen since creation or the last :meth:`reset`."""
+        return self._steps_seen
+
+    @property
+    @_exclusive
+    def decided(self) -> np.ndarray:
+        """Whether each case is decided, ``(n_streams,)`` bool (a copy)."""
+        return self._decisions.decided.copy()
+
+    @property
+    @_exclusive
+    def decision_steps(self) -> np.ndarray:
+        """The steps seen when each case was decided, ``(n_streams,)``; -1 while undecided."""
+        return self._decisions.step.copy()
+
+    @_exclusive
+    def predict(self) -> np.ndarray:
+        """The label of every case, ``(n_streams,)``: the decision of a decided case, the
+        latest estimate of an undecided one."""
+        return self.classes_[self._decisions.label]
+
+    @_exclusive
+    def predict_proba(self) -> np.ndarray:
+        """The probabilities of every case, ``(n_streams, n_classes)``, float64: those it
+        was decided with, or the latest estimate of an undecided one."""
+        return self._decisions.proba.copy()
+
+    @_exclusive
+    def reset(self):
+        """Forget everything seen: zero steps, every case undecided."""
+        self._start()
+        return self
+
+    # ------------------------------------------------------------------ update
+    @_exclusive
+    def update(self, U):
+        """Advance every series by one step or a chunk of steps, deciding at the
+        checkpoints passed.
+
+        Parameters
+        ----------
+        U : array-like
+            As for :meth:`DNStream.update`: ``(n_streams,)`` or ``(n_streams, n_channels)``
+            for one step, ``(n_streams, n_steps)`` or ``(n_streams, n_steps, n_channels)``
+            (``(n_streams, n_channels, n_steps)`` for ``channels_first=True``) for a chunk.
+            The rows of decided cases are not read and may hold NaN.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            For a wrong shape, non-numeric data, NaN or infinity in an undecided case or
+            values beyond the features' dtype, checked before any step is taken: the
+            stream is then left as it was.
+        """
+        U = self._steps_last(U)
+        if U.shape[1]:
+            if len(self._rows) < self.n_streams:
+                U = U[self._features._xp.asarray(self._rows)]
+            self._advance(U, U.shape[1])
+        return self
+
+    def _steps_last(self, U) -> Array:
+        """``U`` as a chunk ``(n_streams, n_steps, n_channels)`` (a view where it can be),
+        its undecided cases checked."""
+        stream = self._features
+        xp = stream._xp
+        if is_device_array(U) and xp is np:
+            stream._move_to(get_array_module("gpu"))
+            xp = stream._xp
+        if not isinstance(U, xp.ndarray):
+            U = xp.asarray(np.asarray(U))
+        if U.dtype.kind not in "biuf":
+            raise TypeError(f"U must hold real numbers; got an array of dtype {U.dtype}.")
+        n, c = self.n_streams, stream.n_channels
+        shape = U.shape
+        if U.ndim == 3 and stream.channels_first:
+            U = U.swapaxes(1, 2)
+        if U.ndim == 3 and U.shape[0] == n and U.shape[2] == c:
+            pass
+        elif U.ndim == 2 and c == 1 and shape[0] == n:
+            U = U[:, :, None]
+        elif (U.ndim == 1 and c == 1 and shape[0] == n) or (U.ndim == 2 and shape == (n, c)):
+            U = U.reshape(n, 1, c)
+        elif U.ndim == 0 and n * c == 1:
+            U = U.reshape(1, 1, 1)
+        else:
+            raise stream._shape_error(shape, n)
+        if U.dtype.kind == "f" and len(self._rows) < n:
+            read = U[xp.asarray(self._rows)]
+            if read.size:
+                stream._check_range(read, read)  # NaN, infinity, beyond the features' dtype
+        elif U.dtype.kind == "f":
+            stream._check_range(U, U)
+        return U
+
+    def _advance(self, U: Array, n_steps: int) -> None:
+        """Advance the cases the feature stream carries by their chunk ``U`` ``(n_rows,
+        n_steps, n_channels)``, deciding at every checkpoint it reaches."""
+        stream = self._features
+        done = 0
+        while done < n_steps:
+            if self._next >= len(self.checkpoints) or not len(self._rows):
+                self._steps_seen += n_steps - done  # every case decided: nothing to read
+                return
+            take = min(n_steps - done, int(self.checkpoints[self._next]) - self._steps_seen)
+            piece = U[:, done : done + take]
+            if stream.n_channels == 1:
+                piece = piece[:, :, 0]
+            elif stream.channels_first:
+                piece = piece.swapaxes(1, 2)
+            stream.update(piece)
+            done += take
+            self._steps_seen += take
+            if self._steps_seen == self.checkpoints[self._next]:
+                kept = self._checkpoint()
+                if kept is not None:
+                    U = U[kept]
+
+    def _checkpoint(self) -> np.ndarray | None:
+        """The decisions of the checkpoint just reached; the positions, among the rows the
+        feature stream carried, of those it keeps carrying (None: all of them)."""
+        k = self._next
+        self._next += 1
+        decisions, rows = self._decisions, self._rows
+        steps = int(self.checkpoints[k])
+        active = np.zeros(self.n_streams, dtype=bool)
+        active[rows] = True
+        if self._lengths is not None:
+            active &= self._lengths >= steps
+        model = self._models[k]
+        if model is not None and active.any():
+            F = self._features._feature_rows(float64=True)
+            proba = np.full((self.n_streams, len(self.classes_)), np.nan)
+            proba[rows] = model(F, active[rows])
+            if k == len(self.checkpoints) - 1:
+                decisions.force(proba, active, steps)
+            else:
+                decisions.advance(proba, active, steps, self.threshold, self.consecutive)
+        kept = np.flatnonzero(~decisions.decided[rows])
+        # dropping what decided cases carry copies the rest: worth it for an eighth of them
+        if len(kept) < len(rows) and (not len(kept) or 8 * (len(rows) - len(kept)) >= len(rows)):
+            if len(kept):
+                self._features._keep_rows(kept)
+            self._rows = rows[kept]
+            return kept
+        return None
+
+    @_exclusive
+    def finish(self, rows=None):
+        """Decide the cases whose series end now, with the model of whole series.
+
+        Parameters
+        ----------
+        rows : array-like of int or bool, default=None
+            The cases (indices or a mask); ``None``: every undecided case. Decided ones are
+            left as they are.
+
+        Returns
+        -------
+        self
+        """
+        n = self.n_streams
+        if rows is None:
+            mask = np.ones(n, dtype=bool)
+        else:
+            picked = np.asarray(rows)
+            if picked.dtype == bool:
+                if picked.shape != (n,):
+                    raise ValueError(
+                        f"rows must be {n} booleans (one per stream) or indices; got shape "
+                        f"{picked.shape}."
+                    )
+                mask = picked.copy()
+            else:
+                if picked.dtype.kind not in "iu" or picked.ndim > 1:
+                    raise TypeError(f"rows must be indices or a boolean mask; got {rows!r}.")
+                if picked.size and (picked.min() < -n or picked.max() >= n):
+                    raise ValueError(f"rows holds indices outside 0 .. {n - 1}.")
+                mask = np.zeros(n, dtype=bool)
+                mask[picked] = True
+        mask &= ~self._decisions.decided
+        if not mask.any():
+            return self
+        self._features._check_seen()
+        carried = mask[self._rows]
+        proba = np.full((n, len(self.classes_)), np.nan)
+        proba[self._rows] = self._models[-1](self._features._feature_rows(float64=True), carried)
+        self._decisions.force(proba, mask, self._steps_seen)
+        return self
+
+    def _resume(self, next_checkpoint: int, run: np.ndarray, label: np.ndarray) -> None:
+        """Continue the decisions of cases seen before (aeon's ``update_predict``): the
+        checkpoints before ``next_checkpoint`` are passed without deciding."""
+        self._next = int(next_checkpoint)
+        self._decisions.run = np.asarray(run, dtype=np.int64).copy()
+        self._decisions.label = np.asarray(label, dtype=np.int64).copy()
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict:
+        saved = dict(self.__dict__)
+        saved.pop("_lock", None)
+        saved["_decisions"] = self._decisions.to_plain()  # plain arrays: no internal class
+        saved["_models"] = [None if m is None else m.__dict__ for m in self._models]
+        return saved
+
+    def __setstate__(self, saved: dict) -> None:
+        saved = dict(saved)
+        saved["_decisions"] = Decisions.from_plain(saved["_decisions"])
+        models = []
+        for plain in saved["_models"]:
+            model = None
+            if plain is not None:
+                model = _CheckpointModel.__new__(_CheckpointModel)
+                model.__dict__.update(plain)
+            models.append(model)
+        saved["_models"] = models
+        self.__dict__.update(saved)
+
+    def __repr__(self) -> str:
+        decided = int(self._decisions.decided.sum())
+        return (
+            f"{type(self).__name__}(n_streams={self.n_streams}, n_channels={self.n_channels}, "
+            f"steps_seen={self._steps_seen}, decided={decided})"
+        )

@@ -264,3 +264,108 @@ def test_the_regressors_head_is_what_its_docstring_says():
     doc = " ".join(LMUAeonRegressor.__doc__.split())
     assert "'auto' is ridge up to 10 000 training series and the dense head beyond" in doc
     assert "'auto' is the dense head" not in doc
+
+
+# ---------------------------------------------------------------------------- early
+if parametrize_with_checks is not None:
+    from lmu_sk.aeon import LMUAeonEarlyClassifier
+
+    early_checks = parametrize_with_checks([LMUAeonEarlyClassifier])
+else:
+    early_checks = aeon_checks
+
+# aeon's own configuration excludes this check for its early classifiers (TEASER,
+# ProbabilityThresholdEarlyClassifier): predict keeps state_info for update_predict by design
+STATEFUL_PREDICT = "check_non_state_changing_method"
+
+
+@early_checks
+def test_aeon_early_classifier_checks(check):
+    if check.func.__name__ == STATEFUL_PREDICT:
+        pytest.skip("predict keeps state_info for update_predict (aeon excludes it for TEASER)")
+    check()
+
+
+def _gunpoint_like(n_cases=45, n_steps=40, seed=0):
+    """Three classes told apart early, midway and late (a bump), two channels."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n_cases) % 3
+    t = np.arange(n_steps)
+    centre = np.array([0.15, 0.45, 0.75])[y] * n_steps
+    bump = np.exp(-(((t[None, :] - centre[:, None]) / 3.0) ** 2))
+    X = 0.3 * rng.standard_normal((n_cases, 2, n_steps)) + 1.5 * bump[:, None, :]
+    return X, np.array(["early", "middle", "late"])[y]
+
+
+@needs_aeon
+def test_aeon_early_predictions_are_lmu_sk_s_with_aeon_s_conventions():
+    from lmu_sk import LMUEarlyClassifier
+
+    X, y = _gunpoint_like()
+    X_test, y_test = _gunpoint_like(seed=1)
+    clf = LMUAeonEarlyClassifier(checkpoints=8, device="cpu").fit(X, y)
+    assert isinstance(clf.estimator_, LMUEarlyClassifier)
+    reference = LMUEarlyClassifier(
+        LMUClassifier(device="cpu", channels_first=True), checkpoints=8
+    ).fit(X, y)
+    # at full length every case is decided, as the lmu_sk model decides it
+    labels, decided = clf.predict(X_test)
+    assert decided.dtype == bool and decided.all()
+    decisions = reference.decide(X_test)
+    np.testing.assert_array_equal(labels, decisions.labels)
+    state = clf.get_state_info()
+    assert state.shape == (len(X_test), 4)
+    np.testing.assert_array_equal(state[:, 3], decisions.steps)
+    np.testing.assert_array_equal(clf.classes_[state[:, 2]], decisions.labels)
+    proba, _ = clf.predict_proba(X_test)
+    np.testing.assert_allclose(proba, decisions.proba, rtol=0, atol=1e-9)
+    harmonic, accuracy, earliness = clf.score(X_test, y_test)
+    assert accuracy == pytest.approx(np.mean(decisions.labels == y_test))
+    assert earliness == pytest.approx(np.mean(decisions.steps) / X.shape[-1])
+    assert harmonic == pytest.approx(2 * accuracy * (1 - earliness) / (accuracy + 1 - earliness))
+
+
+@needs_aeon
+def test_aeon_early_update_predict_continues_the_undecided_cases():
+    X, y = _gunpoint_like()
+    X_test, _ = _gunpoint_like(seed=2)
+    clf = LMUAeonEarlyClassifier(checkpoints=8, device="cpu").fit(X, y)
+    full_labels, _ = clf.predict(X_test)
+    full_state = clf.get_state_info().copy()
+    clf.reset_state_info()
+    # a prefix: some decided, the others -1 with probabilities -1
+    labels, decided = clf.predict(X_test[:, :, :15])
+    assert decided.any() and not decided.all()
+    assert (labels[~decided] == "-1").all()
+    proba, _ = clf.predict_proba(X_test[:, :, :15])
+    assert (proba[~decided] == -1).all()
+    np.testing.assert_allclose(proba[decided].sum(axis=1), 1.0)
+    np.testing.assert_array_equal(labels[decided], full_labels[decided])
+    # the undecided cases continue, the decided ones removed; the same cases again, or
+    # series no longer than before: clear errors
+    rest = ~decided
+    with pytest.raises(ValueError, match="undecided"):
+        clf.update_predict(X_test[:, :, :30])
+    with pytest.raises(ValueError, match="longer series"):
+        clf.update_predict(X_test[rest][:, :, :15])
+    more, more_decided = clf.update_predict(X_test[rest][:, :, :25])
+    state = clf.get_state_info()
+    assert len(state) == rest.sum()
+    np.testing.assert_array_equal(more[more_decided], full_labels[rest][more_decided])
+    np.testing.assert_array_equal(state[more_decided, 3], full_state[rest][more_decided, 3])
+    # to the end: every case decided
+    if not more_decided.all():
+        last, last_decided = clf.update_predict_proba(X_test[rest][~more_decided])
+        assert last_decided.all()
+        np.testing.assert_allclose(last.sum(axis=1), 1.0)
+
+
+@needs_aeon
+def test_aeon_early_refuses_unequal_lengths_and_bad_cost():
+    X, y = _gunpoint_like()
+    with pytest.raises(ValueError, match="cost must be >= 0"):
+        LMUAeonEarlyClassifier(cost=-1.0, device="cpu").fit(X, y)
+    clf = LMUAeonEarlyClassifier(checkpoints=4, device="cpu").fit(X, y)
+    assert not clf.get_tag("capability:unequal_length")
+    with pytest.raises(ValueError, match="unequal"):
+        clf.fit([x[:, : 20 + i % 5] for i, x in enumerate(X)], y)

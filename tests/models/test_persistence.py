@@ -17,6 +17,7 @@ from lmu_sk import (
     DenseHeadRegressor,
     InconsistentVersionWarning,
     LMUClassifier,
+    LMUEarlyClassifier,
     LMUFeatures,
     LMUPooledFeatures,
     LMURegressor,
@@ -60,6 +61,7 @@ def _fit_all(dense: dict) -> list:
         (DenseHeadRegressor(**dense).fit(F, y_reg), F, "predict"),
         (RidgeHeadClassifier().fit(F, y_class), F, "decision_function"),
         (RidgeHeadRegressor().fit(F, y_reg), F, "predict"),
+        (LMUEarlyClassifier(checkpoints=4).fit(X, y_class), X, "predict_proba"),
     ]
 
 
@@ -275,6 +277,7 @@ def _saved_objects() -> dict:
             ).fit(series, series[:, -1]),
             "LMUFeatures": LMUFeatures(order=4).fit(series),
             "LMUPooledFeatures": LMUPooledFeatures(order=3, thetas=[4, 20]).fit(series),
+            "early classifier": LMUEarlyClassifier(checkpoints=5).fit(series, labels),
         }
     # streams mid-way: part of a block of the pooled windows seen
     made["stream of the default classifier"] = made["default classifier"].stream(2)
@@ -282,6 +285,8 @@ def _saved_objects() -> dict:
     made["stream of a dense-head model"] = made["dense-head classifier"].stream(2)
     made["stream of a dense-head model"].update(series[:2, :7])
     made["pooled features stream"] = made["LMUPooledFeatures"].stream(2).update(series[:2, :9])
+    made["stream of the early classifier"] = made["early classifier"].stream(4)
+    made["stream of the early classifier"].update(series[:4, :17])
     return made
 
 
@@ -303,7 +308,10 @@ def test_saved_models_name_only_the_declared_modules(name):
     assert ours and ours <= set(PICKLED_MODULES), sorted(ours)
     assert others <= set(PICKLED_PACKAGES), sorted(others)
     # and what was saved is what loads
-    if hasattr(obj, "steps_seen"):
+    if hasattr(obj, "decision_steps"):
+        np.testing.assert_array_equal(loaded.predict_proba(), obj.predict_proba())
+        np.testing.assert_array_equal(loaded.decision_steps, obj.decision_steps)
+    elif hasattr(obj, "steps_seen"):
         np.testing.assert_array_equal(loaded.transform(), obj.transform())
     elif hasattr(obj, "transform"):
         np.testing.assert_array_equal(loaded.transform(X), obj.transform(X))

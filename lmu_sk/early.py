@@ -1,0 +1,472 @@
+"""``LMUEarlyClassifier``: classify a series as soon as its beginning is conclusive.
+
+One :class:`~lmu_sk.LMUClassifier` (pooled Delay Network features and a ridge head) reads
+the series; the Delay Network runs causally, so its features after ``t`` steps are those of
+the first ``t`` steps whatever comes after, and one stream of them serves every moment. At
+each *checkpoint* (by default every twentieth of the training length) a ridge head of its
+own, trained on the features of the training series' prefixes of that length, gives
+class probabilities calibrated for that length (the temperature of least log loss on its
+exact leave-one-out decision values). A case is decided at the first checkpoint where
+its most probable class reaches a probability ``threshold_`` at ``consecutive_``
+checkpoints in a row, the same class each time; a case still undecided at the training
+length, or where its series ends, is decided there by the classifier of whole series.
+
+The rule is learned without holding data out: the leave-one-out probabilities of every
+training series at every checkpoint (the ridge heads give them exactly, from the one
+decomposition that fits them) are run through every candidate rule, and the rule of the
+best harmonic mean of accuracy and earliness wins, or, with a ``cost`` of waiting, the
+least ``(1 - accuracy) + cost * earliness``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ._decisions import Decisions, choose_rule, harmonic_mean
+from ._input import as_sequences, channels_last, from_nested
+from ._persistence import VersionedPickleMixin
+from ._threads import thread_limit
+from .estimators import LMUClassifier, standardization
+from .ridge import RidgeHeadClassifier
+from .streaming import EarlyClassifierStream
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["EarlyDecisions", "EarlyScore", "LMUEarlyClassifier", "harmonic_mean"]
+
+#: Checkpoints by default: every twentieth of the training length, as aeon's TEASER.
+DEFAULT_CHECKPOINTS = 20
+
+
+class EarlyDecisions(NamedTuple):
+    """What :meth:`LMUEarlyClassifier.decide` returns, one entry per case."""
+
+    #: the label decided
+    labels: np.ndarray
+    #: the probabilities it was decided with, ``(n_cases, n_classes)``
+    proba: np.ndarray
+    #: the steps seen when deciding
+    steps: np.ndarray
+    #: ``steps`` over the case's own length
+    earliness: np.ndarray
+
+
+class EarlyScore(NamedTuple):
+    """What :meth:`LMUEarlyClassifier.score_early` returns."""
+
+    harmonic_mean: float
+    accuracy: float
+    earliness: float
+
+
+def _check_cost(cost) -> float | None:
+    if cost is None:
+        return None
+    if isinstance(cost, bool) or not isinstance(cost, numbers.Real) or not np.isfinite(cost):
+        raise TypeError(
+            f"cost must be None (maximise the harmonic mean of accuracy and earliness) or "
+            f"a finite number >= 0, the price of waiting for the whole series in accuracy; "
+            f"got {cost!r}."
+        )
+    if cost < 0:
+        raise ValueError(
+            f"cost must be >= 0: it is what a case decided at the end of its series costs "
+            f"besides its errors, (1 - accuracy) + cost * earliness; got {cost}. Use 0 to "
+            "care only for accuracy, None for the harmonic mean."
+        )
+    return float(cost)
+
+
+def checkpoint_steps(checkpoints, n_steps: int) -> np.ndarray:
+    """The steps of the checkpoints of a model trained on series of ``n_steps`` steps
+    (the longest), ascending, the last ``n_steps``.
+
+    Parameters
+    ----------
+    checkpoints : int or sequence of float
+        A number ``K`` of checkpoints at ``k / K`` of ``n_steps``, ``k = 1 .. K``, or the
+        fractions of ``n_steps`` themselves (in ``(0, 1]``; 1 is added). Steps are rounded
+        and repeated ones dropped.
+    n_steps : int
+
+    Returns
+    -------
+    int ndarray
+    """
+    if isinstance(checkpoints, numbers.Integral) and not isinstance(checkpoints, bool):
+        if checkpoints < 1:
+            raise ValueError(
+                f"checkpoints must be a positive number of checkpoints or a sequence of "
+                f"fractions of the series; got {checkpoints}."
+            )
+        fractions = np.arange(1, int(checkpoints) + 1) / int(checkpoints)
+    else:
+        try:
+            fractions = np.asarray(checkpoints, dtype=np.float64)
+        except (TypeError, ValueError):
+            fractions = None
+        if (
+            fractions is None
+            or fractions.ndim != 1
+            or fractions.size == 0
+            or not np.all((fractions > 0) & (fractions <= 1))
+        ):
+            raise ValueError(
+                "checkpoints must be a positive integer (that many evenly spaced "
+                "checkpoints) or a non-empty sequence of fractions of the training length "
+                f"in (0, 1]; got {checkpoints!r}."
+            )
+    steps = np.clip(np.round(fractions * n_steps), 1, n_steps).astype(np.int64)
+    return np.unique(np.append(steps, n_steps))
+
+
+class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
+    """Early classification of time series: decide each case as soon as its beginning is
+    conclusive.
+
+    An :class:`~lmu_sk.LMUClassifier` (pooled Delay Network features and the ridge head)
+    reads the series, and at each checkpoint a ridge head of its own, trained on the
+    training series' prefixes of that length, gives probabilities calibrated for it; a case
+    is decided at the first checkpoint where its most probable class has a probability of
+    at least ``threshold_`` at ``consecutive_`` checkpoints in a row, the same class each
+    time. A case still undecided at the training length (the longest training series), or
+    where its series ends, is decided there by the classifier of whole series: at full
+    length the model *is* ``estimator_``. The rule is chosen on the exact leave-one-out
+    probabilities of the training series (see :mod:`lmu_sk.early`).
+
+    ``predict`` and ``predict_proba`` give the decisions of every series of ``X`` read
+    step by step, each taken as complete (undecided at its end, a case is decided there);
+    :meth:`decide` adds the steps and earliness; :meth:`stream` runs the model online.
+
+    Parameters
+    ----------
+    estimator : LMUClassifier, default=None
+        The classifier of whole series and of the features (cloned); ``None`` is
+        ``LMUClassifier()``. Its ``head`` must be 'auto' or 'ridge' (the ridge head's
+        leave-one-out values calibrate the checkpoints and choose the rule): 'auto' is
+        fitted as 'ridge'. Its ``channels_first``, ``class_weight``, ``alphas`` and
+        ``n_jobs`` apply to the checkpoints' heads too.
+    checkpoints : int or sequence of float, default=20
+        Where cases can be decided: ``K`` checkpoints at ``k / K`` of the training length
+        (``k = 1 .. K``; ``1`` never decides early), or their fractions of the training
+        length, in ``(0, 1]``.
+    cost : float or None, default=None
+        What the rule optimises on the training series: ``None`` the harmonic mean of
+        accuracy and ``1 - earliness`` (the measure of TEASER and aeon), a number ``>= 0``
+        the least ``(1 - accuracy) + cost * earliness`` (0: accuracy alone, the whole
+        series).
+
+    Attributes
+    ----------
+    estimator_ : LMUClassifier
+        The fitted classifier of whole series (and the features of every checkpoint).
+    classes_ : ndarray of shape (n_classes,)
+    class_prior_ : ndarray of shape (n_classes,)
+        The training classes' frequencies (what a stream reports before its first
+        checkpoint).
+    checkpoints_ : int ndarray of shape (n_checkpoints,)
+        The steps at which cases can be decided, ascending; the last is the training length.
+    heads_ : list of RidgeHeadClassifier or None
+        The head of every checkpoint but the last (``estimator_.head_`` decides there);
+        ``None`` where fewer than two training series of two classes reach it (unequal
+        lengths): no case is decided there.
+    head_means_, head_scales_ : list of ndarray or None
+        The standardization of every head's features (``None`` without
+        ``scale_features``).
+    threshold_ : float
+        The probability the most probable class must reach (``inf``: never before the end).
+    consecutive_ : int
+        At that many checkpoints in a row, the same class each time.
+    loo_accuracy_, loo_earliness_ : float
+        Accuracy and earliness of the rule on the training series' leave-one-out
+        probabilities.
+    loo_score_ : float
+        What the rule maximised there: the harmonic mean, or minus ``(1 - accuracy) +
+        cost * earliness``.
+    n_features_in_ : int
+        Steps of the training series (the longest one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lmu_sk import LMUEarlyClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.arange(60) % 2
+    >>> X = rng.standard_normal((60, 100)) + 2.0 * y[:, None] * (np.arange(100) < 50)
+    >>> clf = LMUEarlyClassifier().fit(X, y)
+    >>> decisions = clf.decide(X)
+    >>> bool(decisions.earliness.mean() < 0.5), bool((decisions.labels == y).mean() > 0.9)
+    (True, True)
+    """
+
+    _fitted_attributes = (
+        "estimator_",
+        "classes_",
+        "class_prior_",
+        "checkpoints_",
+        "heads_",
+        "head_means_",
+        "head_scales_",
+        "threshold_",
+        "consecutive_",
+        "n_features_in_",
+    )
+
+    def __init__(self, estimator=None, checkpoints=DEFAULT_CHECKPOINTS, cost=None):
+        self.estimator = estimator
+        self.checkpoints = checkpoints
+        self.cost = cost
+
+    # ------------------------------------------------------------------ fit
+    def _classifier(self) -> LMUClassifier:
+        """An unfitted clone of ``estimator`` with the ridge head."""
+        if self.estimator is None:
+            return LMUClassifier(head="ridge")
+        if not isinstance(self.estimator, LMUClassifier):
+            raise TypeError(
+                f"estimator must be an LMUClassifier (or None for LMUClassifier()); got "
+                f"{type(self.estimator).__name__}."
+            )
+        estimator = clone(self.estimator)
+        if estimator.head not in ("auto", "ridge"):
+            raise ValueError(
+                f"LMUEarlyClassifier needs the ridge head, whose leave-one-out values "
+                f"calibrate the checkpoints and choose the rule; estimator has "
+                f"head={estimator.head!r}. Use head='ridge' (or 'auto')."
+            )
+        return estimator.set_params(head="ridge")
+
+    def _sequences(self, X, estimator: LMUClassifier):
+        """``X`` as validated float64 sequences: ``(n, n_steps, n_channels)`` or a list of
+        ``(n_steps_i, n_channels)`` arrays."""
+        channels_first = estimator.channels_first
+        X = from_nested(X, channels_first)
+        if hasattr(X, "columns") and hasattr(X, "to_numpy"):
+            X = X.to_numpy()
+        X = channels_last(X, channels_first, type(self).__name__)
+        return as_sequences(X, np.dtype(np.float64), type(self).__name__)
+
+    def fit(self, X, y) -> Self:
+        """Fit the classifier of whole series, the heads of the checkpoints and the rule.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_steps) or (n_samples, n_steps, n_channels), \
+or a list of sequences of different lengths
+            Layout as for :class:`~lmu_sk.LMUClassifier` (its ``channels_first``).
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        cost = _check_cost(self.cost)
+        estimator = self._classifier()
+        check_classification_targets(y)
+        y = column_or_1d(np.asarray(y), warn=True)
+        with thread_limit(estimator.n_jobs):
+            estimator.fit(X, y)
+            U = self._sequences(X, estimator)
+            n_steps = int(estimator.n_features_in_)
+            checkpoints = checkpoint_steps(self.checkpoints, n_steps)
+            self._fit_checkpoints(estimator, U, y, checkpoints, cost)
+        return self
+
+    def _fit_checkpoints(self, estimator, U, y, checkpoints: np.ndarray, cost) -> None:
+        """The heads of the checkpoints before the last, and the rule."""
+        classes = np.asarray(estimator.classes_)
+        indices = np.searchsorted(classes, y)
+        lengths = _lengths(U)
+        heads, means, scales, probas = [], [], [], []
+        for steps in checkpoints[:-1]:
+            rows = np.flatnonzero(lengths >= steps)
+            proba = np.full((len(y), len(classes)), np.nan)
+            if len(rows) < 2 or len(np.unique(indices[rows])) < 2:
+                heads.append(None)
+                means.append(None)
+                scales.append(None)
+                probas.append(proba)
+                continue
+            F = _features(estimator, _prefixes(U, rows, int(steps)))
+            mean = scale = None
+            if estimator.scale_features:
+                mean, scale = standardization(F)
+                F -= mean
+                F /= scale
+            head = RidgeHeadClassifier(
+                alphas=estimator.alphas, class_weight=estimator.class_weight
+            )
+            head.fit(F, y[rows])
+            proba[_loo_rows(head, rows)] = _columns(head._loo_proba(), head.classes_, classes)
+            heads.append(head)
+            means.append(mean)
+            scales.append(scale)
+            probas.append(proba)
+        end = np.full((len(y), len(classes)), np.nan)
+        end_head = estimator.head_
+        end[_loo_rows(end_head, np.arange(len(y)))] = end_head._loo_proba()
+        # the cases with every probability the rule needs at their end (all of them
+        # unless leave-one-out ran on a subset of a large training set)
+        known = np.isfinite(end).all(axis=1)
+        rule = choose_rule(
+            [p[known] for p in probas],
+            end[known],
+            checkpoints[:-1],
+            lengths[known],
+            indices[known],
+            cost,
+        )
+        self.estimator_ = estimator
+        self.classes_ = classes
+        self.class_prior_ = np.bincount(indices, minlength=len(classes)) / len(indices)
+        self.checkpoints_ = checkpoints
+        self.heads_, self.head_means_, self.head_scales_ = heads, means, scales
+        self.threshold_ = rule["threshold"]
+        self.consecutive_ = rule["consecutive"]
+        self.loo_accuracy_ = rule["accuracy"]
+        self.loo_earliness_ = rule["earliness"]
+        self.loo_score_ = rule["score"]
+        self.n_features_in_ = int(checkpoints[-1])
+
+    # ------------------------------------------------------------------ decisions
+    def stream(self, n_streams: int = 1) -> EarlyClassifierStream:
+        """The model run online: an :class:`~lmu_sk.streaming.EarlyClassifierStream` of
+        ``n_streams`` series, deciding at the checkpoints as its updates pass them."""
+        check_is_fitted(self, "threshold_")
+        return EarlyClassifierStream(self, n_streams)
+
+    def _decisions(
+        self, U, finish: bool = True, resume: tuple | None = None
+    ) -> tuple[Decisions, np.ndarray]:
+        """The decisions of the validated sequences ``U`` read step by step, and their
+        lengths. ``finish``: a case undecided at its end is decided there (else only at
+        the training length). ``resume``: ``(next checkpoint, run, label)`` of cases seen
+        before, continued."""
+        lengths = _lengths(U)
+        n_steps = int(self.checkpoints_[-1])
+        stream = EarlyClassifierStream(self, len(lengths), _snapshot=False)
+        if resume is not None:
+            stream._resume(*resume)
+        if isinstance(U, list):
+            stream._lengths = lengths
+            width = min(int(lengths.max()), n_steps)
+            padded = np.zeros((len(U), width, U[0].shape[1]))
+            for row, u in zip(padded, U, strict=True):
+                row[: min(len(u), width)] = u[:width]
+            U = padded
+        U = U[:, :n_steps]
+        stream._advance(U, U.shape[1])
+        decisions = stream._decisions
+        if finish:
+            ended = ~decisions.decided
+            if ended.any():
+                if stream._lengths is None:  # equal lengths: the stream is at their end
+                    stream.finish(ended)
+                else:
+                    rows = np.flatnonzero(ended)
+                    F = _features(self.estimator_, [U[i][: lengths[i]] for i in rows])
+                    proba = np.full(decisions.proba.shape, np.nan)
+                    proba[rows] = self.estimator_.head_.predict_proba(_scaled(self.estimator_, F))
+                    decisions.force(proba, ended, lengths)
+        return decisions, lengths
+
+    def _checked(self, X):
+        """``X`` validated for the fitted model (its channels those of the training)."""
+        check_is_fitted(self, "threshold_")
+        U = self._sequences(X, self.estimator_)
+        self.estimator_.features_._check_channels(U)
+        return U
+
+    def decide(self, X) -> EarlyDecisions:
+        """Run every series of ``X`` step by step and decide it as the stream would.
+
+        Each series is taken as complete: a case still undecided at its end (or at the
+        training length, after which no step is read) is decided there by the classifier
+        of whole series.
+
+        Parameters
+        ----------
+        X : array-like or list of sequences
+            As for :meth:`fit`; any lengths.
+
+        Returns
+        -------
+        EarlyDecisions
+            ``labels``, ``proba`` ``(n_cases, n_classes)``, ``steps`` (seen when
+            deciding) and ``earliness`` (``steps`` over the case's length).
+        """
+        U = self._checked(X)
+        with thread_limit(self.estimator_.n_jobs):
+            decisions, lengths = self._decisions(U)
+        return EarlyDecisions(
+            self.classes_[decisions.label],
+            decisions.proba,
+            decisions.step,
+            decisions.step / lengths,
+        )
+
+    def predict(self, X) -> np.ndarray:
+        """The labels decided for the series of ``X`` (see :meth:`decide`)."""
+        return self.decide(X).labels
+
+    def predict_proba(self, X) -> np.ndarray:
+        """The probabilities each case of ``X`` was decided with, ``(n_cases, n_classes)``
+        (see :meth:`decide`): calibrated for the number of steps seen."""
+        return self.decide(X).proba
+
+    def score_early(self, X, y) -> EarlyScore:
+        """The harmonic mean of accuracy and ``1 - earliness``, the accuracy and the mean
+        earliness of the decisions on ``X`` (see :meth:`decide`)."""
+        decisions = self.decide(X)
+        accuracy = float(np.mean(decisions.labels == column_or_1d(np.asarray(y))))
+        earliness = float(np.mean(decisions.earliness))
+        return EarlyScore(harmonic_mean(accuracy, earliness), accuracy, earliness)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        return tags
+
+
+# ---------------------------------------------------------------------------- helpers
+def _lengths(U) -> np.ndarray:
+    if isinstance(U, list):
+        return np.asarray([len(u) for u in U], dtype=np.int64)
+    return np.full(U.shape[0], U.shape[1], dtype=np.int64)
+
+
+def _prefixes(U, rows: np.ndarray, steps: int):
+    """The first ``steps`` steps of the sequences ``rows`` of ``U``."""
+    if isinstance(U, list):
+        return [U[i][:steps] for i in rows]
+    return U[rows, :steps]
+
+
+def _features(estimator: LMUClassifier, U) -> np.ndarray:
+    """The float64 features of validated sequences, as the classifier predicts on them."""
+    return np.asarray(estimator.features_._features(U, False, np.float64, False))
+
+
+def _scaled(estimator: LMUClassifier, F: np.ndarray) -> np.ndarray:
+    if not estimator.scale_features:
+        return F
+    return (F - estimator.feature_mean_) / estimator.feature_scale_
+
+
+def _loo_rows(head: RidgeHeadClassifier, rows: np.ndarray) -> np.ndarray:
+    """The training rows a head's leave-one-out values belong to."""
+    return rows if head.loo_rows_ is None else rows[head.loo_rows_]
+
+
+def _columns(proba: np.ndarray, classes: np.ndarray, all_classes: np.ndarray) -> np.ndarray:
+    """``proba`` of ``classes`` as columns of ``all_classes`` (zero for the others)."""
+    out = np.zeros((proba.shape[0], len(all_classes)))
+    out[:, np.searchsorted(all_classes, classes)] = proba
+    return out

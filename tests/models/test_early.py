@@ -1,0 +1,428 @@
+"""LMUEarlyClassifier and its stream: decisions online as in batch, the rule, bad input."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import check_classifiers_train, parametrize_with_checks
+
+from lmu_sk import LMUClassifier, LMUEarlyClassifier
+from lmu_sk._decisions import (
+    CONSECUTIVE,
+    _candidate_thresholds,
+    harmonic_mean,
+    rule_score,
+    simulate,
+)
+from lmu_sk.early import checkpoint_steps
+from lmu_sk.ridge import RidgeHeadClassifier
+from lmu_sk.streaming import EarlyClassifierStream
+
+CHECKS = {
+    "check_n_features_in_after_fitting": "series of any length can be decided",
+    "check_classifiers_train": (
+        "deciding early trades accuracy for earliness on the check's blobs; the variant "
+        "that cares for accuracy alone (cost=0) runs it below"
+    ),
+}
+# Stream and batch compute the same features through the stream's and the batch
+# transform's kernels: float32 features agree to their rounding (6e-8 of their scale), so
+# probabilities agree to ~1e-6 (softmax of ridge decisions of ~1e4 standardized features).
+PROBA = {"rtol": 0, "atol": 1e-6}
+
+
+def bumps(n_cases=60, n_steps=40, n_channels=1, seed=0, lengths=None):
+    """Three classes told apart by where a bump is: early (class 0), middle, late; noise
+    besides. ``lengths``: a list of sequences of these lengths (cut from longer ones)."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n_cases) % 3
+    t = np.arange(n_steps)
+    centre = np.array([0.15, 0.45, 0.75])[y] * n_steps
+    bump = np.exp(-(((t[None, :] - centre[:, None]) / (0.06 * n_steps)) ** 2))
+    X = 0.4 * rng.standard_normal((n_cases, n_steps, n_channels)) + 1.5 * bump[:, :, None]
+    if n_channels == 1:
+        X = X[:, :, 0]
+    if lengths is not None:
+        return [X[i, : lengths[i]] for i in range(n_cases)], y
+    return X, y
+
+
+def small(**params):
+    return LMUEarlyClassifier(LMUClassifier(device="cpu"), **params)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = bumps()
+    return small(checkpoints=8).fit(X, y)
+
+
+# ---------------------------------------------------------------------------- scikit-learn
+@parametrize_with_checks(
+    [small(checkpoints=4), small(checkpoints=4, cost=0.5)],
+    expected_failed_checks=lambda est: CHECKS,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+class _FixedLength(LMUEarlyClassifier):
+    """Refuses series of another length than at fit time, as fixed-width models do."""
+
+    def decide(self, X):
+        if np.shape(X)[1] != self.n_features_in_:
+            raise ValueError(f"X has {np.shape(X)[1]} steps, expected {self.n_features_in_}")
+        return super().decide(X)
+
+
+@pytest.mark.parametrize("X_dtype", ["float64", "float32"])
+def test_sklearn_train_check_when_accuracy_alone_counts(X_dtype):
+    check_classifiers_train(
+        "FixedLengthEarly",
+        _FixedLength(LMUClassifier(order=4, device="cpu"), checkpoints=4, cost=0.0),
+        X_dtype=X_dtype,
+    )
+
+
+# ---------------------------------------------------------------------------- decisions
+def test_decides_early_where_the_beginning_tells_the_classes(fitted):
+    X, y = bumps(seed=1)
+    decisions = fitted.decide(X)
+    # class 0's bump is over by a quarter of the series: decided right, and early
+    assert (decisions.labels == y)[y == 0].mean() >= 0.9
+    assert decisions.earliness[y == 0].mean() < 0.3
+    # the rule maximises the harmonic mean: it guesses some of the rest early too
+    assert (decisions.labels == y).mean() >= 0.75 and decisions.earliness.mean() < 0.6
+    score = fitted.score_early(X, y)
+    assert score.accuracy == pytest.approx((decisions.labels == y).mean())
+    assert score.earliness == pytest.approx(decisions.earliness.mean())
+    assert score.harmonic_mean == pytest.approx(harmonic_mean(score.accuracy, score.earliness))
+    np.testing.assert_array_equal(fitted.predict(X), decisions.labels)
+    np.testing.assert_array_equal(fitted.predict_proba(X), decisions.proba)
+    # the probabilities decided name the label decided, and sum to one
+    np.testing.assert_array_equal(
+        fitted.classes_[decisions.proba.argmax(axis=1)], decisions.labels
+    )
+    np.testing.assert_allclose(decisions.proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    # decisions happen at the checkpoints only
+    assert set(decisions.steps) <= set(fitted.checkpoints_)
+
+
+def test_full_length_is_the_classifier_of_whole_series():
+    X, y = bumps()
+    X_test, _ = bumps(seed=1)
+    never_early = small(checkpoints=1).fit(X, y)
+    assert list(never_early.checkpoints_) == [X.shape[1]] and never_early.heads_ == []
+    decisions = never_early.decide(X_test)
+    assert (decisions.steps == X.shape[1]).all() and (decisions.earliness == 1).all()
+    reference = LMUClassifier(device="cpu").fit(X, y)
+    np.testing.assert_array_equal(decisions.labels, reference.predict(X_test))
+    np.testing.assert_allclose(decisions.proba, reference.predict_proba(X_test), **PROBA)
+    # and every model decides there what its classifier says of the whole series
+    model = small(checkpoints=8).fit(X, y)
+    np.testing.assert_array_equal(model.estimator_.predict(X_test), reference.predict(X_test))
+
+
+def test_checkpoints_are_steps_of_the_training_length():
+    np.testing.assert_array_equal(checkpoint_steps(4, 40), [10, 20, 30, 40])
+    np.testing.assert_array_equal(checkpoint_steps([0.5, 0.26, 0.25], 40), [10, 20, 40])
+    np.testing.assert_array_equal(checkpoint_steps(100, 10), np.arange(1, 11))
+    for bad in (0, -2, [], [0.0, 0.5], [1.5], "many", [[0.5]]):
+        with pytest.raises(ValueError, match="checkpoints must be"):
+            checkpoint_steps(bad, 40)
+
+
+def test_rule_is_the_best_on_the_leave_one_out_probabilities(fitted):
+    """The rule chosen scores best among every threshold and count of the search, on the
+    leave-one-out probabilities the heads give."""
+    X, y = bumps()
+    indices = np.searchsorted(fitted.classes_, y)
+    probas = []
+    for head in fitted.heads_:
+        proba = np.zeros((len(y), len(fitted.classes_)))
+        proba[:, np.searchsorted(fitted.classes_, head.classes_)] = head._loo_proba()
+        probas.append(proba)
+    end = fitted.estimator_.head_._loo_proba()
+    lengths = np.full(len(y), X.shape[1])
+    thresholds = _candidate_thresholds(probas)
+    # every probability a case's best class reaches is a candidate (few cases here)
+    tops = np.unique(np.concatenate([p.max(axis=1) for p in probas]))
+    np.testing.assert_array_equal(thresholds, np.append(tops, np.inf))
+    best = -np.inf
+    for consecutive in CONSECUTIVE:
+        d = simulate(probas, end, fitted.checkpoints_[:-1], lengths, thresholds, consecutive)
+        accuracy = (d.label == indices).mean(axis=1)
+        earliness = (d.step / lengths).mean(axis=1)
+        best = max(best, float(np.max(rule_score(accuracy, earliness, None))))
+    assert fitted.loo_score_ == pytest.approx(best, abs=1e-12)
+    assert fitted.loo_score_ == pytest.approx(
+        harmonic_mean(fitted.loo_accuracy_, fitted.loo_earliness_), abs=1e-12
+    )
+    assert fitted.consecutive_ in CONSECUTIVE and 0 < fitted.threshold_ <= 1
+
+
+def test_a_higher_cost_of_waiting_never_waits_longer():
+    X, y = bumps()
+    models = [small(checkpoints=8, cost=cost).fit(X, y) for cost in (0.0, 0.05, 0.3, 3.0)]
+    earliness = [m.loo_earliness_ for m in models]
+    accuracy = [m.loo_accuracy_ for m in models]
+    assert earliness == sorted(earliness, reverse=True)
+    assert accuracy == sorted(accuracy, reverse=True)
+    assert models[0].loo_accuracy_ >= 0.95 and models[-1].loo_earliness_ < 0.5
+    for m, cost in zip(models, (0.0, 0.05, 0.3, 3.0), strict=True):
+        assert m.loo_score_ == pytest.approx(-(1 - m.loo_accuracy_) - cost * m.loo_earliness_)
+
+
+def test_checkpoint_heads_are_calibrated_ridge_heads_on_prefixes(fitted):
+    X, y = bumps()
+    steps = int(fitted.checkpoints_[2])
+    head = fitted.heads_[2]
+    assert isinstance(head, RidgeHeadClassifier)
+    F = fitted.estimator_.features_.transform(X[:, :steps]).astype(np.float64)
+    scaled = (F - fitted.head_means_[2]) / fitted.head_scales_[2]
+    # the head of that checkpoint is the ridge head fitted on the features of the prefixes
+    refit = RidgeHeadClassifier().fit(scaled, y)
+    np.testing.assert_allclose(refit.coef_, head.coef_, rtol=1e-6, atol=1e-9)
+    assert refit.temperature_ == pytest.approx(head.temperature_, rel=1e-6)
+
+
+# ---------------------------------------------------------------------------- the stream
+def test_stream_step_by_step_decides_as_the_batch(fitted):
+    X, _ = bumps(n_cases=30, seed=2)
+    batch = fitted.decide(X)
+    stream = fitted.stream(len(X))
+    assert isinstance(stream, EarlyClassifierStream)
+    before = stream.decided.copy()
+    labels, proba, steps = stream.predict(), stream.predict_proba(), stream.decision_steps
+    assert not before.any() and (steps == -1).all()
+    # before the first checkpoint: the training classes' frequencies
+    np.testing.assert_allclose(proba, np.tile(fitted.class_prior_, (len(X), 1)))
+    for t in range(X.shape[1]):
+        stream.update(X[:, t])
+        decided = stream.decided
+        # decided stays decided, with its label, probabilities and step
+        assert (decided >= before).all()
+        np.testing.assert_array_equal(stream.predict()[before], labels[before])
+        np.testing.assert_array_equal(stream.predict_proba()[before], proba[before])
+        np.testing.assert_array_equal(stream.decision_steps[before], steps[before])
+        newly = decided & ~before
+        assert (stream.decision_steps[newly] == t + 1).all()
+        assert (t + 1 in set(fitted.checkpoints_)) or not newly.any()
+        before, labels = decided, stream.predict()
+        proba, steps = stream.predict_proba(), stream.decision_steps
+    assert stream.decided.all()
+    np.testing.assert_array_equal(stream.predict(), batch.labels)
+    np.testing.assert_array_equal(stream.decision_steps, batch.steps)
+    np.testing.assert_allclose(stream.predict_proba(), batch.proba, **PROBA)
+
+
+def test_stream_in_chunks_across_checkpoints_equals_steps(fitted):
+    X, _ = bumps(n_cases=12, seed=3)
+    steps = fitted.stream(len(X))
+    for t in range(X.shape[1]):
+        steps.update(X[:, t])
+    chunks = fitted.stream(len(X))
+    for start, stop in ((0, 3), (3, 17), (17, 18), (18, 40)):
+        chunks.update(X[:, start:stop])
+    np.testing.assert_array_equal(chunks.decision_steps, steps.decision_steps)
+    np.testing.assert_array_equal(chunks.predict(), steps.predict())
+    np.testing.assert_allclose(chunks.predict_proba(), steps.predict_proba(), **PROBA)
+
+
+def test_decided_cases_take_any_value_and_nothing_changes_after_the_training_length(fitted):
+    X, _ = bumps(n_cases=12, seed=4)
+    stream = fitted.stream(len(X))
+    seen = 0
+    while not stream.decided.any():
+        stream.update(X[:, seen])
+        seen += 1
+    decided = stream.decided
+    assert not decided.all()
+    later = X[:, seen:].copy()
+    later[decided] = np.nan  # the decided cases' steps are not needed
+    reference = fitted.stream(len(X)).update(X)
+    stream.update(later)
+    np.testing.assert_array_equal(stream.predict(), reference.predict())
+    np.testing.assert_array_equal(stream.decision_steps, reference.decision_steps)
+    # after the training length every case is decided; more steps change nothing
+    assert stream.steps_seen == 40 and stream.decided.all()
+    stream.update(np.full((len(X), 25), np.nan))
+    assert stream.steps_seen == 65
+    np.testing.assert_array_equal(stream.predict(), reference.predict())
+    # batch: steps after the training length are not read, the earliness counts them
+    longer = np.concatenate([X, np.zeros((len(X), 40))], axis=1)
+    decisions = fitted.decide(longer)
+    np.testing.assert_array_equal(decisions.labels, fitted.decide(X).labels)
+    np.testing.assert_allclose(decisions.earliness, fitted.decide(X).steps / 80)
+
+
+def test_bad_updates_raise_and_leave_the_stream_unchanged(fitted):
+    X, _ = bumps(n_cases=4, seed=5)
+    stream = fitted.stream(4).update(X[:, :3])
+    for bad, error, match in (
+        (np.full((4, 5), np.nan), ValueError, "NaN or infinity"),
+        (np.ones((3, 5)), ValueError, "does not fit this stream"),
+        (np.array([["a"] * 4]).T, TypeError, "real numbers"),
+        (np.full((4, 2), 1e300), ValueError, "float32"),
+    ):
+        with pytest.raises(error, match=match):
+            stream.update(bad)
+        assert stream.steps_seen == 3
+    # a NaN late in a chunk is refused before its first steps are taken
+    chunk = X[:, 3:30].copy()
+    chunk[1, -1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        stream.update(chunk)
+    assert stream.steps_seen == 3 and stream._features.steps_seen == 3
+
+
+def test_finish_decides_with_the_classifier_of_whole_series(fitted):
+    X, _ = bumps(n_cases=9, seed=6)
+    stream = fitted.stream(len(X)).update(X[:, :3])
+    assert not stream.decided.any()
+    stream.finish([0, 2])
+    assert list(np.flatnonzero(stream.decided)) == [0, 2]
+    assert (stream.decision_steps[[0, 2]] == 3).all()
+    whole = fitted.estimator_.predict_proba(X[[0, 2], :3])
+    np.testing.assert_allclose(stream.predict_proba()[[0, 2]], whole, **PROBA)
+    kept = stream.predict_proba()[[0, 2]]
+    stream.update(X[:, 3:]).finish()  # every case: those decided stay as they are
+    np.testing.assert_array_equal(stream.predict_proba()[[0, 2]], kept)
+    assert stream.decided.all()
+    with pytest.raises(ValueError, match="booleans"):
+        stream.finish(np.ones(3, dtype=bool))
+    with pytest.raises(ValueError, match="outside"):
+        stream.finish([9])
+    with pytest.raises(ValueError, match="no step"):
+        fitted.stream(2).finish()
+
+
+def test_stream_pickles_resets_and_is_a_snapshot(fitted):
+    X, _ = bumps(n_cases=6, seed=7)
+    stream = fitted.stream(len(X)).update(X[:, :13])
+    copy = pickle.loads(pickle.dumps(stream))
+    assert "lmu_sk._decisions" not in str(pickle.dumps(stream))
+    stream.update(X[:, 13:])
+    copy.update(X[:, 13:])
+    np.testing.assert_array_equal(copy.predict_proba(), stream.predict_proba())
+    np.testing.assert_array_equal(copy.decision_steps, stream.decision_steps)
+    stream.reset()
+    assert stream.steps_seen == 0 and not stream.decided.any()
+    stream.update(X)
+    np.testing.assert_array_equal(stream.decision_steps, copy.decision_steps)
+    assert "decided=6" in repr(stream)
+
+
+# ---------------------------------------------------------------------------- layouts
+def test_unequal_lengths_and_channels_decide_each_series_as_it_ends():
+    rng = np.random.default_rng(8)
+    lengths = rng.integers(20, 41, 60)
+    X, y = bumps(n_channels=2, lengths=lengths)
+    model = small(checkpoints=8).fit(X, y)
+    assert model.n_features_in_ == lengths.max()
+    test_lengths = rng.integers(8, 50, 15)
+    X_test, _ = bumps(n_cases=15, n_steps=50, n_channels=2, seed=9, lengths=test_lengths)
+    decisions = model.decide(X_test)
+    for i, x in enumerate(X_test):
+        stream = model.stream(1)
+        for t in range(len(x)):
+            stream.update(x[t][None])  # one step of one stream: (1, n_channels)
+            if stream.decided[0]:
+                break
+        stream.finish()
+        assert stream.decision_steps[0] == decisions.steps[i], i
+        assert stream.predict()[0] == decisions.labels[i]
+        np.testing.assert_allclose(stream.predict_proba()[0], decisions.proba[i], **PROBA)
+    np.testing.assert_allclose(decisions.earliness, decisions.steps / test_lengths)
+    assert (decisions.steps <= np.minimum(test_lengths, model.n_features_in_)).all()
+
+
+def test_channels_first_layout():
+    X, y = bumps(n_channels=2)
+    first = np.ascontiguousarray(X.transpose(0, 2, 1))
+    last = small(checkpoints=4).fit(X, y)
+    model = LMUEarlyClassifier(LMUClassifier(device="cpu", channels_first=True), 4).fit(first, y)
+    np.testing.assert_array_equal(model.decide(first).steps, last.decide(X).steps)
+    stream = model.stream(len(X)).update(first[:, :, :10])  # chunks as (n, channels, steps)
+    stream.update(first[:, :, 10])  # one step as (n, channels)
+    reference = last.stream(len(X)).update(X[:, :11])
+    np.testing.assert_array_equal(stream.decision_steps, reference.decision_steps)
+
+
+# ---------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    ("params", "error", "match"),
+    [
+        ({"cost": -0.1}, ValueError, "cost must be >= 0"),
+        ({"cost": "high"}, TypeError, "cost must be None"),
+        ({"cost": np.nan}, TypeError, "cost must be None"),
+        ({"checkpoints": 0}, ValueError, "checkpoints must be"),
+        ({"checkpoints": [0.5, 2.0]}, ValueError, "checkpoints must be"),
+        ({"estimator": LMUClassifier(head="dense")}, ValueError, "needs the ridge head"),
+        ({"estimator": RidgeHeadClassifier()}, TypeError, "must be an LMUClassifier"),
+    ],
+)
+def test_bad_parameters_raise_at_fit(params, error, match):
+    X, y = bumps(n_cases=12)
+    params = {"estimator": LMUClassifier(device="cpu"), **params}
+    with pytest.raises(error, match=match):
+        LMUEarlyClassifier(**params).fit(X, y)
+
+
+def test_before_fit_and_wrong_channels(fitted):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        LMUEarlyClassifier().decide(np.ones((2, 5)))
+    with pytest.raises(NotFittedError):
+        LMUEarlyClassifier().stream(2)
+    with pytest.raises(ValueError, match="channel"):
+        fitted.decide(np.ones((2, 5, 3)))
+    with pytest.raises(ValueError, match="NaN"):
+        fitted.decide(np.full((2, 5), np.nan))
+
+
+def test_string_labels_and_two_classes():
+    X, y = bumps()
+    keep = y < 2
+    labels = np.array(["early", "middle"])[y[keep]]
+    model = small(checkpoints=5).fit(X[keep], labels)
+    assert list(model.classes_) == ["early", "middle"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        decisions = model.decide(X[keep])
+    assert set(decisions.labels) <= {"early", "middle"}
+    assert model.stream(3).update(X[:3]).predict().dtype == labels.dtype
+
+
+@pytest.mark.parametrize("kind", ["pooled", "final", "mean"])
+def test_a_feature_stream_keeps_the_rows_it_is_told_and_goes_on_exactly(kind):
+    """What the early stream does to the cases it has decided: the rows kept carry on as
+    they would have."""
+    from lmu_sk import LMUFeatures, LMUPooledFeatures
+
+    X, _ = bumps(n_cases=7, n_channels=2)
+    if kind == "pooled":
+        features = LMUPooledFeatures(thetas=[4, 16], device="cpu").fit(X)
+    else:
+        features = LMUFeatures(order=4, theta=10, output=kind, device="cpu").fit(X)
+    whole = features.stream(7).update(X[:, :13])
+    part = features.stream(7).update(X[:, :13])
+    rows = np.array([1, 4, 5])
+    part._keep_rows(rows)
+    assert part.n_streams == 3
+    whole.update(X[:, 13:])
+    part.update(X[rows, 13:])
+    np.testing.assert_array_equal(part.transform(), whole.transform()[rows])
+
+
+def test_the_stream_stops_reading_the_cases_it_has_decided(fitted):
+    X, _ = bumps(n_cases=40, seed=10)
+    stream = fitted.stream(len(X))
+    for t in range(X.shape[1]):
+        stream.update(X[:, t])
+        carried = stream._features.n_streams if len(stream._rows) else 0
+        # at most an eighth of the carried cases decided are kept (copying costs)
+        assert carried - (~stream.decided).sum() <= max(1, carried // 8)
+    assert stream.decided.all() and len(stream._rows) == 0
