@@ -144,6 +144,7 @@ GALLERY_RUNS = (
         ["streaming_digits.png"],
         "streaming.txt",
     ),
+    ("early_classification.py", [], ["early_classification.png"], "early_classification.txt"),
     (
         "mackey_glass.py",
         ["--sequences", "16", "--length", "2000", "--epochs", "30"],

@@ -4,6 +4,7 @@ import runpy
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -61,3 +62,31 @@ def test_streaming_example_classifies_online_as_in_batch(tmp_path, monkeypatch):
     assert accuracy[-1] > 0.85 and accuracy[-1] > accuracy[0] + 0.5
     if "--no-plot" not in argv:
         assert (tmp_path / "streaming_digits.png").stat().st_size > 10_000
+
+
+def test_early_classification_example_decides_gunpoint_early(monkeypatch, capsys):
+    pytest.importorskip("aeon")
+    main = _run("early_classification.py", [], monkeypatch)["main"]
+    result = main(["--no-teaser", "--no-plot"])
+    harmonic, accuracy, earliness = result["results"]["lmu_sk"]
+    curve = result["curves"]["lmu_sk"]
+    # GunPoint's classes part within the first half of the series (0.87 accurate at 40 %
+    # with LMUClassifier() alone): the early classifier decides most cases before the
+    # middle and is still right on about 9 in 10
+    assert accuracy > 0.85 and earliness < 0.5 and harmonic > 0.7
+    assert curve["decided"][-1] == 1.0 and np.all(np.diff(curve["decided"]) >= 0)
+    assert "harmonic mean" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_early_classification_example_draws_lmu_sk_beside_teaser(monkeypatch, tmp_path):
+    pytest.importorskip("aeon")
+    pytest.importorskip("matplotlib")
+    main = _run("early_classification.py", [], monkeypatch)["main"]
+    result = main(["--out", str(tmp_path)])
+    assert set(result["curves"]) == {"lmu_sk", "TEASER"}
+    teaser = result["curves"]["TEASER"]
+    # TEASER decides every case by the end of the series; its accuracy counts the decided
+    assert teaser["decided"][-1] == 1.0 and np.all(np.diff(teaser["decided"]) >= 0)
+    assert 0.5 < result["results"]["TEASER"][1] <= 1.0
+    assert (tmp_path / "early_classification.png").stat().st_size > 10_000
