@@ -193,6 +193,20 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     n_features_in_ : int
         Steps of the training series (the longest one).
 
+    Notes
+    -----
+    Bad input: a series longer than the training length is read up to it (a case still
+    undecided there is decided there; its earliness counts its whole length); in a stream
+    a decided case's later steps are not read (they may be NaN) and its decision never
+    changes; ``cost < 0`` raises a ValueError at :meth:`fit`.
+
+    scikit-learn's ``check_estimator`` passes but for two checks, by design:
+    ``check_n_features_in_after_fitting`` (series of any length can be decided, so a
+    different number of steps at predict time is no error) and
+    ``check_classifiers_train`` (on the check's blobs, read as series, deciding early
+    trades accuracy for earliness below the check's accuracy bar; with ``cost=0``, which
+    cares for accuracy alone, the check passes).
+
     Examples
     --------
     >>> import numpy as np

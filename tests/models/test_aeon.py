@@ -369,3 +369,23 @@ def test_aeon_early_refuses_unequal_lengths_and_bad_cost():
     assert not clf.get_tag("capability:unequal_length")
     with pytest.raises(ValueError, match="unequal"):
         clf.fit([x[:, : 20 + i % 5] for i, x in enumerate(X)], y)
+
+
+@needs_aeon
+def test_aeon_early_reads_series_longer_than_the_training_ones_up_to_their_length():
+    X, y = _gunpoint_like()
+    X_test, y_test = _gunpoint_like(seed=3)
+    clf = LMUAeonEarlyClassifier(checkpoints=8, device="cpu").fit(X, y)
+    labels, decided = clf.predict(X_test)
+    state = clf.get_state_info().copy()
+    # later time points are not read (aeon refuses NaN anywhere before that): every case
+    # is decided by the training length (earliness over the training length, as aeon's)
+    longer = np.concatenate([X_test, np.full((len(X_test), 2, 17), np.nan)], axis=2)
+    with pytest.raises(ValueError, match="missing values"):
+        clf.predict(longer)
+    longer[:, :, X.shape[-1] :] = 1e3
+    more, more_decided = clf.predict(longer)
+    assert more_decided.all() and decided.all()
+    np.testing.assert_array_equal(more, labels)
+    np.testing.assert_array_equal(clf.get_state_info(), state)
+    assert clf.score(longer, y_test) == pytest.approx(clf.score(X_test, y_test))
