@@ -426,3 +426,26 @@ def test_the_stream_stops_reading_the_cases_it_has_decided(fitted):
         # at most an eighth of the carried cases decided are kept (copying costs)
         assert carried - (~stream.decided).sum() <= max(1, carried // 8)
     assert stream.decided.all() and len(stream._rows) == 0
+
+
+def test_screened_channels_decide_in_the_stream_as_in_batch():
+    """With the classifier's channel screening (``channels``), the checkpoints' heads read
+    the channels it keeps, online as in batch."""
+    X, y = bumps(n_cases=45, n_channels=2)
+    rng = np.random.default_rng(11)
+    noise = rng.standard_normal((45, 40, 4))
+    X = np.concatenate([noise[:, :, :2], X, noise[:, :, 2:]], axis=2)  # signal in 2 and 3
+    model = LMUEarlyClassifier(LMUClassifier(device="cpu", channels=2), checkpoints=5)
+    model.fit(X, y)
+    assert sorted(model.estimator_.features_.channels_) == [2, 3]
+    X_test, _ = bumps(n_cases=9, n_channels=2, seed=12)
+    X_test = np.concatenate(
+        [rng.standard_normal((9, 40, 2)), X_test, rng.standard_normal((9, 40, 2))], axis=2
+    )
+    decisions = model.decide(X_test)
+    stream = model.stream(9)
+    for t in range(40):
+        stream.update(X_test[:, t])
+    np.testing.assert_array_equal(stream.decision_steps, decisions.steps)
+    np.testing.assert_array_equal(stream.predict(), decisions.labels)
+    np.testing.assert_allclose(stream.predict_proba(), decisions.proba, **PROBA)
