@@ -133,8 +133,8 @@ class LMUModel:
 
 class AeonModel:
     """An aeon early classifier with ``random_state=seed`` and ``n_jobs=1``, on padded
-    arrays; its decision points read from ``state_info`` (column 3: the series length at
-    the decision)."""
+    arrays; its decision points read from ``state_info`` (column 0: the index of the
+    classification point of the decision), as aeon's ``score`` reads them."""
 
     layout = "aeon"
 
@@ -148,7 +148,11 @@ class AeonModel:
         labels, decided = self.model.predict(X)
         if not np.all(decided):  # at full length every case is decided
             raise RuntimeError(f"{int(np.sum(~decided))} case(s) undecided at full length")
-        return np.asarray(labels), np.asarray(self.model.get_state_info())[:, 3]
+        # the classification point of each decision, as aeon's own score reads it (column
+        # 0 indexes the points; column 3, the point itself, stays 0 where TEASER's search
+        # chose no consecutive predictions and every case counts as decided at once)
+        state = np.asarray(self.model.get_state_info())
+        return np.asarray(labels), np.asarray(self.model._classification_points)[state[:, 0]]
 
 
 def make_models(peers: Sequence[str], seed: int) -> dict[str, Callable[[], object]]:

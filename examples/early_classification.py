@@ -42,7 +42,9 @@ def teaser_curves(teaser, X: np.ndarray, y: np.ndarray) -> dict:
     """TEASER over the whole test series: when each case was decided, and the accuracy of
     the decided cases after each point."""
     labels, _ = teaser.predict(X[:, None, :])
-    steps = teaser.get_state_info()[:, 3]
+    # the classification point of each decision (state_info's column 0 indexes them), as
+    # aeon's own score reads it
+    steps = np.asarray(teaser._classification_points)[teaser.get_state_info()[:, 0]]
     n_steps = X.shape[1]
     seen = np.arange(1, n_steps + 1)[:, None]
     by_then = steps[None, :] <= seen
