@@ -67,7 +67,9 @@ def test_screening_keeps_the_informative_channels_of_many():
     alone = LMUPooledFeatures(n_biases=4).fit(X[:, :, [7, 31]])
     np.testing.assert_array_equal(f.transform(X[:5]), alone.transform(X[:5, :, [7, 31]]))
     names = f.get_feature_names_out()
-    assert {n.split("_")[1][1:] for n in names} == {"7", "31"}
+    # the two kept channels and their sum (channel_sums='auto')
+    assert {n.split("_")[1][1:] for n in names} == {"7", "31", "7+31"}
+    assert f.mixing_.shape == (40, 3)
 
 
 def test_few_channels_and_no_target_keep_every_channel():
@@ -126,3 +128,29 @@ def test_the_composites_pass_channels_to_the_pooled_features():
     assert everything.features_.channels_.tolist() == list(range(20))
     two = LMUClassifier(channels=2).fit(X, y)
     assert len(two.features_.channels_) <= 2 and 3 in two.features_.channels_
+
+
+def test_channel_sums_read_every_pair_of_the_kept_channels():
+    """'auto': 2 to 4 channels read their pairwise sums too; the features equal those of
+    the channels and sums given as channels of their own, and the stream's."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 40, 3))
+    f = LMUPooledFeatures(n_biases=3).fit(X)
+    assert f.mixing_.shape == (3, 6)
+    summed = np.concatenate([X, X[:, :, [0, 0, 1]] + X[:, :, [1, 2, 2]]], axis=2)
+    alone = LMUPooledFeatures(n_biases=3, channel_sums=False, thetas=f.thetas_).fit(summed)
+    np.testing.assert_array_equal(f.transform(X[:4]), alone.transform(summed[:4]))
+    read = {name.split("_")[1] for name in f.get_feature_names_out()}
+    assert {"x0", "x1", "x2", "x0+1", "x0+2", "x1+2", "d1+2", "s1+2"} <= read
+    stream = f.stream(4)
+    stream.update(X[:4, :17])
+    stream.update(X[:4, 17:])
+    # float32 rounding of the 'mpv' sums in the kernel's chunks (see test_streaming)
+    np.testing.assert_allclose(stream.transform(), f.transform(X[:4]), atol=1e-5, rtol=0)
+    assert LMUPooledFeatures(channel_sums=False).fit(X).mixing_ is None
+    assert LMUPooledFeatures(channel_sums="auto").fit(X[:, :, :1]).mixing_ is None
+    assert LMUPooledFeatures(channel_sums=True).fit(
+        rng.standard_normal((8, 30, 6))
+    ).mixing_.shape == (6, 21)
+    with pytest.raises(ValueError, match="channel_sums must be 'auto', True or False"):
+        LMUPooledFeatures(channel_sums="pairs").fit(X)
