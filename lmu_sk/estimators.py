@@ -844,7 +844,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         at most that many, by the same screening. Other feature outputs read every channel.
     channel_sums : 'auto' or bool, default='auto'
         The pooled features also read the sum of every pair of the channels kept ('auto':
-        with 2 to 4 of them); see :class:`~lmu_sk.pooled.LMUPooledFeatures`.
+        for an input of 2 to 4 channels); see :class:`~lmu_sk.pooled.LMUPooledFeatures`.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as in :class:`sklearn.linear_model.RidgeClassifierCV`:
         every sequence's weight is multiplied by its class's (``'balanced'``:

@@ -78,7 +78,10 @@ _SCREEN_PARAMS = {
     "transforms": ("series", "difference"),
 }
 _INPUT_NAME = re.compile(r"^w\d+_[xds](\d+)_")
-# channel_sums='auto' adds the sum of every pair of channels read for 2 to this many
+# channel_sums='auto' adds the sum of every pair of channels to inputs of 2 to this many
+# (not to the channels a screening kept: a window's states are shared among the channels
+# read, so there the pairs take states from the channels that carry the class, and the
+# 64-channel probe of bench_shapes loses 5.5 points)
 _MAX_SUMMED_CHANNELS = 4
 
 
@@ -269,9 +272,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     channel_sums : 'auto' or bool, default='auto'
         Also read the sum of every pair of the channels kept, as channels of their own
         (their states are the sums of the pair's states; pooled, they say when the pair
-        rises together). 'auto': with 2 to 4 channels kept (1 to 6 pairs); ``True``:
-        whatever their number (``k (k - 1) / 2`` pairs); ``False``: never. The states per
-        window are shared among the channels read (``order=None``).
+        rises together). 'auto': for an input of 2 to 4 channels, all kept (1 to 6
+        pairs); ``True``: whatever their number (``k (k - 1) / 2`` pairs); ``False``:
+        never. The states per window are shared among the channels read
+        (``order=None``).
     channels_first : bool or None, default=None
         Layout of 3-D input. ``True``: ``(n_samples, n_channels, n_steps)`` as aeon and
         sktime hold it (``aeon.datasets.load_classification``), or a list of
@@ -456,7 +460,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     def _mixing(self, kept: np.ndarray, n_channels: int):
         """``channel_sums``' matrix of the channels read, or ``None``."""
         if isinstance(self.channel_sums, str) and self.channel_sums == "auto":
-            wanted = 2 <= len(kept) <= _MAX_SUMMED_CHANNELS
+            wanted = 2 <= len(kept) == n_channels <= _MAX_SUMMED_CHANNELS
         elif isinstance(self.channel_sums, (bool, np.bool_)):
             wanted = bool(self.channel_sums) and len(kept) >= 2
         else:

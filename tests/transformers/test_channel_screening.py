@@ -64,12 +64,16 @@ def test_screening_keeps_the_informative_channels_of_many():
     assert f.channel_scores_.shape == (40,)
     assert np.argsort(f.channel_scores_)[-2:].tolist() in ([7, 31], [31, 7])
     # the features are those of the kept channels alone
-    alone = LMUPooledFeatures(n_biases=4).fit(X[:, :, [7, 31]])
+    alone = LMUPooledFeatures(n_biases=4, channel_sums=False).fit(X[:, :, [7, 31]])
     np.testing.assert_array_equal(f.transform(X[:5]), alone.transform(X[:5, :, [7, 31]]))
     names = f.get_feature_names_out()
-    # the two kept channels and their sum (channel_sums='auto')
-    assert {n.split("_")[1][1:] for n in names} == {"7", "31", "7+31"}
-    assert f.mixing_.shape == (40, 3)
+    # the two kept channels alone: 'auto' adds no pairs to the channels a screening kept
+    assert {n.split("_")[1][1:] for n in names} == {"7", "31"}
+    assert f.mixing_ is None
+    # True adds them: the kept channels and their sum
+    summed = LMUPooledFeatures(n_biases=4, channel_sums=True).fit(X, y)
+    assert {n.split("_")[1][1:] for n in summed.get_feature_names_out()} == {"7", "31", "7+31"}
+    assert summed.mixing_.shape == (40, 3)
 
 
 def test_few_channels_and_no_target_keep_every_channel():
@@ -131,8 +135,9 @@ def test_the_composites_pass_channels_to_the_pooled_features():
 
 
 def test_channel_sums_read_every_pair_of_the_kept_channels():
-    """'auto': 2 to 4 channels read their pairwise sums too; the features equal those of
-    the channels and sums given as channels of their own, and the stream's."""
+    """'auto': an input of 2 to 4 channels reads their pairwise sums too; the features
+    equal those of the channels and sums given as channels of their own, and the
+    stream's."""
     rng = np.random.default_rng(3)
     X = rng.standard_normal((30, 40, 3))
     f = LMUPooledFeatures(n_biases=3).fit(X)
