@@ -40,7 +40,11 @@ streams of a model fitted on the first set given (or a synthetic one) fed one st
 time over the whole training length, ``EarlyClassifierStream.update`` (deciding at every
 checkpoint it passes) against the plain ``ClassifierStream.update`` of its classifier
 (features only), interleaved, best of ``--repeats``; and the steps that cross a checkpoint
-alone against an ordinary step.
+alone against an ordinary step. Decided cases are no longer read, so the stream with
+decisions gets cheaper as they are decided; the cost of the decision itself is measured on
+the same model deciding nothing before the end (``threshold_`` infinite): its steps that
+cross a checkpoint (features, the checkpoint's head on every case, the rule) against the
+plain stream's same steps.
 
     pip install ".[bench]"
     python benchmarks/bench_early.py DATA_DIR
@@ -63,6 +67,7 @@ if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import argparse
+import copy
 import gc
 import json
 import time
@@ -514,11 +519,20 @@ def speed(sets: dict, n_streams: int, repeats: int, seed: int) -> dict:
     U = np.asarray(X[rows], dtype=np.float64)
     U = U + 0.01 * rng.standard_normal(U.shape)
     checkpoints = set(int(c) for c in model.checkpoints_)
+    # the same model deciding nothing before the end: every case is read and judged at
+    # every checkpoint, so its checkpoint steps carry the whole cost of a decision
+    undecided = copy.copy(model)
+    undecided.threshold_ = np.inf
+    makers = {
+        "update": model.estimator_.stream,
+        "early": model.stream,
+        "undecided": undecided.stream,
+    }
     best: dict[str, float] = {}
     for _ in range(repeats):
-        for kind in ("update", "early"):
+        for kind, make in makers.items():
             gc.collect()
-            stream = (model.estimator_.stream if kind == "update" else model.stream)(n_streams)
+            stream = make(n_streams)
             per_step = np.empty(n_steps)
             for t in range(n_steps):
                 step = U[:, t]
@@ -547,9 +561,28 @@ def speed(sets: dict, n_streams: int, repeats: int, seed: int) -> dict:
         f"{1e3 * best['early_plain_step']:.2f} ms, a step that crosses a checkpoint "
         f"{1e3 * best['early_checkpoint_step']:.2f} ms ({checkpoint_ratio:.1f}x an update)"
     )
-    met = "met" if ratio <= STEP_RATIO else "NOT met"
-    print(f"  target: the stream with decisions <= {STEP_RATIO}x its update per step: {met}")
-    return {"set": name, "n_streams": n_streams, "n_steps": n_steps, **best, "ratio": ratio}
+    decision_ratio = best["undecided_checkpoint_step"] / best["update_checkpoint_step"]
+    print(
+        f"  every case undecided until the end (threshold inf): a step that crosses a "
+        f"checkpoint {1e3 * best['undecided_checkpoint_step']:.2f} ms (the plain stream's "
+        f"same step {1e3 * best['update_checkpoint_step']:.2f} ms: {decision_ratio:.2f}x), "
+        f"{1e3 * best['undecided_mean']:.2f} ms per step on average "
+        f"({best['undecided_mean'] / best['update_mean']:.2f}x)"
+    )
+    for text, value in (
+        ("the stream with decisions", ratio),
+        ("a decision step, every case undecided,", decision_ratio),
+    ):
+        met = "met" if value <= STEP_RATIO else "NOT met"
+        print(f"  target: {text} <= {STEP_RATIO}x the update per step: {met}")
+    return {
+        "set": name,
+        "n_streams": n_streams,
+        "n_steps": n_steps,
+        **best,
+        "ratio": ratio,
+        "decision_ratio": decision_ratio,
+    }
 
 
 # ----------------------------------------------------------------------------------- main
