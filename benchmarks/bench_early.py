@@ -44,7 +44,8 @@ alone against an ordinary step. Decided cases are no longer read, so the stream 
 decisions gets cheaper as they are decided; the cost of the decision itself is measured on
 the same model deciding nothing before the end (``threshold_`` infinite): its steps that
 cross a checkpoint (features, the checkpoint's head on every case, the rule) against the
-plain stream's same steps.
+plain stream's same steps, its ``update`` alone and its ``update`` and ``predict_proba``
+(which computes the features from the stream's state, as a decision does).
 
     pip install ".[bench]"
     python benchmarks/bench_early.py DATA_DIR
@@ -525,6 +526,7 @@ def speed(sets: dict, n_streams: int, repeats: int, seed: int) -> dict:
     undecided.threshold_ = np.inf
     makers = {
         "update": model.estimator_.stream,
+        "predict": model.estimator_.stream,
         "early": model.stream,
         "undecided": undecided.stream,
     }
@@ -538,6 +540,8 @@ def speed(sets: dict, n_streams: int, repeats: int, seed: int) -> dict:
                 step = U[:, t]
                 start = time.perf_counter()
                 stream.update(step)
+                if kind == "predict" and t + 1 in checkpoints:
+                    stream.predict_proba()  # what the plain stream says at the checkpoints
                 per_step[t] = time.perf_counter() - start
             crossing = np.array([t + 1 in checkpoints for t in range(n_steps)])
             for key, value in (
@@ -569,6 +573,11 @@ def speed(sets: dict, n_streams: int, repeats: int, seed: int) -> dict:
         f"{1e3 * best['undecided_mean']:.2f} ms per step on average "
         f"({best['undecided_mean'] / best['update_mean']:.2f}x)"
     )
+    predict_ratio = best["undecided_checkpoint_step"] / best["predict_checkpoint_step"]
+    print(
+        f"  the plain stream's update and predict_proba at a checkpoint: "
+        f"{1e3 * best['predict_checkpoint_step']:.2f} ms (the decision step {predict_ratio:.2f}x)"
+    )
     for text, value in (
         ("the stream with decisions", ratio),
         ("a decision step, every case undecided,", decision_ratio),
@@ -582,6 +591,7 @@ def speed(sets: dict, n_streams: int, repeats: int, seed: int) -> dict:
         **best,
         "ratio": ratio,
         "decision_ratio": decision_ratio,
+        "decision_to_predict_ratio": predict_ratio,
     }
 
 

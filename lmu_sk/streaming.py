@@ -1114,7 +1114,8 @@ class _CheckpointModel:
         if not len(picked):
             return out
         xp = array_module_of(F)
-        F = F[xp.asarray(picked)]
+        if len(picked) < F.shape[0]:  # (every row: no copy of the features)
+            F = F[xp.asarray(picked)]
         if self.mean is not None:
             F = (F.astype(np.float64) - xp.asarray(self.mean)) / xp.asarray(self.scale)
         proba = to_numpy(self.head.predict_proba(F))
