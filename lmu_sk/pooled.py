@@ -311,10 +311,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         Channels of the input.
     channels_ : int ndarray
         The channels that feed the windows, ascending (all of them unless screened).
-    mixing_ : ndarray of shape (n_channels_, n_read) or None
+    mixing_ : ndarray of shape (n_channels, n_read) or None
         How the channels the windows read are made of the input's (:func:`channel_sums`),
         or ``None`` when they read the kept channels themselves.
-    channel_scores_ : ndarray of shape (n_channels_,) or None
+    channel_scores_ : ndarray of shape (n_channels,) or None
         Each channel's screening score (its features' largest F statistic), ``None`` when
         no screening ran.
     n_features_out_ : int
