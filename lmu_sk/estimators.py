@@ -335,6 +335,7 @@ class _LMUBase(BaseEstimator):
         device="auto",
         channels_first=None,
         n_jobs=None,
+        channels="auto",
     ):
         self.order = order
         self.theta = theta
@@ -372,6 +373,7 @@ class _LMUBase(BaseEstimator):
         self.device = device
         self.channels_first = channels_first
         self.n_jobs = n_jobs
+        self.channels = channels
 
     # ------------------------------------------------------------------ choices
     def _resolved_head(self, n_samples: int) -> str:
@@ -414,6 +416,7 @@ class _LMUBase(BaseEstimator):
                 "dtype": dtype,
                 "device": device,
                 "channels_first": self.channels_first,
+                "channels": self.channels,
             }
             if n_samples > _MANY_SAMPLES:
                 params["n_biases"] = _MANY_SAMPLES_BIASES
@@ -831,6 +834,11 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         cores, unless ``NUMBA_NUM_THREADS`` or ``OMP_NUM_THREADS`` say otherwise); ``-1``
         is all cores, ``-2`` all but one. Results do not depend on it beyond rounding.
         Dask arrays are computed on dask's threads or workers and are not affected.
+    channels : 'auto', 'all' or int, default='auto'
+        The channels the pooled features read (:class:`~lmu_sk.pooled.LMUPooledFeatures`'
+        ``channels``): 'auto' keeps every channel up to 16 and beyond screens them against
+        ``y``, keeping the significant ones (at most 16); 'all' every channel; an integer
+        at most that many, by the same screening. Other feature outputs read every channel.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as in :class:`sklearn.linear_model.RidgeClassifierCV`:
         every sequence's weight is multiplied by its class's (``'balanced'``:
@@ -910,6 +918,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         device="auto",
         channels_first=None,
         n_jobs=None,
+        channels="auto",
         class_weight=None,
     ):
         super().__init__(
@@ -949,6 +958,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             device=device,
             channels_first=channels_first,
             n_jobs=n_jobs,
+            channels=channels,
         )
         self.class_weight = class_weight
 

@@ -153,6 +153,21 @@ def _centered_blocks(X, x_mean, root, xp: ModuleType):
         yield rows, block
 
 
+def _feature_gram(X, x_mean, root, xp: ModuleType, Yc=None):
+    """``Xc^T Xc`` (and ``Xc^T Yc`` where ``Yc`` is given, else ``None``), summed over
+    blocks of rows of the centered features."""
+    n_features = X.shape[1]
+    G = xp.zeros((n_features, n_features))
+    XtY = None if Yc is None else xp.zeros((n_features, Yc.shape[1]))
+    for rows, block in _centered_blocks(X, x_mean, root, xp):
+        _refuse_overflow(block, root, xp)
+        G += block.T @ block
+        if XtY is not None:
+            XtY += block.T @ Yc[rows]
+    _refuse_overflow(G, root, xp)
+    return G, XtY
+
+
 def _decompose_primal(X, x_mean, root, xp: ModuleType, log: StepLog = _QUIET):
     """:func:`_decompose` for more samples than features, from the ``n_features``-square
     Gram matrix ``Xc^T Xc = V diag(s^2) V^T``: ``U = Xc V / s`` over the directions of
@@ -160,11 +175,7 @@ def _decompose_primal(X, x_mean, root, xp: ModuleType, log: StepLog = _QUIET):
     ``U`` the only sample-sized array made."""
     n_samples, n_features = X.shape
     with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks of rows)"):
-        G = xp.zeros((n_features, n_features))
-        for _, block in _centered_blocks(X, x_mean, root, xp):
-            _refuse_overflow(block, root, xp)
-            G += block.T @ block
-    _refuse_overflow(G, root, xp)
+        G, _ = _feature_gram(X, x_mean, root, xp)
     with log.step(f"eigendecomposition of the {n_features} x {n_features} Gram matrix"):
         s2, V = xp.linalg.eigh(G)
     del G
@@ -242,6 +253,42 @@ def _ridge_path(
     return chosen._replace(coef=coef, intercept=intercept, residual=residual, rows=rows)
 
 
+class _Centered(NamedTuple):
+    """The problem as both solvers see it: float64 features, the targets divided by a
+    power of two near their largest magnitude (exact, and errors of huge or tiny targets
+    neither overflow nor underflow), the (weighted) means, the square roots of the
+    weights as a column (or ``None``) and the centered targets scaled by them."""
+
+    X: object
+    x_mean: object
+    y_mean: object
+    root: object
+    Yc: object
+    y_scale: float
+    w: object
+
+
+def _centered(X, Y, fit_intercept: bool, sample_weight, xp: ModuleType) -> _Centered:
+    """:class:`_Centered` of ``X``, ``Y`` (the centered features are never formed)."""
+    X = X.astype(xp.float64, copy=False)
+    y_scale = _power_of_two_near(float(xp.max(xp.abs(Y))) if Y.size else 0.0)
+    Y = Y.astype(xp.float64, copy=False) / y_scale
+    w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
+    # huge weights or features overflow here: the solvers refuse them with their cause
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not fit_intercept:
+            x_mean, y_mean = xp.zeros(X.shape[1]), xp.zeros(Y.shape[1])
+        elif w is None:
+            x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
+        else:
+            x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
+        root = None if w is None else xp.sqrt(w)[:, None]
+        Yc = Y - y_mean
+        if root is not None:
+            Yc = Yc * root
+    return _Centered(X, x_mean, y_mean, root, Yc, y_scale, w)
+
+
 def _solve_at(X, Y, alpha: float, fit_intercept: bool, sample_weight, log: StepLog = _QUIET):
     """Ridge coefficients and intercept at one penalty, by one linear system in the
     smaller of the samples' and the features' spaces (as :func:`_exact_ridge_path`
@@ -253,21 +300,8 @@ def _solve_at(X, Y, alpha: float, fit_intercept: bool, sample_weight, log: StepL
         f"The ridge fit of {n_samples} x {n_features} features",
         "Use fewer samples or features, or the dense head (head='dense').",
     )
-    X = X.astype(xp.float64, copy=False)
-    y_scale = _power_of_two_near(float(xp.max(xp.abs(Y))) if Y.size else 0.0)
-    Y = Y.astype(xp.float64, copy=False) / y_scale
-    w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
+    X, x_mean, y_mean, root, Yc, y_scale, _ = _centered(X, Y, fit_intercept, sample_weight, xp)
     with np.errstate(over="ignore", invalid="ignore"):
-        if not fit_intercept:
-            x_mean, y_mean = xp.zeros(n_features), xp.zeros(Y.shape[1])
-        elif w is None:
-            x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
-        else:
-            x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
-        root = None if w is None else xp.sqrt(w)[:, None]
-        Yc = Y - y_mean
-        if root is not None:
-            Yc = Yc * root
         if n_samples <= n_features:
             with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
                 K = _centered_gram(X, x_mean, root, xp)
@@ -280,13 +314,7 @@ def _solve_at(X, Y, alpha: float, fit_intercept: bool, sample_weight, log: StepL
             coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T
         else:
             with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks)"):
-                G = xp.zeros((n_features, n_features))
-                XtY = xp.zeros((n_features, Y.shape[1]))
-                for rows, block in _centered_blocks(X, x_mean, root, xp):
-                    _refuse_overflow(block, root, xp)
-                    G += block.T @ block
-                    XtY += block.T @ Yc[rows]
-            _refuse_overflow(G, root, xp)
+                G, XtY = _feature_gram(X, x_mean, root, xp, Yc)
             with log.step(f"the {n_features} x {n_features} system at alpha={alpha:.4g}"):
                 G[xp.diag_indices(n_features)] += alpha
                 coef = xp.linalg.solve(G, XtY).T
@@ -341,30 +369,10 @@ def _exact_ridge_path(
         f"The ridge decomposition of {n_samples} x {n_features} features",
         "Use fewer samples or features, or the dense head (head='dense').",
     )
-    X = X.astype(xp.float64, copy=False)
-    # The path runs on targets divided by a power of two near their largest magnitude, and
-    # the results are scaled back: exact, so the same numbers for ordinary targets, but the
-    # errors of huge or tiny targets neither overflow nor underflow (every error infinite,
-    # or zero, chose the first penalty), and the penalty chosen does not depend on the scale.
-    y_scale = _power_of_two_near(float(xp.max(xp.abs(Y))) if Y.size else 0.0)
-    Y = Y.astype(xp.float64, copy=False) / y_scale
-    w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
-    # huge weights or features overflow here: _decompose refuses them with their cause
+    # the targets are divided by a power of two near their largest magnitude and the results
+    # scaled back: the penalty chosen does not depend on the targets' scale (_centered)
+    X, x_mean, y_mean, root, Yc, y_scale, w = _centered(X, Y, fit_intercept, sample_weight, xp)
     with np.errstate(over="ignore", invalid="ignore"):
-        if fit_intercept:
-            if w is None:
-                x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
-            else:
-                x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
-            Yc = Y - y_mean
-        else:
-            x_mean = xp.zeros(n_features)
-            y_mean = xp.zeros(Y.shape[1])
-            Yc = Y
-        root = None
-        if w is not None:
-            root = xp.sqrt(w)[:, None]
-            Yc = Yc * root
         # Xc = root * (X - x_mean) is never formed where _decompose need not
         U, s2 = _decompose(X, x_mean, root, xp, log)
     if relative is not None:

@@ -118,3 +118,11 @@ def test_the_default_models_screen_and_stream_the_kept_channels():
     target = np.where(y == 1, 1.0, -1.0) + 0.1 * np.random.default_rng(2).standard_normal(160)
     reg = LMURegressor().fit(X, target)
     assert reg.features_.channels_.tolist() == [5]
+
+
+def test_the_composites_pass_channels_to_the_pooled_features():
+    X, y = _bumps(80, 20, informative=(3,))
+    everything = LMUClassifier(channels="all").fit(X, y)
+    assert everything.features_.channels_.tolist() == list(range(20))
+    two = LMUClassifier(channels=2).fit(X, y)
+    assert len(two.features_.channels_) <= 2 and 3 in two.features_.channels_
