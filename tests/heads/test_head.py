@@ -412,7 +412,7 @@ def test_bad_input(Est):
     with pytest.raises(ValueError):
         Est(dtype="float16").fit(X, y)
     with pytest.raises(ValueError, match="learning_rate"):
-        Est(learning_rate="cosine").fit(X, y)
+        Est(learning_rate="cyclic").fit(X, y)
     with pytest.raises(ValueError, match="power_t"):
         Est(power_t=-0.5).fit(X, y)
 
