@@ -336,6 +336,7 @@ class _LMUBase(BaseEstimator):
         channels_first=None,
         n_jobs=None,
         channels="auto",
+        channel_sums="auto",
     ):
         self.order = order
         self.theta = theta
@@ -374,6 +375,7 @@ class _LMUBase(BaseEstimator):
         self.channels_first = channels_first
         self.n_jobs = n_jobs
         self.channels = channels
+        self.channel_sums = channel_sums
 
     # ------------------------------------------------------------------ choices
     def _resolved_head(self, n_samples: int) -> str:
@@ -417,6 +419,7 @@ class _LMUBase(BaseEstimator):
                 "device": device,
                 "channels_first": self.channels_first,
                 "channels": self.channels,
+                "channel_sums": self.channel_sums,
             }
             if n_samples > _MANY_SAMPLES:
                 params["n_biases"] = _MANY_SAMPLES_BIASES
@@ -839,6 +842,9 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         ``channels``): 'auto' keeps every channel up to 16 and beyond screens them against
         ``y``, keeping the significant ones (at most 16); 'all' every channel; an integer
         at most that many, by the same screening. Other feature outputs read every channel.
+    channel_sums : 'auto' or bool, default='auto'
+        The pooled features also read the sum of every pair of the channels kept ('auto':
+        for an input of 2 to 4 channels); see :class:`~lmu_sk.pooled.LMUPooledFeatures`.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as in :class:`sklearn.linear_model.RidgeClassifierCV`:
         every sequence's weight is multiplied by its class's (``'balanced'``:
@@ -919,6 +925,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         channels_first=None,
         n_jobs=None,
         channels="auto",
+        channel_sums="auto",
         class_weight=None,
     ):
         super().__init__(
@@ -959,6 +966,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             channels_first=channels_first,
             n_jobs=n_jobs,
             channels=channels,
+            channel_sums=channel_sums,
         )
         self.class_weight = class_weight
 

@@ -12,6 +12,7 @@ are never all held.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import re
@@ -21,7 +22,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from . import _dask, engine
-from ._device import for_module, get_array_module, to_numpy
+from ._device import array_module_of, for_module, get_array_module, to_numpy
 from ._input import check_dtype_param, check_finite_result
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
@@ -77,6 +78,35 @@ _SCREEN_PARAMS = {
     "transforms": ("series", "difference"),
 }
 _INPUT_NAME = re.compile(r"^w\d+_[xds](\d+)_")
+# channel_sums='auto' adds the sum of every pair of channels to inputs of 2 to this many
+# (not to the channels a screening kept: a window's states are shared among the channels
+# read, so there the pairs take states from the channels that carry the class, and the
+# 64-channel probe of bench_shapes loses 5.5 points)
+_MAX_SUMMED_CHANNELS = 4
+
+
+def channel_sums(kept: np.ndarray, n_channels: int) -> np.ndarray:
+    """The ``(n_channels, n_read)`` 0/1 matrix that makes the channels the windows read:
+    the ``kept`` channels, then the sum of every pair of them, in ``itertools``'
+    combinations order."""
+    kept = [int(k) for k in kept]
+    pairs = list(itertools.combinations(kept, 2))
+    mixing = np.zeros((n_channels, len(kept) + len(pairs)))
+    for column, k in enumerate(kept):
+        mixing[k, column] = 1.0
+    for column, (i, j) in enumerate(pairs, start=len(kept)):
+        mixing[[i, j], column] = 1.0
+    return mixing
+
+
+def mixed_channels(U, mixing):
+    """``U``'s channels combined by ``mixing`` (``(n_channels, n_read)``): an array
+    ``(n_samples, n_steps, n_read)`` or a list of ``(n_steps_i, n_read)`` arrays, in
+    ``U``'s dtype and array module."""
+    if isinstance(U, list):
+        return [mixed_channels(u, mixing) for u in U]
+    xp = array_module_of(U)
+    return U @ xp.asarray(mixing, dtype=U.dtype)
 
 
 def default_thetas(
@@ -239,6 +269,13 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         'auto': every channel up to 16; beyond, the screening with ``k = 16`` when ``y``
         is given, every channel without it. The features then grow with the channels kept,
         not with the channels given.
+    channel_sums : 'auto' or bool, default='auto'
+        Also read the sum of every pair of the channels kept, as channels of their own
+        (their states are the sums of the pair's states; pooled, they say when the pair
+        rises together). 'auto': for an input of 2 to 4 channels, all kept (1 to 6
+        pairs); ``True``: whatever their number (``k (k - 1) / 2`` pairs); ``False``:
+        never. The states per window are shared among the channels read
+        (``order=None``).
     channels_first : bool or None, default=None
         Layout of 3-D input. ``True``: ``(n_samples, n_channels, n_steps)`` as aeon and
         sktime hold it (``aeon.datasets.load_classification``), or a list of
@@ -274,7 +311,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         Channels of the input.
     channels_ : int ndarray
         The channels that feed the windows, ascending (all of them unless screened).
-    channel_scores_ : ndarray of shape (n_channels_,) or None
+    mixing_ : ndarray of shape (n_channels, n_read) or None
+        How the channels the windows read are made of the input's (:func:`channel_sums`),
+        or ``None`` when they read the kept channels themselves.
+    channel_scores_ : ndarray of shape (n_channels,) or None
         Each channel's screening score (its features' largest F statistic), ``None`` when
         no screening ran.
     n_features_out_ : int
@@ -328,6 +368,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         device="auto",
         return_gpu_arrays=False,
         channels="auto",
+        channel_sums="auto",
         channels_first=None,
         verbose=False,
         n_jobs=None,
@@ -345,6 +386,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.device = device
         self.return_gpu_arrays = return_gpu_arrays
         self.channels = channels
+        self.channel_sums = channel_sums
         self.channels_first = channels_first
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -369,8 +411,15 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         budget = resolve_budget(self.max_memory)
         thetas = default_thetas(n_steps) if self.thetas is None else _check_thetas(self.thetas)
         kept, scores = self._choose_channels(U, y, n_steps, n_channels)
+        mixing = self._mixing(kept, n_channels)
+        # the channels the windows read: the kept ones of the input, or all the mixed ones
+        if mixing is None:
+            read, n_read = kept, n_channels
+        else:
+            read, n_read = np.arange(mixing.shape[1]), mixing.shape[1]
+            U = mixed_channels(U, mixing)
         if self.order is None:
-            orders = default_orders(thetas, len(kept))
+            orders = default_orders(thetas, len(read))
         else:
             orders = np.full(len(thetas), _check_count(self.order, "order", 1), dtype=np.int64)
         if isinstance(self.stride, str) and self.stride == "auto":
@@ -379,10 +428,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             stride = _check_count(self.stride, "stride (or 'auto')", 1)
             strides = np.full(len(thetas), stride)
         fed_cumsum = cumsum_windows(thetas)
-        # input j * n_channels + k is transform j of channel k; only kept channels feed
+        # input j * n_read + k is transform j of channel k; only the channels read feed
         plain = [j for j, name in enumerate(transforms) if name != "cumsum"]
-        plain_inputs = tuple(j * n_channels + int(k) for j in plain for k in kept)
-        cumsum_inputs = tuple(len(plain) * n_channels + int(k) for k in kept)
+        plain_inputs = tuple(j * n_read + int(k) for j in plain for k in read)
+        cumsum_inputs = tuple(len(plain) * n_read + int(k) for k in read)
         windows = []
         for theta, d, stride, cumsum in zip(thetas, orders, strides, fed_cumsum, strict=True):
             inputs = plain_inputs
@@ -402,10 +451,23 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.n_features_in_ = n_steps
         self.n_channels_ = n_channels
         self.channels_ = kept
+        self.mixing_ = mixing
         self.channel_scores_ = scores
         self.biases_, self.scales_ = self._fit_biases(U, budget)
         self.n_features_out_ = spec.n_features
         return self
+
+    def _mixing(self, kept: np.ndarray, n_channels: int):
+        """``channel_sums``' matrix of the channels read, or ``None``."""
+        if isinstance(self.channel_sums, str) and self.channel_sums == "auto":
+            wanted = 2 <= len(kept) == n_channels <= _MAX_SUMMED_CHANNELS
+        elif isinstance(self.channel_sums, (bool, np.bool_)):
+            wanted = bool(self.channel_sums) and len(kept) >= 2
+        else:
+            raise ValueError(
+                f"channel_sums must be 'auto', True or False; got {self.channel_sums!r}."
+            )
+        return channel_sums(kept, n_channels) if wanted else None
 
     def _choose_channels(self, U, y, n_steps: int, n_channels: int):
         """The channels that feed the windows, and the screening scores (or ``None``)."""
@@ -438,6 +500,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             max_memory=self.max_memory,
             device="cpu",
             channels="all",
+            channel_sums=False,
             channels_first=False,
         )
         F = screen.fit_transform(U)
@@ -522,6 +585,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         """The features of the validated ``U``, in ``dtype`` where given (the estimators ask
         for float64, which their ridge head computes in: the compiled kernel then writes
         its float64 pools straight into the features)."""
+        mixing = getattr(self, "mixing_", None)  # None too in models saved before it
+        if mixing is not None:
+            U = mixed_channels(U, mixing)
         _check_state_range(U, self.orders_, tuple(self.spec_.transforms))
         if dtype is None:
             dtype = check_dtype_param(self.dtype) or (
@@ -555,13 +621,18 @@ default=('ppv', 'mpv', 'lspv', 'compete')
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Names ``'w{w}_{input}_m{i}_{pool}'``: window, input (``x{k}`` channel ``k``,
-        ``d{k}`` its difference, ``s{k}`` its cumulative sum), state and pool (``ppv{j}``,
-        ``mpv{j}``, ``lspv{j}`` at threshold ``j``; ``mean``, ``max``, ``min``; ``top`` and
-        ``bottom`` for 'compete')."""
+        ``d{k}`` its difference, ``s{k}`` its cumulative sum; ``x{i}+{j}`` the sum of
+        channels ``i`` and ``j``), state and pool (``ppv{j}``, ``mpv{j}``, ``lspv{j}`` at
+        threshold ``j``; ``mean``, ``max``, ``min``; ``top`` and ``bottom`` for
+        'compete')."""
         check_is_fitted(self)
         spec = self.spec_
-        C = self.n_channels_
-        inputs = [f"{_SHORT_NAMES[t]}{k}" for t in spec.transforms for k in range(C)]
+        mixing = getattr(self, "mixing_", None)
+        if mixing is None:
+            read = [str(k) for k in range(self.n_channels_)]
+        else:
+            read = ["+".join(str(k) for k in np.flatnonzero(column)) for column in mixing.T]
+        inputs = [f"{_SHORT_NAMES[t]}{k}" for t in spec.transforms for k in read]
         per_state = [
             f"{name}{j}"
             for name in THRESHOLD_POOLS

@@ -115,7 +115,7 @@ def _longest_run(above: np.ndarray) -> np.ndarray:
     return best
 
 
-def pooled(sequences, spec, biases, scales) -> np.ndarray:
+def pooled(sequences, spec, biases, scales, mixing=None) -> np.ndarray:
     """Pooled Delay Network features by the plain recurrence, one sequence at a time.
 
     Parameters
@@ -127,6 +127,9 @@ def pooled(sequences, spec, biases, scales) -> np.ndarray:
         The thresholds of every window's states.
     scales : list of ndarray of shape (n_inputs_w, order_w)
         The scales of the ``'compete'`` pools.
+    mixing : ndarray of shape (n_channels, n_read), optional
+        The channels the windows read as combinations of the sequences' (a fitted
+        ``LMUPooledFeatures``' ``mixing_``); the sequences' own channels by default.
 
     Returns
     -------
@@ -139,6 +142,8 @@ def pooled(sequences, spec, biases, scales) -> np.ndarray:
     rows = []
     for x in sequences:
         x = np.asarray(x, dtype=np.float64)
+        if mixing is not None:
+            x = x @ np.asarray(mixing, dtype=np.float64)
         inputs = _inputs(x, spec.transforms)
         features = []
         for window, b, scale in zip(spec.windows, biases, scales, strict=True):

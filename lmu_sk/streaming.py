@@ -634,13 +634,16 @@ class PooledStream(_FeatureStream):
     dtype.
     """
 
-    _device_attributes = ("_pooled", "_arrays", "_history")
+    _device_attributes = ("_pooled", "_arrays", "_history", "_mixing")
 
     def __init__(self, features, n_streams: int = 1, return_device_arrays: bool | None = None):
         self._snapshot(features, n_streams, return_device_arrays)
         spec = features.spec_
         self.spec = spec
-        C = self.n_channels
+        # the channels the windows read: the input's, or combinations of them (mixing_)
+        mixing = getattr(features, "mixing_", None)
+        self._mixing_host = None if mixing is None else np.array(mixing, dtype=np.float64)
+        C = self._n_read
         self._biases_host, self._scales_host = checked_window_arrays(
             spec, C, features.biases_, features.scales_
         )
@@ -664,14 +667,22 @@ class PooledStream(_FeatureStream):
         self.reset()
 
     # ------------------------------------------------------------------ device and state
+    @property
+    def _n_read(self) -> int:
+        """The channels the windows read: the input's, or their combinations."""
+        mixing = getattr(self, "_mixing_host", None)  # None in streams saved before it
+        return self.n_channels if mixing is None else int(mixing.shape[1])
+
     def _setup(self, xp: ModuleType) -> None:
         self._xp = xp
+        mixing = getattr(self, "_mixing_host", None)
+        self._mixing = None if mixing is None else xp.asarray(mixing)
         self._pooled = CarriedPooledFeatures(
-            self.spec, self.n_channels, self._biases_host, self._scales_host, self.dtype, xp
+            self.spec, self._n_read, self._biases_host, self._scales_host, self.dtype, xp
         )
 
     def _allocate(self) -> None:
-        xp, n, C = self._xp, self.n_streams, self.n_channels
+        xp, n, C = self._xp, self.n_streams, self._n_read
         self._arrays = self._pooled.empty(n)
         self._history = {
             s: _filled(xp, (n, 16, C), 0.0, np.float64) for s in self._pooled.history_strides
@@ -681,7 +692,7 @@ class PooledStream(_FeatureStream):
         return np.dtype(np.float64)
 
     def _state_spec(self) -> dict:
-        n, C = self.n_streams, self.n_channels
+        n, C = self.n_streams, self._n_read
 
         def put(name):
             def assign(a):
@@ -753,6 +764,8 @@ class PooledStream(_FeatureStream):
     def _advance(self, U: Array, original: Array) -> None:
         X = self._cast(U, np.float64)
         self._check_range(X, original)
+        if self._mixing is not None:
+            X = X @ self._mixing
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite results raise below
             updates, appended = self._pooled.advance(self._arrays, X, self._steps_seen)
         xp = self._xp

@@ -770,7 +770,8 @@ def test_pooled_stream_equals_the_batch_transform_of_every_prefix(n_channels, da
     X = rng.standard_normal((n_streams, n_steps, n_channels))
     # the fitted thresholds replaced by ones decided for these sequences (same shapes; see
     # the notes above)
-    states = visited_states(X, features.spec_)
+    read = X if features.mixing_ is None else X @ features.mixing_  # with their sums
+    states = visited_states(read, features.spec_)
     assert [b.shape for b in features.biases_] == [
         (*s.shape[1:], params["n_biases"]) for s in states
     ]

@@ -64,10 +64,16 @@ def test_screening_keeps_the_informative_channels_of_many():
     assert f.channel_scores_.shape == (40,)
     assert np.argsort(f.channel_scores_)[-2:].tolist() in ([7, 31], [31, 7])
     # the features are those of the kept channels alone
-    alone = LMUPooledFeatures(n_biases=4).fit(X[:, :, [7, 31]])
+    alone = LMUPooledFeatures(n_biases=4, channel_sums=False).fit(X[:, :, [7, 31]])
     np.testing.assert_array_equal(f.transform(X[:5]), alone.transform(X[:5, :, [7, 31]]))
     names = f.get_feature_names_out()
+    # the two kept channels alone: 'auto' adds no pairs to the channels a screening kept
     assert {n.split("_")[1][1:] for n in names} == {"7", "31"}
+    assert f.mixing_ is None
+    # True adds them: the kept channels and their sum
+    summed = LMUPooledFeatures(n_biases=4, channel_sums=True).fit(X, y)
+    assert {n.split("_")[1][1:] for n in summed.get_feature_names_out()} == {"7", "31", "7+31"}
+    assert summed.mixing_.shape == (40, 3)
 
 
 def test_few_channels_and_no_target_keep_every_channel():
@@ -126,3 +132,30 @@ def test_the_composites_pass_channels_to_the_pooled_features():
     assert everything.features_.channels_.tolist() == list(range(20))
     two = LMUClassifier(channels=2).fit(X, y)
     assert len(two.features_.channels_) <= 2 and 3 in two.features_.channels_
+
+
+def test_channel_sums_read_every_pair_of_the_kept_channels():
+    """'auto': an input of 2 to 4 channels reads their pairwise sums too; the features
+    equal those of the channels and sums given as channels of their own, and the
+    stream's."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 40, 3))
+    f = LMUPooledFeatures(n_biases=3).fit(X)
+    assert f.mixing_.shape == (3, 6)
+    summed = np.concatenate([X, X[:, :, [0, 0, 1]] + X[:, :, [1, 2, 2]]], axis=2)
+    alone = LMUPooledFeatures(n_biases=3, channel_sums=False, thetas=f.thetas_).fit(summed)
+    np.testing.assert_array_equal(f.transform(X[:4]), alone.transform(summed[:4]))
+    read = {name.split("_")[1] for name in f.get_feature_names_out()}
+    assert {"x0", "x1", "x2", "x0+1", "x0+2", "x1+2", "d1+2", "s1+2"} <= read
+    stream = f.stream(4)
+    stream.update(X[:4, :17])
+    stream.update(X[:4, 17:])
+    # float32 rounding of the 'mpv' sums in the kernel's chunks (see test_streaming)
+    np.testing.assert_allclose(stream.transform(), f.transform(X[:4]), atol=1e-5, rtol=0)
+    assert LMUPooledFeatures(channel_sums=False).fit(X).mixing_ is None
+    assert LMUPooledFeatures(channel_sums="auto").fit(X[:, :, :1]).mixing_ is None
+    assert LMUPooledFeatures(channel_sums=True).fit(
+        rng.standard_normal((8, 30, 6))
+    ).mixing_.shape == (6, 21)
+    with pytest.raises(ValueError, match="channel_sums must be 'auto', True or False"):
+        LMUPooledFeatures(channel_sums="pairs").fit(X)

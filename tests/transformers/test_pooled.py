@@ -89,19 +89,26 @@ def test_transformer_matches_the_oracle_on_new_data():
     test = [rng.standard_normal((n, 2)) for n in (50, 81, 12)]
     model = LMUPooledFeatures(pools=POOLS, device="cpu").fit(train)
     got = model.transform(test)
+    # two channels: the windows read them and their sum
+    assert model.mixing_.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
     expected = reference.pooled(
-        test, model.spec_, [b.astype(np.float64) for b in model.biases_], model.scales_
+        test,
+        model.spec_,
+        [b.astype(np.float64) for b in model.biases_],
+        model.scales_,
+        model.mixing_,
     )
     assert got.shape == (3, model.n_features_out_) == expected.shape
     # thresholds fitted on other series: no test state sits on one (else a count is off)
-    scale = state_scale(test, model.spec_, model.biases_, model.scales_)
+    read = [x @ model.mixing_ for x in test]
+    scale = state_scale(read, model.spec_, model.biases_, model.scales_)
     assert np.all(np.abs(got - expected) <= tolerances(model.spec_, scale))
     assert len(model.get_feature_names_out()) == model.n_features_out_
 
 
 def test_default_windows_orders_strides_and_inputs():
     X = np.random.default_rng(0).standard_normal((6, 256, 2))
-    model = LMUPooledFeatures(device="cpu").fit(X)
+    model = LMUPooledFeatures(device="cpu", channel_sums=False).fit(X)
     thetas = np.maximum(256 * np.geomspace(1 / 128, 1, 16), 1)
     np.testing.assert_allclose(model.thetas_, thetas)
     cap = 8  # 16 states per window across 2 channels
