@@ -828,7 +828,7 @@ momentum, nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_cha
 beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         The dense head's parameters, as in :class:`~lmu_sk.head.DenseHeadClassifier` and
         :class:`sklearn.neural_network.MLPClassifier` (``learning_rate`` also takes
-        'plateau', and every schedule applies to Adam too). ``dtype`` is also the
+        'plateau' and 'cosine', and every schedule applies to Adam too). ``dtype`` is also the
         features'. They are validated by ``fit`` and ``partial_fit`` whatever the head, with
         errors that name this estimator. ``warm_start=True`` continues the dense head as
         ``MLPClassifier`` does (``n_iter_`` counts the epochs of the last call, ``t_`` and

@@ -103,7 +103,7 @@ class _BaseDenseHead(BaseEstimator):
         "solver": [StrOptions({"adam", "sgd"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [StrOptions({"constant", "plateau", "adaptive", "invscaling"})],
+        "learning_rate": [StrOptions({"constant", "plateau", "adaptive", "invscaling", "cosine"})],
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
         "power_t": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -468,7 +468,9 @@ class _BaseDenseHead(BaseEstimator):
             train_epochs(
                 network,
                 optimizer,
-                make_schedule(self.learning_rate, self.power_t),
+                make_schedule(
+                    self.learning_rate, self.power_t, None if incremental else self.max_iter
+                ),
                 batches,
                 history,
                 rng=rng,
@@ -591,7 +593,8 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
         L2 penalty on the weights (not the biases), scaled as in scikit-learn.
     batch_size : int or 'auto', default='auto'
         Minibatch size; 'auto' is ``min(200, n_samples)``.
-    learning_rate : {'constant', 'plateau', 'adaptive', 'invscaling'}, default='constant'
+    learning_rate : {'constant', 'plateau', 'adaptive', 'invscaling', 'cosine'}, \
+default='constant'
         Learning-rate schedule; unlike scikit-learn's MLP, where schedules apply to 'sgd'
         only, every schedule applies to both solvers (Adam's step size is scaled alike).
 
@@ -604,6 +607,11 @@ class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead)
         - 'invscaling' (as ``MLPClassifier``): after every epoch sets it to
           ``learning_rate_init / (t_ + 1) ** power_t``, ``t_`` the samples seen so far;
           a stall stops training.
+        - 'cosine': decays it over the ``max_iter`` epochs of a ``fit``, epoch ``k`` at
+          ``learning_rate_init * (1 + cos(pi * (k - 1) / max_iter)) / 2``; a stall
+          neither stops training nor changes the rate, and reaching ``max_iter`` gives no
+          ``ConvergenceWarning`` (with early stopping the best epoch's weights are kept).
+          ``partial_fit`` keeps the current rate.
     learning_rate_init : float, default=1e-3
         Initial step size.
     power_t : float, default=0.5

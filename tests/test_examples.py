@@ -90,3 +90,35 @@ def test_early_classification_example_draws_lmu_sk_beside_teaser(monkeypatch, tm
     assert teaser["decided"][-1] == 1.0 and np.all(np.diff(teaser["decided"]) >= 0)
     assert 0.5 < result["results"]["TEASER"][1] <= 1.0
     assert (tmp_path / "early_classification.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("extra", [[], ["--n-heads", "2", "--schedule", "cosine"]])
+def test_psmnist_example_reports_validation_and_test_on_the_permutation_asked(
+    extra, tmp_path, monkeypatch, capsys
+):
+    from test_datasets import write_fake_mnist
+
+    from lmu_sk import datasets
+
+    write_fake_mnist(tmp_path, n_train=60, n_test=20, rows=8, cols=8)
+    seeds = []
+
+    def recording_loader(*args, permutation_seed=50, **kwargs):
+        seeds.append(permutation_seed)
+        return load(*args, permutation_seed=permutation_seed, **kwargs)
+
+    load = datasets.load_psmnist
+    monkeypatch.setattr(datasets, "load_psmnist", recording_loader)
+    main = _run("psmnist.py", [], monkeypatch)["main"]
+    argv = ["--data", str(tmp_path), "--permutation-seed", "7", "--order", "8", "--theta", "64"]
+    argv += ["--hidden", "8", "--epochs", "3", "--batch-size", "10", "--quiet", *extra]
+    val_accuracy, test_accuracy = main(argv)
+    out = capsys.readouterr().out
+    assert seeds == [7]
+    assert "permutation seed 7: 50 train / 10 validation / 20 test" in out
+    # the accuracies printed are the ones returned: 10 validation and 20 test sequences
+    assert f"validation accuracy: {val_accuracy:.4f}" in out
+    assert f"test accuracy: {test_accuracy:.4f}" in out
+    assert val_accuracy * 10 == pytest.approx(round(val_accuracy * 10))
+    assert test_accuracy * 20 == pytest.approx(round(test_accuracy * 20))
+    assert "(8 internal variables)" in out and "162 parameters" in out  # 8*8+8 + 8*10+10

@@ -34,6 +34,7 @@ __all__ = [
     "AdaptiveLearningRate",
     "BaseOptimizer",
     "ConstantLearningRate",
+    "CosineLearningRate",
     "InverseScalingLearningRate",
     "LearningRateSchedule",
     "PlateauLearningRate",
@@ -343,7 +344,15 @@ class LearningRateSchedule:
     changes ``optimizer.learning_rate``, which Adam and SGD both read at every step, so
     every schedule applies to both solvers (scikit-learn's MLP applies its schedules to
     'sgd' only).
+
+    Attributes
+    ----------
+    fixed_length : bool
+        True for a schedule planned for all ``max_iter`` epochs, which reaching
+        ``max_iter`` therefore does not mark as unconverged (no ``ConvergenceWarning``).
     """
+
+    fixed_length = False
 
     def on_epoch_end(self, optimizer: BaseOptimizer, t: int) -> None:
         """Update the learning rate after an epoch; ``t`` is the number of samples seen."""
@@ -436,28 +445,76 @@ class InverseScalingLearningRate(LearningRateSchedule):
         optimizer.learning_rate = optimizer.learning_rate_init / (t + 1) ** self.power_t
 
 
+class CosineLearningRate(LearningRateSchedule):
+    """Cosine decay over a fixed number of epochs.
+
+    Epoch ``k`` (1, 2, ..., ``n_epochs``) of the schedule runs at
+    ``learning_rate_init * (1 + cos(pi * (k - 1) / n_epochs)) / 2``: the first at
+    ``learning_rate_init``, the last at about ``(pi / n_epochs) ** 2 / 4`` of it. The
+    rate is set at the end of every epoch, from the epochs this schedule has seen. A
+    plateau neither stops training nor changes the rate: the schedule runs its
+    ``n_epochs`` (with early stopping, the weights of the best epoch are kept). With
+    ``n_epochs=None`` the rate stays where it is (one ``partial_fit`` epoch at a time has
+    no planned length).
+
+    Parameters
+    ----------
+    n_epochs : int or None
+        Length of the decay in epochs (``max_iter`` of a ``fit``).
+    """
+
+    fixed_length = True
+
+    def __init__(self, n_epochs: int | None) -> None:
+        if n_epochs is not None and int(n_epochs) < 1:
+            raise ValueError(f"n_epochs must be a positive integer or None; got {n_epochs!r}.")
+        self.n_epochs = None if n_epochs is None else int(n_epochs)
+        self.epochs_seen = 0
+
+    def on_epoch_end(self, optimizer: BaseOptimizer, t: int) -> None:
+        """Set ``optimizer.learning_rate`` for the next epoch of the decay."""
+        if self.n_epochs is None:
+            return
+        self.epochs_seen += 1
+        fraction = min(self.epochs_seen, self.n_epochs) / self.n_epochs
+        optimizer.learning_rate = (
+            optimizer.learning_rate_init * (1.0 + math.cos(math.pi * fraction)) / 2.0
+        )
+
+    def on_plateau(self, optimizer: BaseOptimizer) -> bool:
+        """Keep training at the planned rate."""
+        return False
+
+
 SCHEDULES = {
     "constant": ConstantLearningRate,
     "plateau": PlateauLearningRate,
     "adaptive": AdaptiveLearningRate,
     "invscaling": InverseScalingLearningRate,
+    "cosine": CosineLearningRate,
 }
 
 
-def make_schedule(name: str, power_t: float = 0.5) -> LearningRateSchedule:
+def make_schedule(
+    name: str, power_t: float = 0.5, n_epochs: int | None = None
+) -> LearningRateSchedule:
     """Return a new schedule object for a ``learning_rate`` parameter.
 
     Parameters
     ----------
-    name : {'constant', 'plateau', 'adaptive', 'invscaling'}
+    name : {'constant', 'plateau', 'adaptive', 'invscaling', 'cosine'}
         The schedule.
     power_t : float, default=0.5
         Exponent of 'invscaling' (ignored by the others).
+    n_epochs : int or None, default=None
+        Length of the 'cosine' decay (ignored by the others); None keeps the rate.
     """
     if name not in SCHEDULES:
         raise ValueError(f"learning_rate must be one of {sorted(SCHEDULES)}, got {name!r}.")
     if name == "invscaling":
         return InverseScalingLearningRate(power_t)
+    if name == "cosine":
+        return CosineLearningRate(n_epochs)
     return SCHEDULES[name]()
 
 

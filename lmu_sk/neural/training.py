@@ -11,8 +11,9 @@ value so far; an epoch that does not improve it by at least ``tol`` increments a
 any other epoch resets it. When the counter exceeds ``n_iter_no_change`` the learning-rate
 schedule decides: the constant schedule stops training, the plateau schedule divides the
 learning rate by ten and training goes on (until the rate would drop below its minimum),
-the adaptive one divides it by five; every schedule may also change the rate at the end
-of each epoch (inverse scaling does).
+the adaptive one divides it by five, the cosine one goes on (it runs all ``max_iter``
+epochs, and reaching them gives no ``ConvergenceWarning``); every schedule may also change
+the rate at the end of each epoch (inverse scaling and cosine decay do).
 
 Divergence: after every epoch the loss and the parameters are checked for finiteness; if
 either is not finite, :class:`TrainingDivergedError` is raised (a ``ValueError`` and a
@@ -518,7 +519,7 @@ def train_epochs(
                 break
             history.no_improvement_count = 0
 
-    if not stopped and not incremental and max_iter > 0:
+    if not stopped and not incremental and max_iter > 0 and not schedule.fixed_length:
         warnings.warn(
             f"Stochastic Optimizer: Maximum iterations ({max_iter}) reached and the "
             "optimization hasn't converged yet.",

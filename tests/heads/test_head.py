@@ -299,6 +299,25 @@ def test_plateau_schedule_in_fit_and_partial_fit():
     assert reg._optimizer.learning_rate == pytest.approx(1e-5)
 
 
+def test_cosine_schedule_runs_max_iter_epochs_without_warning():
+    X, y = _smooth_regression(n=100)
+    # no epoch improves (tol=1e9), yet 'cosine' runs all its epochs and does not warn
+    params = dict(tol=1e9, n_iter_no_change=1, max_iter=6, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        reg = DenseHeadRegressor(learning_rate="cosine", **params).fit(X, y)
+    assert reg.n_iter_ == 6
+    assert reg._optimizer.learning_rate == pytest.approx(0.0, abs=1e-18)
+    clf = DenseHeadClassifier(learning_rate="cosine", early_stopping=True, **params)
+    clf.fit(*_blobs())
+    assert clf.n_iter_ == 6 and len(clf.validation_scores_) == 6
+    # partial_fit has no planned length: the rate stays at learning_rate_init
+    reg = DenseHeadRegressor(learning_rate="cosine", learning_rate_init=0.01, random_state=0)
+    for _ in range(3):
+        reg.partial_fit(X, y)
+    assert reg._optimizer.learning_rate == 0.01
+
+
 def test_fit_hook_for_composite_estimators():
     X, y = _blobs()
     clf = DenseHeadClassifier(max_iter=5, random_state=0)
@@ -393,7 +412,7 @@ def test_bad_input(Est):
     with pytest.raises(ValueError):
         Est(dtype="float16").fit(X, y)
     with pytest.raises(ValueError, match="learning_rate"):
-        Est(learning_rate="cosine").fit(X, y)
+        Est(learning_rate="cyclic").fit(X, y)
     with pytest.raises(ValueError, match="power_t"):
         Est(power_t=-0.5).fit(X, y)
 

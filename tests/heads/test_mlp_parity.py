@@ -409,7 +409,7 @@ def test_warm_start_and_partial_fit_bookkeeping_match_mlp(composite, tol):
 BAD_PARAMETERS = [
     ("alpha", -1.0),
     ("learning_rate_init", 0.0),
-    ("learning_rate", "cosine"),
+    ("learning_rate", "cyclic"),
     ("power_t", -0.5),
     ("solver", "lbfgs"),
     ("dropout", 1.0),

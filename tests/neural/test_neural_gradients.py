@@ -20,6 +20,7 @@ from lmu_sk.neural.optimizers import (
     Adam,
     AdaptiveLearningRate,
     ConstantLearningRate,
+    CosineLearningRate,
     InverseScalingLearningRate,
     PlateauLearningRate,
     make_schedule,
@@ -412,8 +413,28 @@ def test_constant_schedule_stops_and_make_schedule():
     assert isinstance(make_schedule("plateau"), PlateauLearningRate)
     assert isinstance(make_schedule("adaptive"), AdaptiveLearningRate)
     assert make_schedule("invscaling", power_t=0.25).power_t == 0.25
+    assert make_schedule("cosine", n_epochs=7).n_epochs == 7
     with pytest.raises(ValueError, match="learning_rate"):
-        make_schedule("cosine")
+        make_schedule("step")
+
+
+def test_cosine_schedule_formula_plateau_and_no_length():
+    opt = Adam([np.zeros(1)], 0.2)
+    sched = CosineLearningRate(4)
+    rates = [opt.learning_rate]
+    for _ in range(4):
+        assert sched.on_plateau(opt) is False  # a stall changes nothing
+        sched.on_epoch_end(opt, 0)
+        rates.append(opt.learning_rate)
+    # epoch k runs at 0.2 * (1 + cos(pi (k - 1) / 4)) / 2; after the 4th: 0
+    expected = [0.2 * (1 + math.cos(math.pi * k / 4)) / 2 for k in range(5)]
+    np.testing.assert_allclose(rates, expected, rtol=1e-12, atol=1e-17)
+    assert sched.fixed_length and not ConstantLearningRate().fixed_length
+    kept = CosineLearningRate(None)
+    kept.on_epoch_end(opt, 100)
+    assert opt.learning_rate == rates[-1]
+    with pytest.raises(ValueError, match="n_epochs"):
+        CosineLearningRate(0)
 
 
 def test_adaptive_schedule_divides_by_five_as_scikit_learn():
