@@ -366,13 +366,24 @@ def test_trusted_types_cover_every_saved_model():
     type that exists (so a moved class shows here)."""
     sio = pytest.importorskip("skops.io")
     listed = set(lmu_sk.TRUSTED_TYPES)
+    checked = 0
     for estimator, X_in, method in FITTED:
-        data = sio.dumps(estimator)
+        try:
+            data = sio.dumps(estimator)
+        except AttributeError as error:
+            # skops saves a NumPy Generator through its seed_seq, which NumPy has from 1.25:
+            # under NumPy 1.24 (the lowest declared) a model holding one (the dense head's)
+            # cannot be saved by skops, whatever lmu_sk does; pickle and joblib save it
+            if "seed_seq" in str(error) and not hasattr(np.random.PCG64(0), "seed_seq"):
+                continue
+            raise
+        checked += 1
         assert set(sio.get_untrusted_types(data=data)) <= listed, type(estimator).__name__
         loaded = sio.loads(data, trusted=lmu_sk.TRUSTED_TYPES)
         np.testing.assert_array_equal(
             getattr(loaded, method)(X_in), getattr(estimator, method)(X_in)
         )
+    assert checked >= 5  # the transformers, the ridge heads and the default classifier
     for name in listed:
         module, _, qualname = name.rpartition(".")
         assert module.startswith("lmu_sk.")
