@@ -281,6 +281,15 @@ class _FeatureStream:
                 raise TypeError(f"U must hold real numbers; got an array of dtype {U.dtype}.")
             self._advance(U.reshape(self.n_streams, 1, self.n_channels), U)
             return self
+        U = self._as_chunk(U)
+        if U.shape[1]:
+            self._advance(U, U)
+        return self
+
+    def _as_chunk(self, U, n_streams: int | None = None) -> Array:
+        """``U`` (one step or a chunk for ``n_streams`` streams, by default this stream's
+        number) as a chunk ``(n_streams, n_steps, n_channels)`` in this stream's array
+        module, a view where it can be; CuPy input moves a CPU stream to the GPU."""
         if is_device_array(U) and self._xp is np:
             self._move_to(get_array_module("gpu"))
         xp = self._xp
@@ -288,26 +297,24 @@ class _FeatureStream:
             U = xp.asarray(np.asarray(U))
         if U.dtype.kind not in "biuf":
             raise TypeError(f"U must hold real numbers; got an array of dtype {U.dtype}.")
-        n, c = self.n_streams, self.n_channels
+        n, c = n_streams or self.n_streams, self.n_channels
         shape = U.shape
         if U.ndim == 3:
             if self.channels_first:
                 U = U.swapaxes(1, 2)
             if U.shape[0] != n or U.shape[2] != c:
-                raise self._shape_error(shape)
+                raise self._shape_error(shape, n)
         elif U.ndim == 2 and c == 1:
             if shape[0] != n:
-                raise self._shape_error(shape)
+                raise self._shape_error(shape, n)
             U = U[:, :, None]
         elif (U.ndim == 1 and c == 1 and shape[0] == n) or (U.ndim == 2 and shape == (n, c)):
             U = U.reshape(n, 1, c)
         elif U.ndim == 0 and n * c == 1:
             U = U.reshape(1, 1, 1)
         else:
-            raise self._shape_error(shape)
-        if U.shape[1]:
-            self._advance(U, U)
-        return self
+            raise self._shape_error(shape, n)
+        return U
 
     def _shape_error(self, shape: tuple, n_streams: int | None = None) -> ValueError:
         """The error for input of ``shape`` (to a stream of ``n_streams``, by default this
@@ -1271,28 +1278,9 @@ class EarlyClassifierStream:
         """``U`` as a chunk ``(n_streams, n_steps, n_channels)`` (a view where it can be),
         its undecided cases checked."""
         stream = self._features
+        n = self.n_streams
+        U = stream._as_chunk(U, n)
         xp = stream._xp
-        if is_device_array(U) and xp is np:
-            stream._move_to(get_array_module("gpu"))
-            xp = stream._xp
-        if not isinstance(U, xp.ndarray):
-            U = xp.asarray(np.asarray(U))
-        if U.dtype.kind not in "biuf":
-            raise TypeError(f"U must hold real numbers; got an array of dtype {U.dtype}.")
-        n, c = self.n_streams, stream.n_channels
-        shape = U.shape
-        if U.ndim == 3 and stream.channels_first:
-            U = U.swapaxes(1, 2)
-        if U.ndim == 3 and U.shape[0] == n and U.shape[2] == c:
-            pass
-        elif U.ndim == 2 and c == 1 and shape[0] == n:
-            U = U[:, :, None]
-        elif (U.ndim == 1 and c == 1 and shape[0] == n) or (U.ndim == 2 and shape == (n, c)):
-            U = U.reshape(n, 1, c)
-        elif U.ndim == 0 and n * c == 1:
-            U = U.reshape(1, 1, 1)
-        else:
-            raise stream._shape_error(shape, n)
         if U.dtype.kind == "f" and len(self._rows) < n:
             read = U[xp.asarray(self._rows)]
             if read.size:
