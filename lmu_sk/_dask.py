@@ -39,6 +39,7 @@ __all__ = [
     "blocks_of",
     "column_moments",
     "evenly_spaced_rows",
+    "evenly_spaced_sample",
     "feature_rows",
     "fit_features",
     "gather_limit",
@@ -141,6 +142,13 @@ def fit_features(transformer, X):
     return transformer._fit(np.empty((0, *U.shape[1:])))
 
 
+def _evenly_spaced(n_samples: int, n_rows: int) -> np.ndarray:
+    """Indices of ``n_rows`` rows of ``n_samples``, evenly spaced (first and last included):
+    the rows the in-memory fits pick."""
+    take = np.linspace(0, n_samples - 1, max(1, min(n_samples, n_rows))).round()
+    return np.unique(take).astype(np.int64)
+
+
 def evenly_spaced_rows(X, n_rows: int) -> np.ndarray:
     """``n_rows`` rows of the dask array ``X``, evenly spaced over it, computed into NumPy.
 
@@ -149,9 +157,23 @@ def evenly_spaced_rows(X, n_rows: int) -> np.ndarray:
     both fits agree.
     """
     check_dask_input(X)
-    n_samples = X.shape[0]
-    take = np.unique(np.linspace(0, n_samples - 1, max(1, min(n_samples, n_rows))).round())
-    return np.asarray(X[take.astype(np.int64)].compute())
+    return np.asarray(X[_evenly_spaced(X.shape[0], n_rows)].compute())
+
+
+def evenly_spaced_sample(X, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n_rows`` evenly spaced rows of the dask array ``X`` and their targets, in NumPy.
+
+    ``y`` (one target per row of ``X``, checked by the caller) is a NumPy array or a dask
+    array: of a dask array only the targets taken are computed, with the rows, in one
+    computation.
+    """
+    import dask
+
+    check_dask_input(X)
+    take = _evenly_spaced(X.shape[0], n_rows)
+    targets = y[take] if is_dask_array(y) else np.asarray(y)[take]
+    rows, targets = dask.compute(X[take], targets)
+    return np.asarray(rows), np.asarray(targets)
 
 
 def transform_block(block, transformer, return_gpu_arrays, compute_dtype, channels_first):

@@ -116,7 +116,7 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         X : array-like of shape (n_samples, n_steps[, n_channels]) or list of sequences
         y : array-like of shape (n_samples,), optional
             Used only by :class:`~lmu_sk.LMUPooledFeatures` to screen many channels
-            (its ``channels``); ignored otherwise, and for dask arrays.
+            (its ``channels``), a dask array too; ignored otherwise.
 
         Returns
         -------
@@ -124,12 +124,13 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         """
         self._checked_params(fitting=True)
         if _dask.is_dask_array(X):
-            return self._fit_dask(X)
+            return self._fit_dask(X, y)
         self._fit_validated(X, y=y)
         return self
 
-    def _fit_dask(self, X) -> Self:  # pragma: no cover - abstract
-        """Fit on the dask array ``X`` (laid out as given)."""
+    def _fit_dask(self, X, y=None) -> Self:  # pragma: no cover - abstract
+        """Fit on the dask array ``X`` (laid out as given); ``y`` as for :meth:`fit`, a
+        NumPy or a dask array."""
         raise NotImplementedError
 
     @limits_threads
@@ -147,7 +148,7 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         """:meth:`fit_transform` for the composites: in ``dtype`` where given, CuPy arrays
         when computed on a GPU and asked to; ``X`` validated once."""
         if _dask.is_dask_array(X):
-            return self.fit(X)._transform(X, return_gpu_arrays, dtype)
+            return self.fit(X, y)._transform(X, return_gpu_arrays, dtype)
         self._checked_params(fitting=True)
         U = self._fit_validated(X, self._finite_input_first, dtype, y=y)
         return self._features(U, return_gpu_arrays, dtype, check_verbose(self.verbose))

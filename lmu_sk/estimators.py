@@ -673,7 +673,7 @@ class _LMUBase(BaseEstimator):
         if (X_val is None) != (y_val is None):
             raise ValueError("Pass both X_val and y_val, or neither.")
         self.head_kind_ = self._resolved_head(X.shape[0])
-        F = self._fit_transformer(X)
+        F = self._fit_transformer(X, y)
         y = _dask.aligned_targets(y, F.shape[0])
         if self.head_kind_ == "ridge" or F.nbytes <= _dask.gather_limit():
             F = _dask.gathered(F, f"{type(self).__name__} with the {self.head_kind_} head")
@@ -709,7 +709,7 @@ class _LMUBase(BaseEstimator):
         """
         if not hasattr(self, "head_"):
             self.head_kind_ = self._partial_head()
-            F = self._fit_transformer(X)
+            F = self._fit_transformer(X, y)
             self._fit_scaling(F)
         else:
             F = self.features_.transform(X)
@@ -717,10 +717,13 @@ class _LMUBase(BaseEstimator):
         blocks = _dask.row_blocks(F, self._prepare_block)
         return self._fit_head(blocks, _dask.feature_rows(F, y)[1], partial=True, classes=classes)
 
-    def _fit_transformer(self, X):
-        """Fit ``features_`` on the dask array ``X``; its lazy training features."""
+    def _fit_transformer(self, X, y=None):
+        """Fit ``features_`` on the dask array ``X``; its lazy training features. One
+        target per sequence (``y``, NumPy or dask) screens the channels of many-channel
+        data, as in memory: only the targets of the sample screened are computed."""
         params = self._transformer_params(X.shape[0])
-        self.features_ = _make_transformer(params, self.verbose).fit(X)
+        targets = y if y is not None and np.ndim(y) == 1 else None
+        self.features_ = _make_transformer(params, self.verbose).fit(X, targets)
         self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
         return self.features_.transform(X)

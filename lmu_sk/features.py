@@ -197,7 +197,7 @@ class LMUFeatures(SequenceTransformer):
         """Refuse ``set_output`` to pandas for the 3-D 'sequence' features, clearly."""
         check_output_container(self, 3 if self.output == "sequence" else 2)
 
-    def _fit_dask(self, X) -> Self:
+    def _fit_dask(self, X, y=None) -> Self:
         return _dask.fit_features(self, self._channels_last(X))
 
     def transform(self, X) -> Result:

@@ -31,6 +31,7 @@ from ._screening import channel_scores, choose_channels
 from ._transformer import SequenceTransformer
 from ._typing import Result
 from .dn import validate_order_theta, warn_if_euler_unstable
+from .engine.plan import rows_within
 from .engine.pooling import (
     MOMENT_POOLS,
     POOLS,
@@ -77,12 +78,40 @@ _SCREEN_PARAMS = {
     "pools": ("ppv", "mean", "max", "min"),
     "transforms": ("series", "difference"),
 }
+# a dask array is screened on at most this many of its rows (and their targets), evenly
+# spaced: with them, the F test at the family-wise 1 % finds a screening feature whose
+# correlation with the target is 0.07 (17 channels) to 0.08 (1 000 channels); the in-memory
+# screening of more rows finds little more that a head would use. Fewer rows when the
+# sample, its float64 copy and its screening features would take more than half of
+# max_memory (the fit works within the other half).
+SCREEN_SAMPLES = 4096
 _INPUT_NAME = re.compile(r"^w\d+_[xds](\d+)_")
 # channel_sums='auto' adds the sum of every pair of channels to inputs of 2 to this many
 # (not to the channels a screening kept: a window's states are shared among the channels
 # read, so there the pairs take states from the channels that carry the class, and the
 # 64-channel probe of bench_shapes loses 5.5 points)
 _MAX_SUMMED_CHANNELS = 4
+
+
+def _screen_features_per_channel() -> int:
+    """How many screening features each channel has (every screening window is fed all of
+    its transforms: none is the cumulative sum)."""
+    pools = _SCREEN_PARAMS["pools"]
+    per_state = _SCREEN_PARAMS["n_biases"] * sum(p in THRESHOLD_POOLS for p in pools) + sum(
+        p in MOMENT_POOLS for p in pools
+    )
+    n_inputs = len(_SCREEN_WINDOWS) * len(_SCREEN_PARAMS["transforms"])
+    return n_inputs * _SCREEN_PARAMS["order"] * per_state
+
+
+def _check_screening_targets(y, n_samples: int) -> None:
+    """Refuse targets that are not one per sequence (a dask ``y`` by its shape alone)."""
+    shape = tuple(np.shape(y))
+    if len(shape) != 1 or shape[0] != n_samples:
+        raise ValueError(
+            f"y must hold one target per sequence to screen the channels: {n_samples} "
+            f"sequences, y of shape {shape}."
+        )
 
 
 def channel_sums(kept: np.ndarray, n_channels: int) -> np.ndarray:
@@ -268,7 +297,12 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         level of 1 %, the highest-scoring first; the ``k`` highest when none does).
         'auto': every channel up to 16; beyond, the screening with ``k = 16`` when ``y``
         is given, every channel without it. The features then grow with the channels kept,
-        not with the channels given.
+        not with the channels given. A dask array is screened on at most 4096 of its rows
+        (``SCREEN_SAMPLES``), evenly spaced, not stratified, and their targets (``y`` a
+        NumPy or a dask array, of which only those are computed); fewer when they and
+        their screening features would take more than half of ``max_memory``. The
+        thresholds are then fitted on evenly spaced rows of that sample. With at most 4096
+        rows this is the in-memory fit.
     channel_sums : 'auto' or bool, default='auto'
         Also read the sum of every pair of the channels kept, as channels of their own
         (their states are the sums of the pair's states; pooled, they say when the pair
@@ -392,12 +426,49 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fit
-    def _fit_dask(self, X):
-        # the thresholds come from a few evenly spaced sequences: gather just those (the
-        # channels are not screened: every one is kept)
-        _check_count(self.bias_samples, "bias_samples", 1)
-        self._fit_validated(_dask.evenly_spaced_rows(X, self.bias_samples))
+    def _fit_dask(self, X, y=None):
+        """Fit on evenly spaced rows of the dask array ``X``, gathered: only the
+        ``bias_samples`` the thresholds are fitted on when every channel is kept; when the
+        channels are screened, at most ``SCREEN_SAMPLES`` rows and their targets, which the
+        in-memory fit screens and takes the thresholds' rows from (all the rows, when they
+        are no more: the in-memory fit itself)."""
+        bias_samples = _check_count(self.bias_samples, "bias_samples", 1)
+        _dask.check_dask_input(X)
+        n_channels = X.shape[1 if self.channels_first else 2] if X.ndim == 3 else 1
+        if self._screening_cap(n_channels, y is not None) is None:
+            self._fit_validated(_dask.evenly_spaced_rows(X, bias_samples))
+            return self
+        _check_screening_targets(y, X.shape[0])
+        rows, targets = _dask.evenly_spaced_sample(X, y, self._screening_rows(X, n_channels))
+        self._fit_validated(rows, y=targets)
         return self
+
+    def _screening_rows(self, X, n_channels: int) -> int:
+        """Rows of the dask array ``X`` to screen its channels on: ``SCREEN_SAMPLES`` (or all
+        of them, when fewer), fewer when the rows, their float64 copy and their screening
+        features would take more than half of ``max_memory``."""
+        n_samples, n_steps = X.shape[0], X.shape[2 if self.channels_first else 1]
+        per_row = n_steps * n_channels * (X.dtype.itemsize + 8)
+        per_row += 8 * n_channels * _screen_features_per_channel()
+        wanted = min(n_samples, SCREEN_SAMPLES)
+        n_rows = rows_within(
+            resolve_budget(self.max_memory) // 2,
+            per_row,
+            wanted,
+            what=f"{type(self).__name__}'s screening of {n_channels} channels",
+            fix=", or pass fewer channels (or channels='all')",
+        )
+        if n_rows < wanted:
+            logger.warning(
+                "%s: the channels are screened on %d of %d sequence(s), as many as half of "
+                "max_memory holds (%s each); raise max_memory to screen on up to %d",
+                type(self).__name__,
+                n_rows,
+                n_samples,
+                format_bytes(per_row),
+                wanted,
+            )
+        return n_rows
 
     def _fit(self, U, y=None):
         """Choose the channels and the windows, build the Delay Networks and fit the
@@ -469,28 +540,30 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             )
         return channel_sums(kept, n_channels) if wanted else None
 
+    def _screening_cap(self, n_channels: int, has_target: bool) -> int | None:
+        """How many of ``n_channels`` a screening keeps at most, or ``None`` when every
+        channel is kept unscreened (``channels``' rule)."""
+        if isinstance(self.channels, str) and self.channels in ("auto", "all"):
+            if self.channels == "all" or n_channels <= MAX_CHANNELS or not has_target:
+                return None
+            return MAX_CHANNELS
+        most = _check_count(self.channels, "channels (or 'auto' or 'all')", 1)
+        if n_channels <= most:
+            return None
+        if not has_target:
+            raise ValueError(
+                f"channels={most} keeps the {most} of {n_channels} channels that best "
+                "separate the target: pass y to fit, or use channels='all'."
+            )
+        return most
+
     def _choose_channels(self, U, y, n_steps: int, n_channels: int):
         """The channels that feed the windows, and the screening scores (or ``None``)."""
-        everything = np.arange(n_channels)
-        if isinstance(self.channels, str) and self.channels in ("auto", "all"):
-            if self.channels == "all" or n_channels <= MAX_CHANNELS or y is None:
-                return everything, None
-            most = MAX_CHANNELS
-        else:
-            most = _check_count(self.channels, "channels (or 'auto' or 'all')", 1)
-            if n_channels <= most:
-                return everything, None
-            if y is None:
-                raise ValueError(
-                    f"channels={most} keeps the {most} of {n_channels} channels that best "
-                    "separate the target: pass y to fit, or use channels='all'."
-                )
+        most = self._screening_cap(n_channels, y is not None)
+        if most is None:
+            return np.arange(n_channels), None
         y = np.asarray(y)
-        if y.ndim != 1 or len(y) != len(U):
-            raise ValueError(
-                f"y must hold one target per sequence to screen the channels: {len(U)} "
-                f"sequences, y of shape {y.shape}."
-            )
+        _check_screening_targets(y, len(U))
         thetas = [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
         screen = LMUPooledFeatures(
             thetas=thetas,
