@@ -103,7 +103,7 @@ def calibrate() -> None:
     """The CPU cost table's rates measured here, and the all-states crossover."""
     import scipy.fft
 
-    from lmu_sk.engine import constants, plan, run
+    from lmu_sk.engine import PooledSpec, WindowSpec, constants, plan, run
     from lmu_sk.kernels import cpu
 
     print("\nCost table rates on this machine (lmu_sk.engine.plan.COSTS['cpu'])")
@@ -130,8 +130,12 @@ def calibrate() -> None:
     lengths = np.full(200, n)
     seconds = best_time(lambda: cpu.recurrence(X, lengths, D_T, B, "final"))
     print(f"  recurrence_flops  {200 * n * 2 * d * d / seconds:10.3g} flop/s (order {d})")
-    spec = run.PooledSpec(8, (16.0, 256.0), "zoh", 1, True)
-    biases = np.sort(rng.standard_normal((2, 2, 8, 4)), axis=-1)
+    # two windows of order 8 over a series and its difference, at stride 1; the 7 pools
+    # the table's rates are per (ppv at 4 thresholds, mean, max, min)
+    windows = tuple(WindowSpec(8, theta, 1, (0, 1)) for theta in (16.0, 256.0))
+    spec = PooledSpec(windows, ("series", "difference"), ("ppv", "mean", "max", "min"), 4)
+    biases = [np.sort(rng.standard_normal((2, 8, 4)), axis=-1).astype(np.float32)] * 2
+    scales = [np.ones((2, 8))] * 2
     for route in ("pooled_recurrence", "pooled_blocked"):
         real = plan.plan_pooled
 
@@ -143,7 +147,7 @@ def calibrate() -> None:
         run.plan_pooled = forced
         try:
             seconds = best_time(
-                lambda: run.pooled_features(X[:100, :256], spec, biases, dtype=np.float64)
+                lambda: run.pooled_features(X[:100, :256], spec, biases, scales, dtype=np.float64)
             )
         finally:
             run.plan_pooled = real
