@@ -662,7 +662,11 @@ class _RidgeHead(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")
-        X = self._validate_X(X)
+        return self._scores(self._validate_X(X))
+
+    def _scores(self, X):
+        """The decision values of rows already validated (a float array of
+        ``n_features_in_`` columns, finite)."""
         xp = array_module_of(X)
         # in float64: scores of a row do not depend on the rows beside it
         X = X.astype(xp.float64, copy=False)
@@ -911,6 +915,13 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         return scipy.special.softmax(
             _logits(self.decision_function(X)) / self.temperature_, axis=1
         )
+
+    def _predict_proba_checked(self, X) -> np.ndarray:
+        """:meth:`predict_proba` of rows the caller has checked (a float array of
+        ``n_features_in_`` columns, finite, on any device): no second pass over them."""
+        scores = to_numpy(self._scores(X))
+        scores = scores[:, 0] if scores.shape[1] == 1 else scores
+        return scipy.special.softmax(_logits(scores) / self.temperature_, axis=1)
 
 
 class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):

@@ -138,10 +138,14 @@ class _FeatureStream:
     def _advance(self, U: Array, original: Array) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _feature_rows(self, float64: bool = False) -> Array:  # pragma: no cover - abstract
+    def _feature_rows(
+        self, float64: bool = False, out: Array = None
+    ) -> Array:  # pragma: no cover - abstract
         """Features of the prefixes seen, ``(n_streams, n_features)`` in ``dtype`` on the
         stream's device (possibly a view of the state: do not modify); with ``float64``,
-        in float64 where the stream computes them so (no cast to ``dtype``)."""
+        in float64 where the stream computes them so (no cast to ``dtype``). ``out``, a
+        C-contiguous float64 buffer of that shape the caller reuses, takes them where the
+        stream computes them in float64 (rows written fresh: no new allocation)."""
         raise NotImplementedError
 
     def _keep_rows(self, rows: np.ndarray) -> None:
@@ -560,7 +564,7 @@ class DNStream(_FeatureStream):
             raise self._non_finite_error(original)
 
     # ------------------------------------------------------------------ features
-    def _feature_rows(self, float64: bool = False) -> Array:
+    def _feature_rows(self, float64: bool = False, out: Array = None) -> Array:
         self._check_seen()
         n = self.n_streams
         if self.output == "mean":
@@ -809,11 +813,12 @@ class PooledStream(_FeatureStream):
         self._arrays.update(updates)
         self._steps_seen += X.shape[1]
 
-    def _feature_rows(self, float64: bool = False) -> Array:
+    def _feature_rows(self, float64: bool = False, out: Array = None) -> Array:
         self._check_seen()
         xp = self._xp
-        F = self._pooled.features(self._arrays, self._history, self._steps_seen)
-        if not bool(xp.isfinite(F).all()):
+        F = self._pooled.features(self._arrays, self._history, self._steps_seen, out=out)
+        # the sum is finite when every feature is (unless it overflows: then look closer)
+        if not bool(xp.isfinite(F.sum())) and not bool(xp.isfinite(F).all()):
             raise ValueError(
                 "The pooled features of the prefixes seen are not finite; rescale the input."
             )
@@ -1125,7 +1130,9 @@ class _CheckpointModel:
             F = F[xp.asarray(picked)]
         if self.mean is not None:
             F = (F.astype(np.float64) - xp.asarray(self.mean)) / xp.asarray(self.scale)
-        proba = to_numpy(self.head.predict_proba(F))
+        # the stream's rows are checked finite: a ridge head need not check them again
+        checked = getattr(self.head, "_predict_proba_checked", None)
+        proba = to_numpy(checked(F) if checked is not None else self.head.predict_proba(F))
         part = np.zeros((len(picked), self.n_classes))
         part[:, self.columns] = proba
         out[picked] = part
@@ -1201,6 +1208,7 @@ class EarlyClassifierStream:
         self._rows = np.arange(self.n_streams)  # the cases the feature stream carries
         self._next = 0  # the index of the next checkpoint
         self._steps_seen = 0
+        self._buffer = None  # the features' rows, reused at every checkpoint
 
     # ------------------------------------------------------------------ state
     @property
@@ -1325,7 +1333,7 @@ class EarlyClassifierStream:
             active &= self._lengths >= steps
         model = self._models[k]
         if model is not None and active.any():
-            F = self._features._feature_rows(float64=True)
+            F = self._feature_rows()
             proba = np.full((self.n_streams, len(self.classes_)), np.nan)
             proba[rows] = model(F, active[rows])
             if k == len(self.checkpoints) - 1:
@@ -1340,6 +1348,19 @@ class EarlyClassifierStream:
             self._rows = rows[kept]
             return kept
         return None
+
+    def _feature_rows(self) -> Array:
+        """The float64 features of the cases the feature stream carries, in a buffer this
+        stream reuses from checkpoint to checkpoint (fresh memory costs its page faults
+        each time)."""
+        stream = self._features
+        if not isinstance(stream, PooledStream):
+            return stream._feature_rows(float64=True)
+        n_rows = len(self._rows)
+        if self._buffer is None or self._buffer.shape[0] < n_rows:
+            self._buffer = stream._xp.empty((n_rows, stream.spec.n_features), dtype=np.float64)
+        F = stream._feature_rows(float64=True, out=self._buffer[:n_rows])
+        return F
 
     @_exclusive
     def finish(self, rows=None):
@@ -1380,7 +1401,7 @@ class EarlyClassifierStream:
         self._features._check_seen()
         carried = mask[self._rows]
         proba = np.full((n, len(self.classes_)), np.nan)
-        proba[self._rows] = self._models[-1](self._features._feature_rows(float64=True), carried)
+        proba[self._rows] = self._models[-1](self._feature_rows(), carried)
         self._decisions.force(proba, mask, self._steps_seen)
         return self
 
@@ -1395,6 +1416,7 @@ class EarlyClassifierStream:
     def __getstate__(self) -> dict:
         saved = dict(self.__dict__)
         saved.pop("_lock", None)
+        saved["_buffer"] = None
         saved["_decisions"] = self._decisions.to_plain()  # plain arrays: no internal class
         saved["_models"] = [None if m is None else m.__dict__ for m in self._models]
         return saved

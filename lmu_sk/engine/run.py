@@ -582,13 +582,9 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
     with_moments = any(name in spec.pools for name in pooling.MOMENT_POOLS)
     offsets = spec.window_offsets()
     windows = _window_inputs(spec, x, lengths, xp)
-    K = spec.n_biases
-    # the compiled kernel writes its threshold pools straight into the features where
-    # they are all kept, in float64
+    # the compiled kernel writes its features straight into C-contiguous float64 rows
     direct = (
-        plan.route == "pooled_recurrence"
-        and out.dtype == np.float64
-        and np.array_equal(columns, np.arange(3 * K))
+        plan.route == "pooled_recurrence" and out.dtype == np.float64 and out.flags.c_contiguous
     )
     for w, (window, u, n) in enumerate(windows):
         d, theta = window.order, window.theta
@@ -598,20 +594,18 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
         if plan.route == "pooled_recurrence":
             A_T = constants.get("A_T", d, theta, spec.discretizer)
             Bbar = constants.system(d, theta, spec.discretizer)[1]
-            view = part[:, :n_state].reshape(N, n_in, d, 3 * K) if direct else None
+            inputs = np.asarray(window.inputs, dtype=np.int64)
+            if direct:
+                cpu.pooled_features(
+                    u, n, A_T, Bbar, biases[w], scales[w], out, columns, offsets[w],
+                    offsets[w] + n_state if compete else None, with_moments=with_moments,
+                    inputs=inputs,
+                )  # fmt: skip
+                continue
             pools, moments, comp = cpu.pooled_window(
-                u,
-                n,
-                A_T,
-                Bbar,
-                biases[w],
-                scales[w],
-                out=view,
-                with_moments=with_moments,
-                inputs=np.asarray(window.inputs, dtype=np.int64),
+                u, n, A_T, Bbar, biases[w], scales[w], with_moments=with_moments, inputs=inputs
             )
-            if not direct:
-                pools = np.concatenate([pools, moments], axis=-1)
+            pools = np.concatenate([pools, moments], axis=-1)
         else:
             W = constants.get(
                 "W",
@@ -633,7 +627,7 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
             )
             pools = pools.reshape(N, n_in, d, -1)
             comp = comp.reshape(N, n_in, 2 * d)
-        if len(columns) and not direct:
+        if len(columns):
             # float64 pools beyond float32 become inf: the caller reports them
             with np.errstate(over="ignore"):
                 part[:, :n_state] = pools[..., columns].reshape(N, -1)

@@ -28,10 +28,12 @@ compiled pooled kernel: on the CPU, the batch transform's kernel continued from 
 (:func:`lmu_sk.kernels.cpu.pooled_window_carried`: the states in float64, compared with
 the thresholds rounded to float32); on any other array module, the batch's one pool
 arithmetic (:func:`~lmu_sk.engine.algebra.pool_blocks`), the states compared in the
-features' dtype as the batch transform compares them there. Both are finished by
-:func:`~lmu_sk.engine.algebra.pool_values`. The inputs of the pools, made of the steps
-as they come (:func:`carried_inputs`, :func:`carried_block_means`, :func:`cumsum_inputs`),
-carry what they need of the steps before.
+features' dtype as the batch transform compares them there. On the CPU the kernel
+finishes them too (:func:`lmu_sk.kernels.cpu.pooled_features`: the carried pools, only
+read, continued over the block under way, written straight into the rows of features);
+elsewhere :func:`~lmu_sk.engine.algebra.pool_values` does. The inputs of the pools,
+made of the steps as they come (:func:`carried_inputs`, :func:`carried_block_means`,
+:func:`cumsum_inputs`), carry what they need of the steps before.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import numpy as np
 from ..kernels import cpu
 from . import algebra, constants
 from .plan import COSTS, block_steps, kernel_threads, pooled_update_seconds, rows_within
-from .pooling import THRESHOLD_POOLS, WindowSpec
+from .pooling import MOMENT_POOLS, THRESHOLD_POOLS, WindowSpec, state_columns
 
 __all__ = [
     "CarriedDN",
@@ -252,6 +254,7 @@ class CarriedPools:
         self.pools = pools
         self.thresholds = any(p in pools for p in THRESHOLD_POOLS)
         self.compete = "compete" in pools
+        self.moments = any(p in pools for p in MOMENT_POOLS)
         self.xp = xp
         self.route = COSTS[_device(xp)].pooled_routes[0]
         self.compare = np.dtype(np.float32) if self.route == "pooled_recurrence" else dtype
@@ -356,6 +359,55 @@ class CarriedPools:
         biases = self.biases64 if self.thresholds else self.biases64[..., :0]
         values, compete = algebra.pool_values(filled, blocks, biases, self.xp, self.pools)
         return values, compete.reshape(filled[3].shape) if self.compete else None
+
+    def write_features(
+        self,
+        F: Array,
+        at: int,
+        n_positions: int,
+        positions: np.ndarray,
+        pools: tuple | None,
+        U: Array,
+        blocks: int,
+    ) -> None:
+        """Write the features of the pools ``pools`` (None: from the first block) continued
+        over the blocks of inputs ``U`` ``(n, n_blocks, k)`` (evaluated, not committed), as
+        features of ``blocks`` blocks, into the rows ``F`` ``(n, n_features)`` (float64):
+        the window's features start at column ``at``, its ``n_positions`` inputs of which
+        these pools have those at ``positions``.
+
+        On the CPU one pass of the compiled kernel from the pools to the features
+        (:func:`lmu_sk.kernels.cpu.pooled_features`, which reads the pools without copying
+        them); elsewhere :meth:`advance` and :meth:`features` and a scatter into ``F``."""
+        xp, d, k = self.xp, self.order, self.n_inputs
+        n = U.shape[0]
+        biases = self.biases if self.thresholds else self.biases[..., :0]
+        columns = state_columns(biases.shape[-1], self.pools)
+        C = len(columns)
+        compete_at = at + n_positions * d * C if self.compete else None
+        if self.route == "pooled_recurrence":
+            if pools is not None:
+                dn, thresholds, moments, wins = self._filled_in(pools)
+                pools = (dn, thresholds, moments, wins.reshape(n, k, 2 * d))
+            updates = n * k * max(1, U.shape[1])
+            seconds = updates * pooled_update_seconds(d, biases.shape[-1], self.route, "cpu")
+            cpu.pooled_features(
+                U, np.full(n, U.shape[1]), self.A_T, self.B, biases, self.scale, F, columns,
+                at, compete_at, positions=positions, with_moments=self.moments,
+                carried=pools,
+                counted=np.full(n, blocks), threads=kernel_threads(seconds),
+            )  # fmt: skip
+            return
+        pools = self.empty(n) if pools is None else pools
+        if U.shape[1]:
+            pools = self.advance(pools, U)
+        values, compete = self.features(pools, blocks)
+        p = positions[:, None, None]
+        where = at + (p * d + np.arange(d)[:, None]) * C + np.arange(C)
+        F[:, xp.asarray(where.ravel())] = values.reshape(n, -1)
+        if compete is not None:
+            where = compete_at + (p * 2 + np.arange(2)[:, None]) * d + np.arange(d)
+            F[:, xp.asarray(where.ravel())] = compete.reshape(n, -1)
 
 
 class CarriedPooledFeatures:
@@ -469,49 +521,36 @@ class CarriedPooledFeatures:
                 appended[s] = means[:, :, c0 : c0 + self.n_channels]
         return updates, appended
 
-    def features(self, arrays: dict, history: dict, steps: int) -> Array:
+    def features(self, arrays: dict, history: dict, steps: int, out: Array = None) -> Array:
         """The features ``(n, n_features)`` (float64) of the prefixes of ``steps`` steps:
         every window from its carried pools and the block under way (evaluated, not
         committed), or from its first block for the inputs fed by 'cumsum' (``history``:
         per stride of those windows, the block means of the running sum of the whole
-        blocks seen)."""
+        blocks seen); written into ``out`` (C-contiguous) where given."""
         xp, spec = self.xp, self.spec
         n = next(iter(arrays.values())).shape[0]
         rebuilt = {}  # the 'cumsum' inputs per stride
-        F = xp.empty((n, spec.n_features))
-        start = 0
+        F = xp.empty((n, spec.n_features)) if out is None else out
+        offsets = spec.window_offsets()
         for w, window in enumerate(spec.windows):
-            s, d, k = window.stride, window.order, len(window.inputs)
+            s = window.stride
             blocks, partial = -(-steps // s), steps % s
             streamed, columns, cumsum, channels = self.split[w]
-            per_state = compete = None
-            for positions, pools in (
-                (streamed, self.windows[w]),
-                (cumsum, self.cumsum_windows[w]),
-            ):
-                if pools is None:
-                    continue
-                if pools is self.cumsum_windows[w]:  # from the first block
-                    if s not in rebuilt:
-                        rebuilt[s] = self._cumsum_inputs(arrays, history[s], steps, s)
-                    acc = pools.advance(pools.empty(n), rebuilt[s][:, :, channels])
+            pools = self.windows[w]
+            if pools is not None:
+                if partial:  # the block under way
+                    U = (arrays[f"block_sum_{s}"][:, columns] / partial)[:, None]
                 else:
-                    acc = self._pools(w, arrays)
-                    if partial:  # the block under way
-                        u = arrays[f"block_sum_{s}"][:, columns] / partial
-                        acc = pools.advance(acc, u[:, None])
-                values, wins = pools.features(acc, blocks)
-                if per_state is None:
-                    per_state = xp.empty((n, k, d, values.shape[-1]))
-                    compete = None if wins is None else xp.empty((n, k, 2, d))
-                per_state[:, positions] = values
-                if wins is not None:
-                    compete[:, positions] = wins
-            for piece in (per_state, compete):
-                if piece is not None:
-                    size = piece[0].size
-                    F[:, start : start + size] = piece.reshape(n, size)
-                    start += size
+                    U = xp.empty((n, 0, len(columns)))
+                carried = self._pools(w, arrays)
+                k = len(window.inputs)
+                pools.write_features(F, offsets[w], k, streamed, carried, U, blocks)
+            pools = self.cumsum_windows[w]
+            if pools is not None:  # from the first block
+                if s not in rebuilt:
+                    rebuilt[s] = self._cumsum_inputs(arrays, history[s], steps, s)
+                U = rebuilt[s][:, :, channels]
+                pools.write_features(F, offsets[w], len(window.inputs), cumsum, None, U, blocks)
         return F
 
     def _cumsum_inputs(self, arrays: dict, history: Array, steps: int, s: int) -> Array:

@@ -24,7 +24,14 @@ from numba import prange
 from ._jit import njit_cached
 from ._threading import parallel_section
 
-__all__ = ["MODES", "N_MOMENTS", "pooled_window", "pooled_window_carried", "recurrence"]
+__all__ = [
+    "MODES",
+    "N_MOMENTS",
+    "pooled_features",
+    "pooled_window",
+    "pooled_window_carried",
+    "recurrence",
+]
 
 MODES = {"final": 0, "sequence": 1, "mean": 2, "max": 3}
 
@@ -159,21 +166,27 @@ N_MOMENTS = 3
 # reassociation lets the state update vectorize; no 'nnan'/'ninf': the pools start at +-inf
 @njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _pooled_window(
-    U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, carry, dn, sums, pools,
-    moments, comp,
+    U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, resume, commit, dn, sums,
+    moments, wins, counted, out, positions, where, values_at, compete_at,
 ):  # fmt: skip  # pragma: no cover
-    # carry=False: from the zero state, the pools of every sequence written to pools,
-    # moments and comp as features. carry=True: from the state dn and the running sums
-    # (count, sum of the states above, current run, longest run per threshold), moments
-    # (sum, max, min) and comp (counts of wins, then of losses), all advanced in place.
-    # Either way the states above a threshold are summed rounded to float32, in float32
-    # flushed into float64 every FLUSH_STEPS and at the end. Only explicit loops inside
-    # the parallel loop: a whole-array statement there becomes a parallel loop of its own
-    # and multiplies the compile time.
+    # resume: from the state dn and the running pools sums (count, sum of the states above,
+    # current run, longest run per threshold), moments (sum, max, min) and wins (counts of
+    # wins, then of losses), only read; else from the zero state. commit: the state and
+    # the running pools written back there; else the features over counted[s] steps
+    # written into out: input c's per-state column where[j] (of [ppv x K, mpv x K,
+    # lspv x K, mean, max, min]; < 0 not kept) of state i at values_at + (positions[c] *
+    # order + i) * n_columns + where[j], its competition at compete_at + positions[c] *
+    # 2 * order (compete_at < 0: not kept). Either way the states above a threshold are
+    # summed rounded to float32, in float32 flushed into float64 every FLUSH_STEPS and at
+    # the end. Only explicit loops inside the parallel loop: a whole-array statement there
+    # becomes a parallel loop of its own and multiplies the compile time.
     n_samples = U.shape[0]
     n_inputs = inputs.shape[0]
     order = Bbar.shape[0]
     K = biases.shape[2]
+    n_columns = 0
+    for j in range(where.shape[0]):
+        n_columns = max(n_columns, where[j] + 1)
     one = np.float32(1.0)
     zero = np.float32(0.0)
     for s in prange(n_samples):
@@ -186,16 +199,16 @@ def _pooled_window(
         best = np.empty((order, K), dtype=np.float32)
         count64 = np.empty((order, K))
         total64 = np.empty((order, K))
+        mom = np.empty((order, N_MOMENTS))
+        won = np.empty(2 * order)
         for c in range(n_inputs):
-            mom = moments[s, c]
-            wins = comp[s, c]
             b = biases[c]
             for i in range(order):
-                state[i] = dn[s, c, i] if carry else 0.0
+                state[i] = dn[s, c, i] if resume else 0.0
                 for k in range(K):
                     count[i, k] = 0.0
                     total[i, k] = 0.0
-                    if carry:
+                    if resume:
                         count64[i, k] = sums[s, c, i, 0, k]
                         total64[i, k] = sums[s, c, i, 1, k]
                         run[i, k] = sums[s, c, i, 2, k]
@@ -205,12 +218,17 @@ def _pooled_window(
                         total64[i, k] = 0.0
                         run[i, k] = 0.0
                         best[i, k] = 0.0
-                if not carry:
+                if resume:
+                    for j in range(N_MOMENTS):
+                        mom[i, j] = moments[s, c, i, j]
+                    won[i] = wins[s, c, i]
+                    won[order + i] = wins[s, c, order + i]
+                else:
                     mom[i, 0] = 0.0
                     mom[i, 1] = -np.inf
                     mom[i, 2] = np.inf
-                    wins[i] = 0.0
-                    wins[order + i] = 0.0
+                    won[i] = 0.0
+                    won[order + i] = 0.0
             flush = FLUSH_STEPS  # a countdown: a modulo each step costs more
             for t in range(n):
                 u = U[s, t, inputs[c]]
@@ -248,8 +266,8 @@ def _pooled_window(
                     if v < low:
                         low = v
                         loser = i
-                wins[winner] += 1.0
-                wins[order + loser] += 1.0
+                won[winner] += 1.0
+                won[order + loser] += 1.0
                 flush -= 1
                 if flush == 0:
                     flush = FLUSH_STEPS
@@ -259,26 +277,41 @@ def _pooled_window(
                             total64[i, k] += total[i, k]
                             count[i, k] = 0.0
                             total[i, k] = 0.0
-            for i in range(order):
-                if carry:
+            if commit:
+                for i in range(order):
                     dn[s, c, i] = state[i]
-                for k in range(K):
-                    hits = count64[i, k] + count[i, k]
-                    above = total64[i, k] + total[i, k]
-                    if carry:
-                        sums[s, c, i, 0, k] = hits
-                        sums[s, c, i, 1, k] = above
+                    for k in range(K):
+                        sums[s, c, i, 0, k] = count64[i, k] + count[i, k]
+                        sums[s, c, i, 1, k] = total64[i, k] + total[i, k]
                         sums[s, c, i, 2, k] = run[i, k]
                         sums[s, c, i, 3, k] = best[i, k]
-                    else:
-                        acc = pools[s, c, i]
-                        acc[k] = hits / n
-                        acc[K + k] = above / hits - b[i, k] if hits > 0 else 0.0
-                        acc[2 * K + k] = best[i, k] / n
-                if not carry:
-                    mom[i, 0] /= n
-                    wins[i] /= n
-                    wins[order + i] /= n
+                    for j in range(N_MOMENTS):
+                        moments[s, c, i, j] = mom[i, j]
+                    wins[s, c, i] = won[i]
+                    wins[s, c, order + i] = won[order + i]
+                continue
+            steps = counted[s]
+            row = out[s]
+            for i in range(order):
+                at = values_at + (positions[c] * order + i) * n_columns
+                for k in range(K):
+                    hits = count64[i, k] + count[i, k]
+                    if where[k] >= 0:
+                        row[at + where[k]] = hits / steps
+                    if where[K + k] >= 0:
+                        above = total64[i, k] + total[i, k]
+                        row[at + where[K + k]] = above / hits - b[i, k] if hits > 0 else 0.0
+                    if where[2 * K + k] >= 0:
+                        row[at + where[2 * K + k]] = best[i, k] / steps
+                if where[3 * K] >= 0:
+                    row[at + where[3 * K]] = mom[i, 0] / steps
+                for j in range(1, N_MOMENTS):
+                    if where[3 * K + j] >= 0:
+                        row[at + where[3 * K + j]] = mom[i, j]
+            if compete_at >= 0:
+                at = compete_at + positions[c] * 2 * order
+                for j in range(2 * order):
+                    row[at + j] = won[j] / steps
 
 
 def pooled_window(
@@ -288,7 +321,6 @@ def pooled_window(
     Bbar: np.ndarray,
     biases: np.ndarray,
     scale: np.ndarray,
-    out: np.ndarray | None = None,
     with_moments: bool = True,
     inputs: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -311,8 +343,6 @@ def pooled_window(
         The thresholds of every input's states.
     scale : ndarray of shape (n_inputs, order)
         Scales of the states for the competition pools.
-    out : ndarray of shape (n_samples, n_inputs, order, 3 * n_biases), float64, optional
-        Where to write the threshold pools (a view into the caller's features, say).
     with_moments : bool, default=True
         Compute ``moments``; without, they are left as zero means and infinite extremes
         (a few percent faster when no moment is pooled).
@@ -333,17 +363,90 @@ def pooled_window(
         then the smallest.
     """
     n_samples = U.shape[0]
-    inputs = np.arange(U.shape[2]) if inputs is None else inputs
-    n_inputs = len(inputs)
+    n_inputs = U.shape[2] if inputs is None else len(inputs)
     order = Bbar.shape[0]
     K = biases.shape[2]
-    pools = np.empty((n_samples, n_inputs, order, 3 * K)) if out is None else out
-    moments = np.empty((n_samples, n_inputs, order, N_MOMENTS))
-    comp = np.empty((n_samples, n_inputs, 2 * order))
-    no_carry = (np.empty((1, 1, 1)), np.empty((1, 1, 1, 4, 1)))
-    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, False,
-                *no_carry, pools, moments, comp)  # fmt: skip
-    return pools, moments, comp
+    n_columns = 3 * K + N_MOMENTS
+    out = np.empty((n_samples, n_inputs * (order * n_columns + 2 * order)))
+    pooled_features(
+        U, lengths, Abar_T, Bbar, biases, scale, out, np.arange(n_columns), 0,
+        n_inputs * order * n_columns, with_moments=with_moments, inputs=inputs,
+    )  # fmt: skip
+    values = out[:, : n_inputs * order * n_columns].reshape(n_samples, n_inputs, order, -1)
+    comp = out[:, n_inputs * order * n_columns :].reshape(n_samples, n_inputs, 2 * order)
+    return values[..., : 3 * K], values[..., 3 * K :], comp
+
+
+def pooled_features(
+    U: np.ndarray,
+    lengths: np.ndarray,
+    Abar_T: np.ndarray,
+    Bbar: np.ndarray,
+    biases: np.ndarray,
+    scale: np.ndarray,
+    out: np.ndarray,
+    columns: np.ndarray,
+    values_at: int,
+    compete_at: int | None,
+    *,
+    with_moments: bool = True,
+    inputs: np.ndarray | None = None,
+    positions: np.ndarray | None = None,
+    carried: tuple | None = None,
+    counted: np.ndarray | None = None,
+    threads: int | None = None,
+) -> None:
+    """Write the pooled features of one window's inputs straight into the caller's rows.
+
+    The kernel of :func:`pooled_window` from the zero state, or continued over ``U`` from
+    ``carried`` pools (which it only reads: a stream's block under way, evaluated and not
+    committed), finished into ``out`` in the features' layout without temporaries.
+
+    Parameters
+    ----------
+    U, lengths, Abar_T, Bbar, biases, scale, with_moments, inputs
+        As for :func:`pooled_window`; ``lengths`` may be 0 (with ``carried``: the carried
+        pools alone).
+    out : ndarray of shape (n_samples, n_features), C-contiguous float64
+        The features' rows, written in place.
+    columns : int ndarray
+        The per-state columns kept, of ``[ppv x n_biases, mpv x n_biases, lspv x n_biases,
+        mean, max, min]``, in that order (:func:`lmu_sk.engine.pooling.state_columns`).
+    values_at : int
+        Where the window's per-state block starts in a row of ``out``: input position
+        ``p``'s state ``i`` has its kept columns at ``values_at + (p * order + i) *
+        len(columns)``.
+    compete_at : int or None
+        Where the window's competition block starts (position ``p``'s ``2 * order``
+        proportions at ``compete_at + 2 * p * order``); None: not kept.
+    positions : int ndarray of shape (n_inputs,), optional
+        The position of each input in the window (by default ``0 .. n_inputs - 1``).
+    carried : tuple, optional
+        ``(dn, sums, moments, wins)`` as :func:`pooled_window_carried` advances them: the
+        pools to continue from (not modified).
+    counted : int ndarray of shape (n_samples,), optional
+        The steps the features are over (by default ``lengths``: with ``carried``, pass
+        the steps pooled before as well).
+    threads : int, optional
+        Run on at most this many threads (all by default).
+    """
+    inputs = np.arange(U.shape[2]) if inputs is None else inputs
+    K = biases.shape[2]
+    if out.dtype != np.float64 or out.ndim != 2 or not out.flags.c_contiguous:
+        raise ValueError("out must be a C-contiguous 2-d float64 array (written in place).")
+    where = np.full(3 * K + N_MOMENTS, -1, dtype=np.int64)
+    where[np.asarray(columns, dtype=np.int64)] = np.arange(len(columns))
+    positions = np.arange(len(inputs)) if positions is None else positions
+    counted = lengths if counted is None else counted
+    if carried is None:
+        carried = _no_pools(K)
+        resume = False
+    else:
+        carried = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in carried)
+        resume = True
+    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, resume, False,
+                *carried, counted, out, positions, where, values_at,
+                -1 if compete_at is None else compete_at, threads=threads)  # fmt: skip
 
 
 def pooled_window_carried(
@@ -386,13 +489,26 @@ def pooled_window_carried(
     for name, a in (("dn", dn), ("sums", sums), ("moments", moments), ("wins", wins)):
         if a.dtype != np.float64 or not a.flags.c_contiguous:
             raise ValueError(f"{name} must be a C-contiguous float64 array (updated in place).")
-    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, True, True,
-                dn, sums, np.empty((1, 1, 1, 1)), moments, wins, threads=threads)  # fmt: skip
+    no_out = np.empty((1, 1)), np.zeros(1, dtype=np.int64)
+    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, True, True, True,
+                dn, sums, moments, wins, lengths, no_out[0], no_out[1], no_out[1], 0, -1,
+                threads=threads)  # fmt: skip
+
+
+def _no_pools(n_biases: int) -> tuple:
+    """Placeholders of the carried pools for a kernel that starts from zero."""
+    return (
+        np.empty((1, 1, 1)),
+        np.empty((1, 1, 1, 4, n_biases)),
+        np.empty((1, 1, 1, N_MOMENTS)),
+        np.empty((1, 1, 1)),
+    )
 
 
 def _run_pooled(
-    U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, carry, *arrays, threads=None
-):
+    U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, resume, commit, dn, sums,
+    moments, wins, counted, out, positions, where, values_at, compete_at, threads=None,
+):  # fmt: skip
     """Call the pooled kernel with its inputs made contiguous in the kernel's dtypes."""
     with parallel_section(threads):
         _pooled_window(
@@ -404,6 +520,16 @@ def _run_pooled(
             np.ascontiguousarray(biases, dtype=np.float32),
             np.ascontiguousarray(scale, dtype=np.float64),
             bool(with_moments),
-            bool(carry),
-            *arrays,
+            bool(resume),
+            bool(commit),
+            dn,
+            sums,
+            moments,
+            wins,
+            np.ascontiguousarray(counted, dtype=np.int64),
+            out,
+            np.ascontiguousarray(positions, dtype=np.int64),
+            where,
+            int(values_at),
+            int(compete_at),
         )

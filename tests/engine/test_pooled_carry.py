@@ -107,3 +107,78 @@ def test_small_calls_run_on_fewer_threads_with_the_same_pools():
         assert numba.get_num_threads() == before
     for a, b in zip(*results, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    order=st.integers(1, 5),
+    n_steps=st.integers(1, 30),
+    n_biases=st.integers(0, 3),
+    partial=st.integers(0, 3),
+    keep=st.sets(st.sampled_from(["ppv", "mpv", "lspv", "mean", "max", "min", "compete"])),
+    data=st.data(),
+)
+def test_features_written_from_carried_pools_equal_the_generic_finish(
+    order, n_steps, n_biases, partial, keep, data
+):
+    """The kernel's features, written from carried pools (read only) continued over the
+    steps of a block under way, equal the generic path exactly: the pools advanced on a
+    copy, finished by :func:`~lmu_sk.engine.algebra.pool_values` and laid out as the
+    features lay them (the kept columns of every state, input by input, then the
+    competition); the pools are left as they were, and from the zero state the features
+    are those of :func:`cpu.pooled_window`."""
+    from lmu_sk.engine import algebra, pooling
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    n, k = 3, 2
+    U = rng.standard_normal((n, n_steps + partial, k))
+    Abar, Bbar = discrete_system(order, data.draw(st.floats(1.0, 50.0)), "zoh")
+    A_T = np.ascontiguousarray(Abar.T)
+    biases = np.sort(rng.normal(0, 0.3, (k, order, n_biases)), axis=-1).astype(np.float32)
+    scale = rng.uniform(0.5, 2.0, (k, order))
+    pools = tuple(sorted(keep, key=pooling.POOLS.index))
+    columns = pooling.state_columns(n_biases, pools)
+    C, compete = len(columns), "compete" in pools
+    # two positions of four, in a row of features with a margin on either side
+    positions = np.array([3, 1])
+    at = 5
+    width = at + 4 * order * (C + 2) + 7
+    carried = _carried(U[:, :n_steps], A_T, Bbar, biases, scale, [0, n_steps])
+    before = [a.copy() for a in carried]
+    F = np.full((n, width), np.nan)
+    compete_at = at + 4 * order * C if compete else None
+    cpu.pooled_features(
+        U[:, n_steps:], np.full(n, partial), A_T, Bbar, biases, scale, F, columns, at,
+        compete_at, positions=positions, carried=carried, counted=np.full(n, n_steps + partial),
+    )  # fmt: skip
+    for a, b in zip(carried, before, strict=True):
+        np.testing.assert_array_equal(a, b)  # only read
+
+    advanced = [a.copy() for a in carried]
+    cpu.pooled_window_carried(U[:, n_steps:], A_T, Bbar, biases, scale, *advanced)
+    values, wins = algebra.pool_values(
+        tuple(advanced), n_steps + partial, biases.astype(np.float64), np, pools
+    )
+    expected = np.full((n, width), np.nan)
+    per_state = expected[:, at : at + 4 * order * C].reshape(n, 4, order, C)
+    per_state[:, positions] = values
+    if compete:
+        expected[:, compete_at : compete_at + 4 * 2 * order].reshape(n, 4, 2 * order)[
+            :, positions
+        ] = wins.reshape(n, k, 2 * order)
+    np.testing.assert_array_equal(F, expected)  # NaN where nothing is written
+
+    # from the zero state over every step: the batch kernel's pools
+    F = np.full((n, width), np.nan)
+    cpu.pooled_features(
+        U, np.full(n, n_steps + partial), A_T, Bbar, biases, scale, F, columns, at,
+        compete_at, positions=positions,
+    )  # fmt: skip
+    whole, moments, comp = cpu.pooled_window(
+        U, np.full(n, n_steps + partial), A_T, Bbar, biases, scale
+    )
+    per_state = F[:, at : at + 4 * order * C].reshape(n, 4, order, C)[:, positions]
+    np.testing.assert_array_equal(per_state, np.concatenate([whole, moments], -1)[..., columns])
+    if compete:
+        written = F[:, compete_at : compete_at + 8 * order].reshape(n, 4, 2 * order)
+        np.testing.assert_array_equal(written[:, positions], comp)
