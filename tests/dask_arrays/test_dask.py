@@ -33,23 +33,6 @@ from lmu_sk.reference import dn_states  # noqa: E402
 TOL = {np.float64: dict(rtol=1e-12, atol=1e-12), np.float32: dict(rtol=1e-5, atol=1e-5)}
 
 
-@pytest.fixture
-def sync():
-    with dask.config.set(scheduler="synchronous"):
-        yield
-
-
-@pytest.fixture
-def no_compute():
-    """Any computation inside the block fails the test."""
-
-    def refuse(*args, **kwargs):
-        pytest.fail("a dask computation ran")
-
-    with dask.config.set(scheduler=refuse):
-        yield
-
-
 def sequences(n=40, n_steps=24, n_channels=None, seed=0, dtype=np.float64):
     shape = (n, n_steps) if n_channels is None else (n, n_steps, n_channels)
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)

@@ -15,40 +15,11 @@ import pytest
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
+from channel_bumps import bumps  # noqa: E402
+
 from lmu_sk import LMUClassifier, LMUPooledFeatures, pooled  # noqa: E402
 from lmu_sk._dask import evenly_spaced_sample  # noqa: E402
 from lmu_sk._memory import MemoryBudgetError  # noqa: E402
-
-
-@pytest.fixture
-def sync():
-    with dask.config.set(scheduler="synchronous"):
-        yield
-
-
-@pytest.fixture
-def no_compute():
-    """Any computation inside the block fails the test."""
-
-    def refuse(*args, **kwargs):
-        pytest.fail("a dask computation ran")
-
-    with dask.config.set(scheduler=refuse):
-        yield
-
-
-def bumps(n: int, n_channels: int, informative: tuple[int, ...], seed: int = 0):
-    """``(n, 60, n_channels)`` noise; the class (0 or 1) is the sign of a bump at a random
-    place in each informative channel."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 2, n)
-    X = rng.standard_normal((n, 60, n_channels))
-    t = np.arange(60)
-    for c in informative:
-        centre = rng.uniform(10, 50, n)
-        bump = np.exp(-(((t[None, :] - centre[:, None]) / 4.0) ** 2))
-        X[:, :, c] += 3.0 * np.where(y == 1, 1.0, -1.0)[:, None] * bump
-    return X, y
 
 
 def assert_same_fit(got: LMUPooledFeatures, expected: LMUPooledFeatures) -> None:

@@ -6,24 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.stats
+from channel_bumps import bumps
 
 from lmu_sk import LMUClassifier, LMUPooledFeatures, LMURegressor
 from lmu_sk._screening import choose_channels, f_statistics
 from lmu_sk.pooled import MAX_CHANNELS
-
-
-def _bumps(n: int, n_channels: int, informative: tuple[int, ...], seed: int = 0):
-    """``(n, 60, n_channels)`` noise; the class (0 or 1) is the sign of a bump at a random
-    place in each informative channel."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 2, n)
-    X = rng.standard_normal((n, 60, n_channels))
-    t = np.arange(60)
-    for c in informative:
-        centre = rng.uniform(10, 50, n)
-        bump = np.exp(-(((t[None, :] - centre[:, None]) / 4.0) ** 2))
-        X[:, :, c] += 3.0 * np.where(y == 1, 1.0, -1.0)[:, None] * bump
-    return X, y
 
 
 def test_f_statistics_equal_scipy_for_classes_and_for_a_continuous_target():
@@ -58,7 +45,7 @@ def test_choose_channels_keeps_the_significant_highest_first_at_most_the_cap():
 
 
 def test_screening_keeps_the_informative_channels_of_many():
-    X, y = _bumps(120, 40, informative=(7, 31))
+    X, y = bumps(120, 40, informative=(7, 31))
     f = LMUPooledFeatures(n_biases=4).fit(X, y)
     assert f.channels_.tolist() == [7, 31]
     assert f.channel_scores_.shape == (40,)
@@ -77,9 +64,9 @@ def test_screening_keeps_the_informative_channels_of_many():
 
 
 def test_few_channels_and_no_target_keep_every_channel():
-    X, y = _bumps(40, MAX_CHANNELS, informative=(3,))
+    X, y = bumps(40, MAX_CHANNELS, informative=(3,))
     assert LMUPooledFeatures(n_biases=2).fit(X, y).channel_scores_ is None
-    X, y = _bumps(40, MAX_CHANNELS + 4, informative=(3,))
+    X, y = bumps(40, MAX_CHANNELS + 4, informative=(3,))
     unsupervised = LMUPooledFeatures(n_biases=2).fit(X)
     assert unsupervised.channels_.tolist() == list(range(MAX_CHANNELS + 4))
     everything = LMUPooledFeatures(n_biases=2, channels="all").fit(X, y)
@@ -87,7 +74,7 @@ def test_few_channels_and_no_target_keep_every_channel():
 
 
 def test_an_integer_caps_the_channels_and_needs_the_target():
-    X, y = _bumps(80, 6, informative=(1, 2, 4))
+    X, y = bumps(80, 6, informative=(1, 2, 4))
     f = LMUPooledFeatures(n_biases=2, channels=2).fit(X, y)
     assert len(f.channels_) == 2 and set(f.channels_.tolist()) <= {1, 2, 4}
     with pytest.raises(ValueError, match="pass y to fit, or use channels='all'"):
@@ -105,15 +92,15 @@ def test_an_integer_caps_the_channels_and_needs_the_target():
 def test_the_features_are_bounded_whatever_the_channel_count():
     sizes = []
     for n_channels in (20, 80):
-        X, y = _bumps(60, n_channels, informative=(0,))
+        X, y = bumps(60, n_channels, informative=(0,))
         sizes.append(LMUPooledFeatures(n_biases=2).fit(X, y).n_features_out_)
-    few = LMUPooledFeatures(n_biases=2).fit(*_bumps(60, 1, informative=(0,)))
+    few = LMUPooledFeatures(n_biases=2).fit(*bumps(60, 1, informative=(0,)))
     assert max(sizes) <= few.n_features_out_
 
 
 def test_the_default_models_screen_and_stream_the_kept_channels():
-    X, y = _bumps(160, 24, informative=(5,))
-    X_test, y_test = _bumps(60, 24, informative=(5,), seed=1)
+    X, y = bumps(160, 24, informative=(5,))
+    X_test, y_test = bumps(60, 24, informative=(5,), seed=1)
     clf = LMUClassifier().fit(X, y)
     assert clf.features_.channels_.tolist() == [5]
     assert clf.score(X_test, y_test) > 0.9
@@ -127,7 +114,7 @@ def test_the_default_models_screen_and_stream_the_kept_channels():
 
 
 def test_the_composites_pass_channels_to_the_pooled_features():
-    X, y = _bumps(80, 20, informative=(3,))
+    X, y = bumps(80, 20, informative=(3,))
     everything = LMUClassifier(channels="all").fit(X, y)
     assert everything.features_.channels_.tolist() == list(range(20))
     two = LMUClassifier(channels=2).fit(X, y)
