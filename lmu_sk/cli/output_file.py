@@ -90,6 +90,10 @@ class _State:
         self.received: int | None = None  # the first signal of the run
         self.deferring = 0  # > 0 while a signal must wait (creating or renaming the output)
         self.complete = False  # the output has its final name
+        # the partial outputs neither committed nor discarded: leaving interruptible()
+        # removes them, so a signal between a PartialOutput's creation and its owner's
+        # try/finally leaves nothing behind
+        self.pending: list[PartialOutput] = []
 
 
 _state = _State()
@@ -124,6 +128,8 @@ def interruptible() -> Iterator[None]:
     try:
         yield
     finally:
+        for partial in list(_state.pending):
+            partial.discard()
         for signum, handler in previous.items():
             # None: a handler not installed from Python; the default is the best guess
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
@@ -348,6 +354,7 @@ class PartialOutput:
         try:
             with _deferred():  # a signal now waits until there is a name to remove
                 self.path = self._create(target, folder)
+                _state.pending.append(self)
         except BaseException:
             self.discard()
             raise
@@ -383,6 +390,8 @@ class PartialOutput:
     def discard(self) -> None:
         """Remove the partial output, if any (errors are ignored: this is clean-up)."""
         path, self.path = self.path, None
+        if self in _state.pending:
+            _state.pending.remove(self)
         if path is not None:
             _remove(path)
 

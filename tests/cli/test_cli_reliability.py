@@ -269,6 +269,29 @@ def test_signal_in_process_removes_the_partial_output(
     assert handlers() == before
 
 
+def test_a_signal_just_after_the_partial_output_is_made_removes_it(
+    sequences, tmp_path, monkeypatch, capsys
+):
+    # the signal lands after the partial output exists and before the code that owns it
+    # is inside its try/finally: leaving interruptible() removes it all the same
+    _, path = sequences
+    real = RUNNER.progress_bar
+
+    def signalled(*args, **kwargs):
+        assert len(partials(tmp_path)) == 1
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(RUNNER, "progress_bar", signalled)
+    out = tmp_path / "out.npy"
+    assert run("features", "--order", 4, "--quiet", path, out) == 128 + signal.SIGTERM
+    assert capsys.readouterr().err == (
+        f"lmu-sk: interrupted by SIGTERM; {out} not written, no partial output left\n"
+    )
+    assert not out.exists() and partials(tmp_path) == []
+    assert output_file._state.pending == []
+
+
 def test_handlers_are_restored_after_success_and_usage_errors(sequences, tmp_path):
     _, path = sequences
     before = handlers()
