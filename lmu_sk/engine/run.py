@@ -595,38 +595,37 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
             A_T = constants.get("A_T", d, theta, spec.discretizer)
             Bbar = constants.system(d, theta, spec.discretizer)[1]
             inputs = np.asarray(window.inputs, dtype=np.int64)
-            if direct:
-                cpu.pooled_features(
-                    u, n, A_T, Bbar, biases[w], scales[w], out, columns, offsets[w],
-                    offsets[w] + n_state if compete else None, with_moments=with_moments,
-                    inputs=inputs,
-                )  # fmt: skip
-                continue
-            pools, moments, comp = cpu.pooled_window(
-                u, n, A_T, Bbar, biases[w], scales[w], with_moments=with_moments, inputs=inputs
-            )
-            pools = np.concatenate([pools, moments], axis=-1)
-        else:
-            W = constants.get(
-                "W",
-                d,
-                theta,
-                spec.discretizer,
-                dtype=u.dtype,
-                xp=xp,
-                param=block_steps(d, u.shape[1], plan.device),
-            )
-            pools, comp = algebra.pool_window(
-                algebra.rows(u[:, :, list(window.inputs)], xp),
-                W,
-                d,
-                xp.tile(biases[w], (N, 1, 1)),
-                xp.tile(scales[w], (N, 1)),
-                algebra.row_lengths(n, n_in, xp),
-                xp,
-            )
-            pools = pools.reshape(N, n_in, d, -1)
-            comp = comp.reshape(N, n_in, 2 * d)
+            # other rows: the window's float64 features, then cast into them
+            rows, at = (out, offsets[w]) if direct else (np.empty((N, part.shape[1])), 0)
+            cpu.pooled_features(
+                u, n, A_T, Bbar, biases[w], scales[w], rows, columns, at,
+                at + n_state if compete else None, with_moments=with_moments, inputs=inputs,
+            )  # fmt: skip
+            if not direct:
+                # float64 pools beyond float32 become inf: the caller reports them
+                with np.errstate(over="ignore"):
+                    part[...] = rows
+            continue
+        W = constants.get(
+            "W",
+            d,
+            theta,
+            spec.discretizer,
+            dtype=u.dtype,
+            xp=xp,
+            param=block_steps(d, u.shape[1], plan.device),
+        )
+        pools, comp = algebra.pool_window(
+            algebra.rows(u[:, :, list(window.inputs)], xp),
+            W,
+            d,
+            xp.tile(biases[w], (N, 1, 1)),
+            xp.tile(scales[w], (N, 1)),
+            algebra.row_lengths(n, n_in, xp),
+            xp,
+        )
+        pools = pools.reshape(N, n_in, d, -1)
+        comp = comp.reshape(N, n_in, 2 * d)
         if len(columns):
             # float64 pools beyond float32 become inf: the caller reports them
             with np.errstate(over="ignore"):
