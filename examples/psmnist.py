@@ -103,6 +103,11 @@ def fit_ensemble(args: argparse.Namespace, data) -> tuple[float, float]:
             f"validation accuracy {accuracy([val[k]], data.y_val):.4f}, test accuracy "
             f"{accuracy([test[k]], data.y_test):.4f}"
         )
+    for k in range(2, args.n_heads):  # the smaller ensembles of the same run, for comparison
+        print(
+            f"heads 0-{k - 1} averaged: validation accuracy {accuracy(val[:k], data.y_val):.4f}, "
+            f"test accuracy {accuracy(test[:k], data.y_test):.4f}"
+        )
     val_accuracy, test_accuracy = accuracy(val, data.y_val), accuracy(test, data.y_test)
     print(f"head training: {sum(seconds):.1f} s")
     print(f"validation accuracy: {val_accuracy:.4f}")

@@ -92,7 +92,7 @@ def test_early_classification_example_draws_lmu_sk_beside_teaser(monkeypatch, tm
     assert (tmp_path / "early_classification.png").stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("extra", [[], ["--n-heads", "2", "--schedule", "cosine"]])
+@pytest.mark.parametrize("extra", [[], ["--n-heads", "3", "--schedule", "cosine"]])
 def test_psmnist_example_reports_validation_and_test_on_the_permutation_asked(
     extra, tmp_path, monkeypatch, capsys
 ):
@@ -122,3 +122,5 @@ def test_psmnist_example_reports_validation_and_test_on_the_permutation_asked(
     assert val_accuracy * 10 == pytest.approx(round(val_accuracy * 10))
     assert test_accuracy * 20 == pytest.approx(round(test_accuracy * 20))
     assert "(8 internal variables)" in out and "162 parameters" in out  # 8*8+8 + 8*10+10
+    # with 3 heads, the ensemble of the first 2 is printed too (the full one is the result)
+    assert ("heads 0-1 averaged: validation accuracy" in out) == bool(extra)
