@@ -159,6 +159,9 @@ def recurrence(
 # flushed into float64 every this many steps: exact counts, and the rounding of a sum
 # bounded by that many terms.
 FLUSH_STEPS = 1024
+# Steps whose states are computed before their pools are taken state by state (the
+# accumulators of one state stay in registers over the block); divides FLUSH_STEPS.
+TIME_BLOCK = 256
 # per state: ppv, mpv and lspv at every threshold, then mean, max and min
 N_MOMENTS = 3
 
@@ -201,6 +204,11 @@ def _pooled_window(
         total64 = np.empty((order, K))
         mom = np.empty((order, N_MOMENTS))
         won = np.empty(2 * order)
+        block = np.empty((TIME_BLOCK, order))
+        count_i = np.empty(K, dtype=np.float32)
+        total_i = np.empty(K, dtype=np.float32)
+        run_i = np.empty(K, dtype=np.float32)
+        best_i = np.empty(K, dtype=np.float32)
         for c in range(n_inputs):
             b = biases[c]
             for i in range(order):
@@ -230,46 +238,66 @@ def _pooled_window(
                     won[i] = 0.0
                     won[order + i] = 0.0
             flush = FLUSH_STEPS  # a countdown: a modulo each step costs more
-            for t in range(n):
-                u = U[s, t, inputs[c]]
-                for i in range(order):
-                    new[i] = Bbar[i] * u
-                for j in range(order):
-                    mj = state[j]
+            for t0 in range(0, n, TIME_BLOCK):
+                steps_in = min(TIME_BLOCK, n - t0)
+                # the block's states, in order, and the competition of every step
+                for t in range(steps_in):
+                    u = U[s, t0 + t, inputs[c]]
                     for i in range(order):
-                        new[i] += Abar_T[j, i] * mj
-                state, new = new, state
-                high = -np.inf
-                low = np.inf
-                winner = 0
-                loser = 0
+                        new[i] = Bbar[i] * u
+                    for j in range(order):
+                        mj = state[j]
+                        for i in range(order):
+                            new[i] += Abar_T[j, i] * mj
+                    state, new = new, state
+                    high = -np.inf
+                    low = np.inf
+                    winner = 0
+                    loser = 0
+                    for i in range(order):
+                        m = state[i]
+                        block[t, i] = m
+                        v = m * scale[c, i]
+                        if v > high:
+                            high = v
+                            winner = i
+                        if v < low:
+                            low = v
+                            loser = i
+                    won[winner] += 1.0
+                    won[order + loser] += 1.0
+                # then state by state over the block: its pools in local accumulators
+                # (each summed in the same order as step by step: the same roundings)
                 for i in range(order):
-                    m = state[i]
-                    m32 = np.float32(m)
-                    # branch-free over the thresholds: vectorises across them
-                    bi, ci, ti, ri, qi = b[i], count[i], total[i], run[i], best[i]
+                    bi = b[i]
                     for k in range(K):
-                        hit = one if m32 > bi[k] else zero
-                        ci[k] += hit
-                        ti[k] += hit * m32
-                        r = (ri[k] + one) * hit
-                        ri[k] = r
-                        qi[k] = max(qi[k], r)
+                        count_i[k] = count[i, k]
+                        total_i[k] = total[i, k]
+                        run_i[k] = run[i, k]
+                        best_i[k] = best[i, k]
+                    for t in range(steps_in):
+                        m32 = np.float32(block[t, i])
+                        # branch-free over the thresholds: vectorises across them
+                        for k in range(K):
+                            hit = one if m32 > bi[k] else zero
+                            count_i[k] += hit
+                            total_i[k] += hit * m32
+                            r = (run_i[k] + one) * hit
+                            run_i[k] = r
+                            best_i[k] = max(best_i[k], r)
+                    for k in range(K):
+                        count[i, k] = count_i[k]
+                        total[i, k] = total_i[k]
+                        run[i, k] = run_i[k]
+                        best[i, k] = best_i[k]
                     if with_moments:
-                        mom[i, 0] += m
-                        mom[i, 1] = max(mom[i, 1], m)
-                        mom[i, 2] = min(mom[i, 2], m)
-                    v = m * scale[c, i]
-                    if v > high:
-                        high = v
-                        winner = i
-                    if v < low:
-                        low = v
-                        loser = i
-                won[winner] += 1.0
-                won[order + loser] += 1.0
-                flush -= 1
-                if flush == 0:
+                        for t in range(steps_in):
+                            m = block[t, i]
+                            mom[i, 0] += m
+                            mom[i, 1] = max(mom[i, 1], m)
+                            mom[i, 2] = min(mom[i, 2], m)
+                flush -= steps_in
+                if flush == 0:  # TIME_BLOCK divides FLUSH_STEPS
                     flush = FLUSH_STEPS
                     for i in range(order):
                         for k in range(K):
