@@ -52,6 +52,9 @@ logger = get_logger(__name__)
 _BIAS_STATE_BYTES = 32 * 1024**2
 # ... and at most this many of their steps, evenly spaced, per state
 _BIAS_MAX_STEPS = 2048
+# a threshold closer than this (relative) to a value that several training steps share is
+# moved above it: float32 rounding is 6e-8, the arithmetic of two routes differs by 1e-15
+_SHARED_RTOL = 1e-6
 # fitting holds about this many arrays of the thresholds' size at once (np.quantile's
 # results and their ascending copy)
 _THRESHOLD_COPIES = 2.5
@@ -230,6 +233,36 @@ def _check_state_range(U, orders: np.ndarray, transforms: tuple[str, ...]) -> No
         )
 
 
+def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """The quantiles ``(n_levels, n_states)`` of ``states`` ``(n_states, n_steps)`` at
+    ``levels`` (NumPy's linear method, one partition), each that falls on a value several
+    steps share moved just above it.
+
+    A state held by a constant stretch of input (a flat segment, zero padding) takes one
+    value for many steps; a quantile there equals that value, and whether the state counts
+    as above it would be decided by the last bit of the arithmetic (the GPU's blocked
+    route against the compiled kernel, or the kernel's order of operations, changed such
+    features by up to 0.9). Above it, those steps count as not above the threshold on
+    every route. A quantile is on such a value when the two training values it lies
+    between (or, on one of them, that one and the value below) are within
+    ``_SHARED_RTOL`` of it.
+    """
+    n = states.shape[1]
+    at = (n - 1) * levels
+    below = np.floor(at).astype(np.intp)
+    above = np.minimum(below + 1, n - 1)
+    before = np.maximum(below - 1, 0)
+    ranks = np.unique(np.concatenate([before, below, above]))
+    ordered = np.partition(states, ranks, axis=1)
+    a, b, c = (ordered[:, i].T for i in (below, above, before))
+    gamma = (at - below)[:, None]
+    # NumPy's lerp, from the nearer end
+    q = np.where(gamma >= 0.5, b - (b - a) * (1 - gamma), a + (b - a) * gamma)
+    tol = _SHARED_RTOL * np.maximum(np.abs(q), spread)
+    shared = (b - a <= tol) | ((gamma == 0) & (a - c <= tol) & (below > 0)[:, None])
+    return np.where(shared, q + 2 * tol, q)
+
+
 class LMUPooledFeatures(SequenceTransformer):
     """Delay Network states of many windows, pooled over time.
 
@@ -268,7 +301,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         the original series.
     n_biases : int, default=16
         Thresholds per state: the quantiles ``k / (n_biases + 1)``, ``k = 1 .. n_biases``,
-        of the state over training steps.
+        of the state over training steps (a quantile on a value that several of those
+        steps share, as a constant stretch of input gives, is moved just above it).
     bias_samples : int, default=64
         At most this many training sequences (evenly spaced in the training set) provide
         the states the thresholds and scales are fitted on, at most 2048 of their steps
@@ -632,10 +666,12 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             # steps: (n_kept, n_inputs * order)
             shape = (len(window.inputs), window.order)
             by_state = np.ascontiguousarray(steps.T)  # partitioned along contiguous rows
-            quantiles = np.quantile(by_state, levels, axis=1).T.reshape(*shape, -1)
+            spread = by_state.std(axis=1)
+            quantiles = _thresholds(by_state, levels, spread)
+            quantiles = quantiles.T.reshape(*shape, -1)
             # ascending, as the kernels need
             biases.append(np.maximum.accumulate(quantiles, axis=-1).astype(np.float32))
-            spread = by_state.std(axis=1).reshape(shape)
+            spread = spread.reshape(shape)
             scales.append(1.0 / np.where(spread > 0, spread, 1.0))
         return biases, scales
 

@@ -115,6 +115,22 @@ def _longest_run(above: np.ndarray) -> np.ndarray:
     return best
 
 
+#: The 'compete' pools' tie: the largest of a window's scaled states is the first within this
+#: of the largest value, the smallest the first within this of the smallest. States held
+#: by a constant stretch of input are equal in exact arithmetic (the higher Legendre
+#: coefficients of a constant are 0): without a tie their order would be that of rounding
+#: noise, which differs from one route (CPU, GPU, float32, float64) to another.
+COMPETE_TIE = 1e-4
+
+
+def first_within_tie(scaled: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """The first index along ``axis`` within :data:`COMPETE_TIE` of the largest value,
+    and the first within it of the smallest (``argmax`` and ``argmin`` with ties)."""
+    top = (scaled >= scaled.max(axis=axis, keepdims=True) - COMPETE_TIE).argmax(axis=axis)
+    bottom = (scaled <= scaled.min(axis=axis, keepdims=True) + COMPETE_TIE).argmax(axis=axis)
+    return top, bottom
+
+
 def pooled(sequences, spec, biases, scales, mixing=None) -> np.ndarray:
     """Pooled Delay Network features by the plain recurrence, one sequence at a time.
 
@@ -137,7 +153,8 @@ def pooled(sequences, spec, biases, scales, mixing=None) -> np.ndarray:
         Per window: for every input and state the threshold pools ('ppv', 'mpv', 'lspv',
         each at every threshold) and the moments ('mean', 'max', 'min') that ``spec.pools``
         names; then, with 'compete', for every input the proportions of steps each state
-        is the largest, then the smallest, of its scaled states.
+        is the largest, then the smallest, of its scaled states (the first within
+        :data:`COMPETE_TIE` of the largest, of the smallest).
     """
     rows = []
     for x in sequences:
@@ -170,8 +187,9 @@ def pooled(sequences, spec, biases, scales, mixing=None) -> np.ndarray:
             if "compete" in spec.pools:
                 scaled = m * scale[None]
                 d = window.order
-                wins = np.stack([(scaled.argmax(axis=2) == i).mean(axis=0) for i in range(d)])
-                loses = np.stack([(scaled.argmin(axis=2) == i).mean(axis=0) for i in range(d)])
+                top, bottom = first_within_tie(scaled)
+                wins = np.stack([(top == i).mean(axis=0) for i in range(d)])
+                loses = np.stack([(bottom == i).mean(axis=0) for i in range(d)])
                 features.append(np.concatenate([wins.T, loses.T], axis=1).ravel())
         rows.append(np.concatenate(features))
     return np.stack(rows)

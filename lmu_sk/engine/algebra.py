@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from ..reference import COMPETE_TIE
+
 __all__ = [
     "block_means",
     "empty_pools",
@@ -418,7 +420,8 @@ def pool_blocks(
     the run at step ``t`` is ``t - L_t``, ``L_t`` the last step ``<= t`` not above, a step
     ``-1 - run`` before the block when there is none: a running maximum); the sum, maximum
     and minimum of every state; the steps on which each state, scaled, is the first
-    largest of its row's states (``argmax``), then the first smallest (``argmin``).
+    largest of its row's states, then the first smallest (each within
+    :data:`~lmu_sk.reference.COMPETE_TIE`).
 
     Parameters
     ----------
@@ -477,13 +480,21 @@ def pool_blocks(
             xp.maximum(longest, runs.max(axis=1), out=longest)
             run[...] = runs[:, -1]
         scaled = G * scale
-        for j, pick in enumerate((scaled.argmax(axis=2), scaled.argmin(axis=2))):
+        for j, pick in enumerate(_first_within_tie(scaled, xp)):
             picked = pick[:, :, None] == states
             if valid is not None:
                 picked &= valid
             wins[:, j] += picked.sum(axis=1)
     if G is not None:
         state[...] = G[:, -1]
+
+
+def _first_within_tie(scaled: Any, xp: ModuleType) -> tuple[Any, Any]:
+    """Per row and step the first state within ``COMPETE_TIE`` of the largest of
+    ``scaled`` ``(rows, steps, order)``, then of the smallest."""
+    top = scaled >= scaled.max(axis=2, keepdims=True) - COMPETE_TIE
+    bottom = scaled <= scaled.min(axis=2, keepdims=True) + COMPETE_TIE
+    return xp.argmax(top, axis=2), xp.argmax(bottom, axis=2)
 
 
 def pool_values(
@@ -570,7 +581,8 @@ def pool_window(
     * ``mean``, ``max``, ``min`` of ``m_t[i]``;
 
     and per row the proportion of steps on which each state is the first largest of the
-    scaled states ``m_t * scale`` (``argmax``), then the first smallest (``argmin``).
+    scaled states ``m_t * scale``, then the first smallest (each within
+    :data:`~lmu_sk.reference.COMPETE_TIE`).
 
     Parameters
     ----------

@@ -24,7 +24,8 @@ Pools of state ``m_t[i]`` over the ``n`` steps (blocks) of a sequence, for every
 
 and per state ``'mean'``, ``'max'``, ``'min'``; and per window and input ``'compete'``:
 for every state the proportion of steps on which it is the largest of the window's states
-(each scaled by its fitted ``scale``), then the same for the smallest.
+(each scaled by its fitted ``scale``; the first within ``reference.COMPETE_TIE`` of the
+largest), then the same for the smallest.
 """
 
 from __future__ import annotations

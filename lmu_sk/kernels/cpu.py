@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from ..reference import COMPETE_TIE
 from ._jit import njit_cached
 from ._threading import parallel_section
 
@@ -197,6 +198,7 @@ def _pooled_window(
         n = lengths[s]
         state = np.empty(order)
         new = np.empty(order)
+        scaled = np.empty(order)
         count = np.empty((order, K), dtype=np.float32)
         total = np.empty((order, K), dtype=np.float32)
         run = np.empty((order, K), dtype=np.float32)
@@ -250,21 +252,23 @@ def _pooled_window(
                         mj = state[j]
                         for i in range(order):
                             new[i] += Abar_T[j, i] * mj
-                    state, new = new, state
                     high = -np.inf
                     low = np.inf
-                    winner = 0
-                    loser = 0
                     for i in range(order):
-                        m = state[i]
+                        m = new[i]
+                        state[i] = m
                         block[t, i] = m
                         v = m * scale[c, i]
-                        if v > high:
-                            high = v
-                            winner = i
-                        if v < low:
-                            low = v
-                            loser = i
+                        scaled[i] = v
+                        high = max(high, v)
+                        low = min(low, v)
+                    # the first within the tie of the largest, of the smallest
+                    winner = 0
+                    while winner < order - 1 and scaled[winner] < high - COMPETE_TIE:
+                        winner += 1
+                    loser = 0
+                    while loser < order - 1 and scaled[loser] > low + COMPETE_TIE:
+                        loser += 1
                     won[winner] += 1.0
                     won[order + loser] += 1.0
                 # then state by state over the block: its pools in local accumulators
