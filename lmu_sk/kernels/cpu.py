@@ -194,6 +194,12 @@ def _pooled_window(
         n_columns = max(n_columns, where[j] + 1)
     one = np.float32(1.0)
     zero = np.float32(0.0)
+    # each state a dot product of a row with the state before: 1.6x faster per step at
+    # order 8 than accumulating the columns into the new state
+    Abar = np.empty((order, order))
+    for i in range(order):
+        for j in range(order):
+            Abar[i, j] = Abar_T[j, i]
     for s in prange(n_samples):
         n = lengths[s]
         state = np.empty(order)
@@ -247,17 +253,16 @@ def _pooled_window(
                 for t in range(steps_in):
                     u = U[s, t0 + t, inputs[c]]
                     for i in range(order):
-                        new[i] = Bbar[i] * u
-                    for j in range(order):
-                        mj = state[j]
-                        for i in range(order):
-                            new[i] += Abar_T[j, i] * mj
+                        acc = Bbar[i] * u
+                        for j in range(order):
+                            acc += Abar[i, j] * state[j]
+                        new[i] = acc
                     high = -np.inf
                     low = np.inf
                     for i in range(order):
                         m = new[i]
-                        state[i] = m
-                        block[t, i] = m
+                        state[i] = m  # copied back: swapping the two arrays stops LLVM
+                        block[t, i] = m  # from telling them apart (1.7x slower)
                         v = m * scale[c, i]
                         scaled[i] = v
                         high = max(high, v)
