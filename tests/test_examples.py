@@ -1,5 +1,6 @@
 """The example scripts run end to end on small settings."""
 
+import functools
 import runpy
 import sys
 from pathlib import Path
@@ -82,6 +83,17 @@ def test_early_classification_example_decides_gunpoint_early(monkeypatch, capsys
 def test_early_classification_example_draws_lmu_sk_beside_teaser(monkeypatch, tmp_path):
     pytest.importorskip("aeon")
     pytest.importorskip("matplotlib")
+    from aeon.classification import early_classification
+    from aeon.classification.interval_based import TimeSeriesForestClassifier
+
+    # TEASER's defaults (20 points, a forest of 200 trees each) take two minutes on
+    # GunPoint: the gallery runs them (docs/conf.py); a lighter TEASER checks the example
+    lighter = functools.partial(
+        early_classification.TEASER,
+        classification_points=list(range(15, 151, 15)),
+        estimator=TimeSeriesForestClassifier(n_estimators=20, random_state=0),
+    )
+    monkeypatch.setattr(early_classification, "TEASER", lighter)
     main = _run("early_classification.py", [], monkeypatch)["main"]
     result = main(["--out", str(tmp_path)])
     assert set(result["curves"]) == {"lmu_sk", "TEASER"}
