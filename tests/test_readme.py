@@ -19,17 +19,11 @@ def test_readme_has_python_blocks():
     assert len(python_blocks(README.read_text())) >= 1  # the tour; the rest is in docs/
 
 
-# Makes the optional libraries unimportable, as after `pip install .` alone.
-WITHOUT_EXTRAS = (
-    "import sys\n"
-    "for name in ('dask', 'distributed', 'zarr', 'matplotlib', 'aeon', 'skops', 'cupy'):\n"
-    "    sys.modules[name] = None\n"
-)
-# Makes them importable again (those installed), as after `pip install ".[...]"`.
-WITH_EXTRAS = (
-    "for name in ('dask', 'distributed', 'zarr', 'matplotlib', 'aeon', 'skops', 'cupy'):\n"
-    "    del sys.modules[name]\n"
-)
+EXTRAS = ("dask", "distributed", "zarr", "matplotlib", "aeon", "skops", "cupy")
+# Makes the optional libraries unimportable, as after `pip install .` alone ...
+WITHOUT_EXTRAS = f"import sys\nfor name in {EXTRAS!r}:\n    sys.modules[name] = None\n"
+# ... and importable again (those installed), as after `pip install ".[...]"`.
+WITH_EXTRAS = f"for name in {EXTRAS!r}:\n    del sys.modules[name]\n"
 
 
 def test_the_tour_runs_after_the_first_command_alone_then_with_the_extras(tmp_path):

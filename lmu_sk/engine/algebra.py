@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reference import COMPETE_TIE
+from ..reference import first_within_tie
 
 __all__ = [
     "block_means",
@@ -480,21 +480,13 @@ def pool_blocks(
             xp.maximum(longest, runs.max(axis=1), out=longest)
             run[...] = runs[:, -1]
         scaled = G * scale
-        for j, pick in enumerate(_first_within_tie(scaled, xp)):
+        for j, pick in enumerate(first_within_tie(scaled, axis=2)):
             picked = pick[:, :, None] == states
             if valid is not None:
                 picked &= valid
             wins[:, j] += picked.sum(axis=1)
     if G is not None:
         state[...] = G[:, -1]
-
-
-def _first_within_tie(scaled: Any, xp: ModuleType) -> tuple[Any, Any]:
-    """Per row and step the first state within ``COMPETE_TIE`` of the largest of
-    ``scaled`` ``(rows, steps, order)``, then of the smallest."""
-    top = scaled >= scaled.max(axis=2, keepdims=True) - COMPETE_TIE
-    bottom = scaled <= scaled.min(axis=2, keepdims=True) + COMPETE_TIE
-    return xp.argmax(top, axis=2), xp.argmax(bottom, axis=2)
 
 
 def pool_values(
