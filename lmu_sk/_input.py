@@ -302,6 +302,18 @@ def _validate_array(
     return X
 
 
+def _is_plain_float_sequence(seq) -> bool:
+    """Whether ``seq`` is a NumPy float32/float64 sequence of shape ``(n_steps,)`` or
+    ``(n_steps, n_channels)`` with at least one step and one channel: valid as it is."""
+    return (
+        type(seq) is np.ndarray
+        and seq.dtype in _FLOAT_DTYPES
+        and seq.ndim in (1, 2)
+        and seq.shape[0] > 0
+        and (seq.ndim == 1 or seq.shape[1] > 0)
+    )
+
+
 def as_sequences(
     X, dtype: np.dtype | None, estimator_name: str = "LMUFeatures", check_finite: bool = True
 ):
@@ -321,7 +333,14 @@ def as_sequences(
         return _validate_array(X, dtype, estimator_name, check_finite)
     sequences = []
     for seq in X:
-        seq = _validate_array(np.asarray(seq)[None], None, estimator_name, check_finite)[0]
+        if _is_plain_float_sequence(seq):
+            # what check_array would return for it, without its cost per call (most of the
+            # validation of thousands of short sequences)
+            seq = seq if seq.ndim == 2 else seq[:, None]
+            if check_finite and not np.isfinite(seq).all():
+                raise _non_finite_error(seq[None])
+        else:
+            seq = _validate_array(np.asarray(seq)[None], None, estimator_name, check_finite)[0]
         sequences.append(seq)
     channels = {seq.shape[1] for seq in sequences}
     if len(channels) > 1:

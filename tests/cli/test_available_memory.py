@@ -121,3 +121,20 @@ def test_default_budget_is_half_of_the_cgroup_room(tmp_path, monkeypatch):
     monkeypatch.setattr(_memory, "_PROC_CGROUP", str(paths["proc_cgroup"]))
     monkeypatch.setattr(_memory, "_CGROUP_ROOT", str(paths["cgroup_root"]))
     assert _memory.resolve_budget(None) == 2 * GiB
+
+
+def test_default_reading_is_reused_briefly_then_read_again(tmp_path, monkeypatch):
+    paths = fake_system(tmp_path, 3 * GiB, "0::/\n")
+    monkeypatch.setattr(_memory, "_MEMINFO", str(paths["meminfo"]))
+    monkeypatch.setattr(_memory, "_PROC_CGROUP", str(paths["proc_cgroup"]))
+    monkeypatch.setattr(_memory, "_CGROUP_ROOT", str(paths["cgroup_root"]))
+    clock = [100.0]
+    monkeypatch.setattr(_memory.time, "monotonic", lambda: clock[0])
+    assert _memory.available_memory() == 3 * GiB
+    paths["meminfo"].write_text(f"MemAvailable:   {GiB // 1024} kB\n")
+    clock[0] += _memory._READING_REUSE_S / 2
+    assert _memory.available_memory() == 3 * GiB  # within the reuse window
+    # explicit paths always read the files
+    assert _memory.available_memory(**paths) == GiB
+    clock[0] += _memory._READING_REUSE_S
+    assert _memory.available_memory() == GiB  # read again after it
