@@ -168,6 +168,16 @@ TIME_BLOCK = 256
 N_MOMENTS = 3
 
 
+# inlined into the kernel (numba's IR), so compiled with its fastmath flags
+@njit_cached(inline="always", fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
+def _threshold_step(m, threshold, count, total, run, best):  # pragma: no cover
+    """One step of a float32 state ``m`` against one threshold: the count of steps above
+    it, the sum of the states there, the current run above it and the longest run."""
+    hit = np.float32(1.0) if m > threshold else np.float32(0.0)
+    run = (run + np.float32(1.0)) * hit
+    return count + hit, total + hit * m, run, max(best, run)
+
+
 # reassociation lets the state update vectorize; no 'nnan'/'ninf': the pools start at +-inf
 @njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _pooled_window(
@@ -192,8 +202,6 @@ def _pooled_window(
     n_columns = 0
     for j in range(where.shape[0]):
         n_columns = max(n_columns, where[j] + 1)
-    one = np.float32(1.0)
-    zero = np.float32(0.0)
     # each state a dot product of a row with the state before: 1.6x faster per step at
     # order 8 than accumulating the columns into the new state
     Abar = np.empty((order, order))
@@ -302,26 +310,18 @@ def _pooled_window(
                             total_k = total_i[k]
                             run_k = run_i[k]
                             best_k = best_i[k]
-                            hit = one if m0 > bk else zero
-                            count_k += hit
-                            total_k += hit * m0
-                            run_k = (run_k + one) * hit
-                            best_k = max(best_k, run_k)
-                            hit = one if m1 > bk else zero
-                            count_k += hit
-                            total_k += hit * m1
-                            run_k = (run_k + one) * hit
-                            best_k = max(best_k, run_k)
-                            hit = one if m2 > bk else zero
-                            count_k += hit
-                            total_k += hit * m2
-                            run_k = (run_k + one) * hit
-                            best_k = max(best_k, run_k)
-                            hit = one if m3 > bk else zero
-                            count_k += hit
-                            total_k += hit * m3
-                            run_k = (run_k + one) * hit
-                            best_k = max(best_k, run_k)
+                            count_k, total_k, run_k, best_k = _threshold_step(
+                                m0, bk, count_k, total_k, run_k, best_k
+                            )
+                            count_k, total_k, run_k, best_k = _threshold_step(
+                                m1, bk, count_k, total_k, run_k, best_k
+                            )
+                            count_k, total_k, run_k, best_k = _threshold_step(
+                                m2, bk, count_k, total_k, run_k, best_k
+                            )
+                            count_k, total_k, run_k, best_k = _threshold_step(
+                                m3, bk, count_k, total_k, run_k, best_k
+                            )
                             count_i[k] = count_k
                             total_i[k] = total_k
                             run_i[k] = run_k
@@ -330,12 +330,9 @@ def _pooled_window(
                     for t in range(whole, steps_in):  # the last steps of the block
                         m32 = np.float32(block[t, i])
                         for k in range(K):
-                            hit = one if m32 > bi[k] else zero
-                            count_i[k] += hit
-                            total_i[k] += hit * m32
-                            r = (run_i[k] + one) * hit
-                            run_i[k] = r
-                            best_i[k] = max(best_i[k], r)
+                            count_i[k], total_i[k], run_i[k], best_i[k] = _threshold_step(
+                                m32, bi[k], count_i[k], total_i[k], run_i[k], best_i[k]
+                            )
                     for k in range(K):
                         count[i, k] = count_i[k]
                         total[i, k] = total_i[k]
