@@ -536,7 +536,8 @@ class _LMUBase(BaseEstimator):
         mean = xp.asarray(self.feature_mean_, dtype=np.float64)
         scale = xp.asarray(self.feature_scale_, dtype=np.float64)
         if F.dtype == np.float64:
-            if _dask.is_dask_array(F) or not F.flags.writeable:
+            # (CuPy's flags have no ``writeable``: its arrays always are)
+            if _dask.is_dask_array(F) or not getattr(F.flags, "writeable", True):
                 return (F - mean) / scale
             # the callers' features are their own fresh arrays: scaled in place, without
             # two temporaries of their size (whose first touch costs more than the sums)

@@ -15,6 +15,7 @@ the tests of the estimators' GPU paths run on the GPU; what only the stand-in ca
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import sys
 import time
@@ -50,6 +51,19 @@ class FakeDeviceArray(np.ndarray):
     @property
     def data(self):
         return FakePointer(self)
+
+    @property
+    def flags(self):
+        """CuPy's flags: C- and F-contiguity and ownership, no ``writeable``."""
+        flags = super().flags
+        return CupyFlags(flags.c_contiguous, flags.f_contiguous, flags.owndata)
+
+
+@dataclasses.dataclass(frozen=True)
+class CupyFlags:
+    c_contiguous: bool
+    f_contiguous: bool
+    owndata: bool
 
 
 class FakePointer:

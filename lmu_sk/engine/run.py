@@ -41,6 +41,7 @@ from .._device import (
 from .._logging import get_logger
 from .._memory import check_fits
 from ..kernels import cpu, cuda
+from ..kernels._jit import numba_cuda
 from . import algebra, constants, pooling
 from .plan import Plan, block_steps, plan_features, plan_pooled, plan_sampled_states
 from .pooling import PooledSpec
@@ -398,10 +399,8 @@ def _recurrence_chunk(x, lengths, target, output, key, order, xp):
         out = target if output == "sequence" else None
         y, _ = cpu.recurrence(x, full, D_T, Bbar, output, out=out)
         return y if y is target else _into(y, target)
-    from numba import cuda as numba_cuda  # only where a GPU computes
-
     Abar, Bbar = constants.system(*key)
-    stream = numba_cuda.external_stream(xp.cuda.get_current_stream().ptr)
+    stream = numba_cuda().external_stream(xp.cuda.get_current_stream().ptr)
     if output == "sequence":
         y = cuda.recurrence_states(x, Abar, Bbar, "sequence", stream=stream)
     elif output == "final" and lengths is None:

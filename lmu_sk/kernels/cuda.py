@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._device import is_cuda_array
-from ._jit import cuda_jit_cached
+from ._jit import cuda_jit_cached, numba_cuda
 
 __all__ = ["pooled_states", "recurrence_states"]
 
@@ -46,9 +46,7 @@ cuda: Any = None
 def _cuda():
     global cuda
     if cuda is None:
-        from numba import cuda as module
-
-        cuda = module
+        cuda = numba_cuda()
     return cuda
 
 
