@@ -35,6 +35,7 @@ script runs, whose numbers mean nothing.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import dataclasses
 import json
 import os
@@ -43,6 +44,7 @@ import time
 import warnings
 from pathlib import Path
 
+import numba
 import numpy as np
 from _gpu import (
     array_module,
@@ -55,6 +57,7 @@ from _gpu import (
 from sklearn.exceptions import ConvergenceWarning
 
 from lmu_sk import DenseHeadClassifier, LMUClassifier, LMUFeatures
+from lmu_sk._device import pinned_empty
 from lmu_sk.dn import discrete_system, impulse_response
 from lmu_sk.engine import algebra, constants, features, plan
 
@@ -170,6 +173,20 @@ def measure_limits(cp, sizes: Sizes) -> dict[str, float]:
     d2h = wall_seconds(cp, lambda: a.get(), repeat=5, warmup=1)
     report("PCIe host-to-device (pageable)", host.nbytes / h2d / 1e9, "GB/s")
     report("PCIe device-to-host (pageable)", host.nbytes / d2h / 1e9, "GB/s")
+    pinned = pinned_empty(host.shape, host.dtype)
+    pinned[...] = host
+    stream = cp.cuda.get_current_stream()
+    target = ctypes.c_void_p(pinned.ctypes.data)
+    h2d_pinned = wall_seconds(
+        cp, lambda: a.data.copy_from_host_async(target, a.nbytes, stream), repeat=5, warmup=1
+    )
+    d2h_pinned = wall_seconds(
+        cp, lambda: a.data.copy_to_host_async(target, a.nbytes, stream), repeat=5, warmup=1
+    )
+    report("PCIe host-to-device (pinned)", a.nbytes / h2d_pinned / 1e9, "GB/s")
+    report("PCIe device-to-host (pinned)", a.nbytes / d2h_pinned / 1e9, "GB/s")
+    fresh = wall_seconds(cp, lambda: np.copyto(np.empty_like(host), host), repeat=5)
+    report("host memory copy, one thread, into new memory", host.nbytes / fresh / 1e9, "GB/s")
     figure("memory bandwidth", bandwidth / 1e9, "GB/s", "device-to-device copy")
     figure("FP32 rate", rate / 1e12, "TFLOP/s", f"cuBLAS SGEMM {m}^3")
     return {
@@ -225,6 +242,22 @@ def bench_psmnist(cp, sizes: Sizes) -> None:
     device_call = gpu_seconds(cp, lambda: features(X_dev, return_device=True, **options))
     report("engine.features, device in/out", device_call * 1e3, "ms", gemm * 1e3, "SGEMM")
     report("engine.features, host in/out", warm * 1e3, "ms", (copy_in + copy_out) * 1e3, "copies")
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)  # the staging copies on one thread (lmu_sk 0.3.0's way)
+    try:
+        one = wall_seconds(cp, lambda: features(X, **options), repeat=10)
+    finally:
+        numba.set_num_threads(threads)
+    report("host in/out, staging copies on 1 thread", one * 1e3, "ms", warm * 1e3, "threads")
+    chunks = plan.OVERLAP_CHUNKS
+    plan.OVERLAP_CHUNKS = 2 * chunks  # smaller chunks: more of the transfers overlapped
+    try:
+        finer = wall_seconds(cp, lambda: features(X, **options), repeat=10)
+    finally:
+        plan.OVERLAP_CHUNKS = chunks
+    report(
+        f"host in/out, {2 * chunks} chunks instead of {chunks}", finer * 1e3, "ms", warm * 1e3, ""
+    )
     figure(
         "psMNIST final states, host in/out, warm",
         warm * 1e3,
@@ -496,6 +529,9 @@ def print_figures() -> None:
         print(f"{name}: {f['value']:.4g} {f['unit']}{goal}{against}", flush=True)
 
 
+SECTIONS = ("psmnist", "all_states", "numba", "dense_head", "classifier", "streams")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="scale the sample counts")
@@ -505,7 +541,15 @@ def main(argv: list[str] | None = None) -> int:
         help="tiny sizes on the CPU: the NumPy stand-in for CuPy and the CUDA simulator",
     )
     parser.add_argument("--json", type=Path, help="write the figures to this file")
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"comma-separated sections after the machine's limits (default: all of {SECTIONS})",
+    )
     args = parser.parse_args(argv)
+    sections = {name.strip() for name in args.sections.split(",") if name.strip()}
+    if not sections <= set(SECTIONS):
+        parser.error(f"unknown sections {sorted(sections - set(SECTIONS))}; from {SECTIONS}")
     if args.scale <= 0:
         parser.error(f"--scale must be positive, got {args.scale}")
     if args.dry_run:
@@ -517,16 +561,23 @@ def main(argv: list[str] | None = None) -> int:
     sizes = (TINY if args.dry_run else Sizes()).scaled(args.scale)
     device_header(cp)
     limits = measure_limits(cp, sizes)
-    bench_psmnist(cp, sizes)
-    bench_all_states(cp, sizes, limits, goal=">= 50 %")
-    wide = dict(
-        all_states_samples=sizes.all_states_wide_samples, all_states_order=sizes.psmnist_order
-    )
-    bench_all_states(cp, dataclasses.replace(sizes, **wide), limits)
-    bench_numba(cp, sizes.numba_samples, sizes.numba_order, sizes.numba_steps)
-    bench_dense_head(cp, sizes, limits)
-    bench_classifier(cp, sizes)
-    bench_streams(cp, sizes, limits)
+    if "psmnist" in sections:
+        bench_psmnist(cp, sizes)
+    if "all_states" in sections:
+        bench_all_states(cp, sizes, limits, goal=">= 50 %")
+        wide = dict(
+            all_states_samples=sizes.all_states_wide_samples,
+            all_states_order=sizes.psmnist_order,
+        )
+        bench_all_states(cp, dataclasses.replace(sizes, **wide), limits)
+    if "numba" in sections:
+        bench_numba(cp, sizes.numba_samples, sizes.numba_order, sizes.numba_steps)
+    if "dense_head" in sections:
+        bench_dense_head(cp, sizes, limits)
+    if "classifier" in sections:
+        bench_classifier(cp, sizes)
+    if "streams" in sections:
+        bench_streams(cp, sizes, limits)
     print_figures()
     if args.json:
         args.json.write_text(json.dumps(FIGURES, indent=1))

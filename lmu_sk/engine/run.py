@@ -43,6 +43,7 @@ from .._memory import check_fits
 from ..kernels import cpu, cuda
 from ..kernels._jit import numba_cuda
 from . import algebra, constants, pooling
+from .host_copy import copy_rows
 from .plan import Plan, block_steps, plan_features, plan_pooled, plan_sampled_states
 from .pooling import PooledSpec
 
@@ -115,7 +116,7 @@ class _Source:
                 u = self.U[index]
                 host[row, : len(u)] = u
         else:
-            np.copyto(host, self.U[a:b], casting="unsafe")
+            copy_rows(host, self.U[a:b])
         return host
 
 
@@ -257,7 +258,7 @@ class _PinnedSink(_ArraySink):
         event.synchronize()
         values = self.pinned[slot][: b - a]
         if self.order is None:
-            self.out[a:b] = values
+            copy_rows(self.out[a:b], values)
         else:
             self.out[self.order[a:b]] = values
         self._stored(b - a)

@@ -1,0 +1,61 @@
+"""Large host-memory copies on several threads: the GPU's pinned staging buffers.
+
+A GPU computation on host data copies every input chunk into a pinned buffer and every
+result out of one (:mod:`lmu_sk.engine.run`). On one thread those copies, not the
+transfers over PCIe, bound the whole call: a core copies a few GB/s, a PCIe 4 or 5 link
+moves 25-50. NumPy releases the GIL while it copies plain numbers, so the rows are split
+over threads, as many as Numba's thread setting allows (``n_jobs`` where an estimator's
+call set it), each given at least :data:`MIN_BYTES_PER_THREAD`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+
+__all__ = ["MIN_BYTES_PER_THREAD", "copy_rows", "copy_threads"]
+
+MIN_BYTES_PER_THREAD = 4 * 1024**2
+_pool: ThreadPoolExecutor | None = None
+_pool_made = threading.Lock()
+_pool_size = 0
+
+
+def _executor(threads: int) -> ThreadPoolExecutor:
+    """One pool for the process, grown when more threads are asked for."""
+    global _pool, _pool_size
+    with _pool_made:
+        if _pool is None or _pool_size < threads:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(threads, thread_name_prefix="lmu_sk-copy")
+            _pool_size = threads
+        return _pool
+
+
+def copy_threads(nbytes: int, n_rows: int) -> int:
+    """Threads for a copy of ``nbytes`` in ``n_rows`` rows."""
+    return max(1, min(numba.get_num_threads(), n_rows, nbytes // MIN_BYTES_PER_THREAD))
+
+
+def copy_rows(destination: np.ndarray, source: np.ndarray) -> None:
+    """``np.copyto(destination, source, casting="unsafe")``, the rows split over threads.
+
+    Both are host arrays of the same shape; the values are those of one ``np.copyto``.
+    """
+    threads = copy_threads(destination.nbytes, len(destination))
+    if threads == 1:
+        np.copyto(destination, source, casting="unsafe")
+        return
+    bounds = np.linspace(0, len(destination), threads + 1).astype(int)
+    pool = _executor(threads)
+    futures = [
+        pool.submit(np.copyto, destination[a:b], source[a:b], casting="unsafe")
+        for a, b in itertools.pairwise(bounds)
+    ]
+    for future in futures:
+        future.result()

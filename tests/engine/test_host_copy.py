@@ -1,0 +1,47 @@
+"""Host copies split over threads give the values of one ``np.copyto``."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from lmu_sk.engine import host_copy
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    monkeypatch.setattr(host_copy, "MIN_BYTES_PER_THREAD", 64)
+
+
+@pytest.mark.parametrize("source_dtype", [np.float64, np.float32, np.int16])
+@pytest.mark.parametrize("n_rows", [1, 2, 7, 100])
+def test_rows_copied_on_threads_equal_one_copy(small_pieces, source_dtype, n_rows):
+    rng = np.random.default_rng(n_rows)
+    source = (rng.standard_normal((n_rows, 13, 3)) * 1e3).astype(source_dtype)
+    destination = np.full(source.shape, np.nan, dtype=np.float32)
+    expected = np.empty_like(destination)
+    np.copyto(expected, source, casting="unsafe")
+    host_copy.copy_rows(destination, source)
+    assert np.array_equal(destination, expected)  # exact: the same casts, element by element
+
+
+def test_threads_follow_numba_setting_and_size(small_pieces):
+    threads = numba.get_num_threads()
+    assert host_copy.copy_threads(10**9, 10**6) == threads
+    assert host_copy.copy_threads(10**9, 1) == 1  # one row: one piece
+    assert host_copy.copy_threads(100, 10**6) == 1  # 100 bytes: one piece of at least 64
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        assert host_copy.copy_threads(10**9, 10**6) == 1  # n_jobs=1 in an estimator's call
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_a_copy_into_a_strided_view_writes_only_its_rows(small_pieces):
+    source = np.arange(60, dtype=np.float64).reshape(20, 3)
+    destination = np.zeros((40, 3), dtype=np.float32)
+    host_copy.copy_rows(destination[10:30], source)
+    assert np.array_equal(destination[10:30], source.astype(np.float32))
+    assert not destination[:10].any() and not destination[30:].any()
