@@ -11,6 +11,7 @@ call set it), each given at least :data:`MIN_BYTES_PER_THREAD`.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,6 +24,17 @@ MIN_BYTES_PER_THREAD = 4 * 1024**2
 _pool: ThreadPoolExecutor | None = None
 _pool_made = threading.Lock()
 _pool_size = 0
+
+
+def _forget_pool_in_child() -> None:
+    """A forked child has none of the pool's threads (its copies would wait for them
+    forever): it makes a pool of its own."""
+    global _pool, _pool_size, _pool_made
+    _pool, _pool_size, _pool_made = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def _executor(threads: int) -> ThreadPoolExecutor:

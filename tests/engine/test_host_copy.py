@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import time
+
 import numba
 import numpy as np
 import pytest
@@ -45,3 +49,25 @@ def test_a_copy_into_a_strided_view_writes_only_its_rows(small_pieces):
     host_copy.copy_rows(destination[10:30], source)
     assert np.array_equal(destination[10:30], source.astype(np.float32))
     assert not destination[:10].any() and not destination[30:].any()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_copies_on_threads_of_its_own(small_pieces):
+    # the child inherits the pool object but none of its threads: without a pool of its
+    # own its copy would wait forever
+    source = np.arange(4000, dtype=np.float64).reshape(400, 10)
+    pool = host_copy._executor(2)  # the parent's pool, every thread of it started
+    for waited in [pool.submit(time.sleep, 0.2) for _ in range(2)]:
+        waited.result()
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        result = pool.apply_async(_copy_in_child, (source,))
+        assert np.array_equal(result.get(timeout=60), source)
+
+
+def _copy_in_child(source: np.ndarray) -> np.ndarray:
+    host_copy.MIN_BYTES_PER_THREAD = 64  # several threads in the child too
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    destination = np.empty_like(source)
+    host_copy.copy_rows(destination, source)
+    return destination
