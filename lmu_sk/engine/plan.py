@@ -68,6 +68,7 @@ class Costs:
     """Rates of one device, for float32 (float64 work costs ``itemsize / 4`` times more)."""
 
     gemm_flops: float  # large matrix products
+    blocked_flops: float  # the blocked route's products (skinny, one block after another)
     fft_flops: float  # batched real FFTs, counted as 2.5 L log2 L flops per transform
     recurrence_flops: float  # the compiled recurrence, 2 d**2 flops per state update
     bandwidth: float  # bytes per second of memory traffic
@@ -92,6 +93,7 @@ COSTS = {
     # samples); order 256 T=8 0.168 s, T=16 0.169 s, T=32 0.182 s (200 samples).
     "cpu": Costs(
         gemm_flops=92e9,
+        blocked_flops=92e9,
         fft_flops=11e9,
         recurrence_flops=48e9,
         bandwidth=22e9,
@@ -101,11 +103,19 @@ COSTS = {
         block_min=8,
         block_max=16,
     ),
-    # an H100's data sheet: ~60 TFLOP/s float32, ~3 TB/s; cuFFT at a tenth of the flops;
-    # the rest covers cuBLAS/cuFFT workspaces, pool fragmentation and other users
+    # an H100's data sheet (~60 TFLOP/s float32, ~3 TB/s), then measured on an H200
+    # (benchmarks/bench_gpu.py, 2026-11-27; cuBLAS SGEMM 8192^3 at 51 TFLOP/s, the
+    # psMNIST product at 40): all states, float32, 784 steps, blocked 1.71-1.77 ms and FFT
+    # 2.06-2.11 ms at order 64 (1 000 rows, T=64), blocked 3.5-6.2 ms and FFT 1.66-1.70 ms at
+    # order 468 (100 rows, T=16). The blocked route's products ran at 6-8 TFLOP/s and
+    # cuFFT at about half the rate first assumed: with these two rates the table
+    # reproduces both times within 15 % and picks the faster route at both orders (with
+    # the data sheet's it took the blocked route at order 468, 2-3.6x slower). The rest
+    # covers cuBLAS/cuFFT workspaces, pool fragmentation and other users.
     "gpu": Costs(
         gemm_flops=50e12,
-        fft_flops=5e12,
+        blocked_flops=8e12,
+        fft_flops=2.5e12,
         recurrence_flops=2e12,
         bandwidth=2.5e12,
         pool_seconds=1e-12,
@@ -143,7 +153,7 @@ def pooled_update_seconds(order: int, n_biases: int, route: str, device: str) ->
     if route == "pooled_recurrence":
         return d * costs.pool_seconds * pools / 7 + 2.0 * d * d / costs.recurrence_flops
     T = block_steps(d, None, device)
-    return 2.0 * (d + T) * d / costs.gemm_flops + d * pools * costs.pool_xp_seconds
+    return 2.0 * (d + T) * d / costs.blocked_flops + d * pools * costs.pool_xp_seconds
 
 
 def kernel_threads(seconds: float) -> int | None:
@@ -184,7 +194,7 @@ def _route_seconds(
     if route == "blocked":
         T = block_steps(d, n, device)
         return scale * (
-            2.0 * (d + T) * elements / c.gemm_flops + 2.0 * itemsize * elements / c.bandwidth
+            2.0 * (d + T) * elements / c.blocked_flops + 2.0 * itemsize * elements / c.bandwidth
         )
     if route == "fft":
         L = fft_length(n)
