@@ -35,10 +35,13 @@ script runs, whose numbers mean nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import dataclasses
+import io
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -438,6 +441,18 @@ def bench_dense_head(cp, sizes: Sizes, limits: dict) -> None:
 
 
 # ----------------------------------------------------------------------------- 5. classifier
+def fit_steps(model, X, y) -> list[str]:
+    """The lines ``model.fit(X, y)`` writes with its ``verbose`` that time a step (those
+    ending in seconds), without the progress lines of the chunks but the last."""
+    log = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stderr(log):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    lines = log.getvalue().replace("\r", "\n").splitlines()
+    timed = re.compile(r"(\.\.\. |100% .*, )[\d.]+s$")
+    return [line.strip() for line in lines if timed.search(line.strip())]
+
+
 def bench_classifier(cp, sizes: Sizes) -> None:
     n, n_test, n_steps = sizes.classifier_series, sizes.classifier_test, sizes.classifier_steps
     params = dict(sizes.classifier_params, random_state=0)
@@ -472,6 +487,10 @@ def bench_classifier(cp, sizes: Sizes) -> None:
         )
     (gpu, gpu_accuracy, gpu_predicted), (cpu, cpu_accuracy, cpu_predicted) = results.values()
     agree = float(np.mean(gpu_predicted == cpu_predicted))
+    for device in ("gpu", "cpu"):
+        print(f"{device}: the steps of the fit, again with verbose=2 (wall times, unsynchronised)")
+        for line in fit_steps(LMUClassifier(**params, device=device, verbose=2), X, y):
+            print(f"  {line}")
     report("fit + predict on the GPU", gpu, "s")
     report(f"fit + predict on the CPU ({os.cpu_count()} cores)", cpu, "s", gpu, "GPU")
     figure(
