@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -56,7 +57,7 @@ def test_a_forked_child_copies_on_threads_of_its_own(small_pieces):
     # the child inherits the pool object but none of its threads: without a pool of its
     # own its copy would wait forever
     source = np.arange(4000, dtype=np.float64).reshape(400, 10)
-    pool = host_copy._executor(2)  # the parent's pool, every thread of it started
+    pool = host_copy._executor()  # the parent's pool, two threads of it started
     for waited in [pool.submit(time.sleep, 0.2) for _ in range(2)]:
         waited.result()
     context = multiprocessing.get_context("fork")
@@ -71,3 +72,17 @@ def _copy_in_child(source: np.ndarray) -> np.ndarray:
     destination = np.empty_like(source)
     host_copy.copy_rows(destination, source)
     return destination
+
+
+def test_copies_from_several_threads_at_once(small_pieces):
+    # the estimators' calls may run in threads of the caller's (a GridSearchCV with
+    # threads, say): every copy gets its own rows, from the one shared pool
+    rng = np.random.default_rng(3)
+    sources = [rng.standard_normal((300, 7)) for _ in range(8)]
+    destinations = [np.empty_like(a, dtype=np.float32) for a in sources]
+    with ThreadPoolExecutor(4) as callers:
+        pairs = zip(destinations, sources, strict=True)
+        for done in [callers.submit(host_copy.copy_rows, d, s) for d, s in pairs]:
+            done.result()
+    for d, s in zip(destinations, sources, strict=True):
+        assert np.array_equal(d, s.astype(np.float32))
