@@ -251,7 +251,13 @@ def bench_psmnist(cp, sizes: Sizes) -> None:
         one = wall_seconds(cp, lambda: features(X, **options), repeat=10)
     finally:
         numba.set_num_threads(threads)
-    report("host in/out, staging copies on 1 thread", one * 1e3, "ms", warm * 1e3, "threads")
+    report(
+        "host in/out, staging copies on 1 thread",
+        one * 1e3,
+        "ms",
+        warm * 1e3,
+        f"{threads} threads",
+    )
     chunks = plan.OVERLAP_CHUNKS
     plan.OVERLAP_CHUNKS = 2 * chunks  # smaller chunks: more of the transfers overlapped
     try:
@@ -259,7 +265,11 @@ def bench_psmnist(cp, sizes: Sizes) -> None:
     finally:
         plan.OVERLAP_CHUNKS = chunks
     report(
-        f"host in/out, {2 * chunks} chunks instead of {chunks}", finer * 1e3, "ms", warm * 1e3, ""
+        f"host in/out, {2 * chunks} chunks instead of {chunks}",
+        finer * 1e3,
+        "ms",
+        warm * 1e3,
+        f"{chunks} chunks",
     )
     figure(
         "psMNIST final states, host in/out, warm",
