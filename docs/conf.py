@@ -129,8 +129,8 @@ _write_api_page()
 
 # -- the gallery's figures --------------------------------------------------------------------
 #: Example script, its arguments for a quick run (``--out`` is added where it draws
-#: figures), the figures it writes and the file that receives what it prints (shown on its
-#: gallery page).
+#: figures; paths relative to the repository's root, where the scripts run), the figures
+#: it writes and the file that receives what it prints (shown on its gallery page).
 GALLERY_RUNS = (
     (
         "figures.py",
@@ -144,7 +144,13 @@ GALLERY_RUNS = (
         ["streaming_digits.png"],
         "streaming.txt",
     ),
-    ("early_classification.py", [], ["early_classification.png"], "early_classification.txt"),
+    (
+        "early_classification.py",
+        # TEASER's run (minutes, and independent of lmu_sk) as stored beside its page
+        ["--teaser-run", "docs/gallery/teaser_gunpoint.json"],
+        ["early_classification.png"],
+        "early_classification.txt",
+    ),
     (
         "mackey_glass.py",
         ["--sequences", "16", "--length", "2000", "--epochs", "30"],
@@ -187,7 +193,12 @@ def _draw_gallery_figures(app) -> None:
                 paths,
                 out / log if log else None,
                 subprocess.Popen(
-                    command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+                    command,
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
                 ),
             )
         )

@@ -65,10 +65,27 @@ def test_streaming_example_classifies_online_as_in_batch(tmp_path, monkeypatch):
         assert (tmp_path / "streaming_digits.png").stat().st_size > 10_000
 
 
+STORED_TEASER = Path(__file__).resolve().parents[1] / "docs" / "gallery" / "teaser_gunpoint.json"
+
+
+def _no_teaser(*args, **kwargs):
+    raise AssertionError("TEASER ran although its run was stored")
+
+
 def test_early_classification_example_decides_gunpoint_early(monkeypatch, capsys):
     pytest.importorskip("aeon")
+    from aeon.classification import early_classification
+
+    monkeypatch.setattr(early_classification, "TEASER", _no_teaser)
     main = _run("early_classification.py", [], monkeypatch)["main"]
-    result = main(["--no-teaser", "--no-plot"])
+    # the gallery's TEASER run, read from where the documentation stores it
+    result = main(["--no-plot", "--teaser-run", str(STORED_TEASER)])
+    # the stored run is TEASER's on GunPoint's 150 test series: it decides every case by
+    # the end and is right on most (0.5 would be chance)
+    teaser = result["curves"]["TEASER"]
+    assert teaser["decided"][-1] == 1.0 and 0.5 < result["results"]["TEASER"][1] <= 1.0
+    printed = capsys.readouterr().out
+    assert "the run stored in teaser_gunpoint.json" in printed and "harmonic mean" in printed
     harmonic, accuracy, earliness = result["results"]["lmu_sk"]
     curve = result["curves"]["lmu_sk"]
     # GunPoint's classes part within the first half of the series (0.87 accurate at 40 %
@@ -76,7 +93,6 @@ def test_early_classification_example_decides_gunpoint_early(monkeypatch, capsys
     # middle and is still right on about 9 in 10
     assert accuracy > 0.85 and earliness < 0.5 and harmonic > 0.7
     assert curve["decided"][-1] == 1.0 and np.all(np.diff(curve["decided"]) >= 0)
-    assert "harmonic mean" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -86,8 +102,8 @@ def test_early_classification_example_draws_lmu_sk_beside_teaser(monkeypatch, tm
     from aeon.classification import early_classification
     from aeon.classification.interval_based import TimeSeriesForestClassifier
 
-    # TEASER's defaults (20 points, a forest of 200 trees each) take two minutes on
-    # GunPoint: the gallery runs them (docs/conf.py); a lighter TEASER checks the example
+    # TEASER's defaults take two minutes on GunPoint (the gallery reads their run stored
+    # in docs/gallery/teaser_gunpoint.json): a lighter TEASER checks the example
     lighter = functools.partial(
         early_classification.TEASER,
         classification_points=list(range(15, 151, 15)),
@@ -95,13 +111,19 @@ def test_early_classification_example_draws_lmu_sk_beside_teaser(monkeypatch, tm
     )
     monkeypatch.setattr(early_classification, "TEASER", lighter)
     main = _run("early_classification.py", [], monkeypatch)["main"]
-    result = main(["--out", str(tmp_path)])
+    stored = tmp_path / "teaser.json"
+    result = main(["--out", str(tmp_path), "--teaser-run", str(stored)])
     assert set(result["curves"]) == {"lmu_sk", "TEASER"}
     teaser = result["curves"]["TEASER"]
     # TEASER decides every case by the end of the series; its accuracy counts the decided
     assert teaser["decided"][-1] == 1.0 and np.all(np.diff(teaser["decided"]) >= 0)
     assert 0.5 < result["results"]["TEASER"][1] <= 1.0
     assert (tmp_path / "early_classification.png").stat().st_size > 10_000
+    # the run written is read back, and TEASER is not trained again
+    monkeypatch.setattr(early_classification, "TEASER", _no_teaser)
+    again = main(["--no-plot", "--teaser-run", str(stored)])
+    assert again["results"]["TEASER"] == result["results"]["TEASER"]
+    np.testing.assert_array_equal(again["curves"]["TEASER"]["steps"], teaser["steps"])
 
 
 @pytest.mark.parametrize("extra", [[], ["--n-heads", "3", "--schedule", "cosine"]])
