@@ -1,6 +1,7 @@
 """LMU against MiniRocket on aeon's bundled classification problems, with aeon's own tools.
 
     python examples/aeon_benchmark.py [--resamples 3] [--datasets UnitTest BasicMotions]
+        [--classifiers LMUAeonClassifier]
 
 Needs aeon (``pip install ".[aeon]"`` in the checkout, or ``pip install aeon``); reads only
 the data sets that ship with aeon, so it runs without a network in a few seconds. Three problems:
@@ -52,21 +53,26 @@ def pad(X, length: int) -> np.ndarray:
     return out
 
 
-def classifiers(seed: int) -> dict:
+CLASSIFIERS = ("LMUAeonClassifier", "MiniRocketClassifier")
+
+
+def classifiers(seed: int, names=CLASSIFIERS) -> dict:
     from aeon.classification.convolution_based import MiniRocketClassifier
 
     from lmu_sk.aeon import LMUAeonClassifier
 
-    return {
-        "LMUAeonClassifier": LMUAeonClassifier(random_state=seed),
-        "MiniRocketClassifier": MiniRocketClassifier(random_state=seed),
+    made = {
+        "LMUAeonClassifier": lambda: LMUAeonClassifier(random_state=seed),
+        "MiniRocketClassifier": lambda: MiniRocketClassifier(random_state=seed),
     }
+    return {name: made[name]() for name in names}
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resamples", type=int, default=3, help="train/test splits")
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--classifiers", nargs="+", default=list(CLASSIFIERS), choices=CLASSIFIERS)
     args = parser.parse_args(argv)
     if args.resamples < 1:
         parser.error("--resamples must be at least 1")
@@ -75,7 +81,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     # one untimed fit each: the first call compiles Numba kernels
     X, y, _, _ = load("UnitTest")
-    for clf in classifiers(0).values():
+    for clf in classifiers(0, args.classifiers).values():
         clf.fit(X, y)
 
     results = {}  # (dataset, classifier) -> list of (accuracy, seconds)
@@ -85,7 +91,7 @@ def main(argv: list[str] | None = None) -> dict:
             X_train, y_train, X_test, y_test = (
                 data if resample == 0 else stratified_resample_data(*data, random_state=resample)
             )
-            for clf_name, clf in classifiers(resample).items():
+            for clf_name, clf in classifiers(resample, args.classifiers).items():
                 train, test = X_train, X_test
                 if clf_name == "MiniRocketClassifier" and isinstance(X_train, list):
                     length = max(x.shape[1] for x in [*X_train, *X_test])
