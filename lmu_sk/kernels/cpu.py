@@ -37,6 +37,23 @@ __all__ = [
 MODES = {"final": 0, "sequence": 1, "mean": 2, "max": 3}
 
 
+def _read(a, dtype) -> np.ndarray:
+    """An input the kernel only reads: contiguous, in ``dtype`` and read-only (a view of
+    ``a`` where it already is contiguous in ``dtype``: no copy).
+
+    Numba compiles a kernel once per type of its arguments, and whether an array is
+    writable is part of its type: the engine's cached constants are read-only, a user's
+    memory-mapped data may be, other arrays are not. Every input read-only, whatever the
+    caller's arrays, each kernel compiles once per dtype instead of once per mix (four
+    compilations of the pooled kernel, 15 s each, in a fresh environment's test suite).
+    """
+    a = np.ascontiguousarray(a, dtype=dtype)
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
 @njit_cached(parallel=True)
 def _recurrence(X, lengths, D_T, Bbar, mode, m0, use_m0, out, last):  # pragma: no cover
     # D_T = (Abar - I).T in the dtype of X
@@ -139,12 +156,12 @@ def recurrence(
     m0 = np.ascontiguousarray(initial_state, dtype=dtype) if use_m0 else np.zeros((1, 1), dtype)
     with parallel_section():
         _recurrence(
-            np.ascontiguousarray(X),
-            np.ascontiguousarray(lengths, dtype=np.int64),
-            np.ascontiguousarray(D_T, dtype=dtype),
-            np.ascontiguousarray(Bbar, dtype=dtype),
+            _read(X, dtype),
+            _read(lengths, np.int64),
+            _read(D_T, dtype),
+            _read(Bbar, dtype),
             mode,
-            m0,
+            _read(m0, dtype),
             use_m0,
             out,
             last,
@@ -585,16 +602,17 @@ def _run_pooled(
     U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, resume, commit, dn, sums,
     moments, wins, counted, out, positions, where, values_at, compete_at, threads=None,
 ):  # fmt: skip
-    """Call the pooled kernel with its inputs made contiguous in the kernel's dtypes."""
+    """Call the pooled kernel with its inputs made contiguous and read-only in the
+    kernel's dtypes (see ``_read``)."""
     with parallel_section(threads):
         _pooled_window(
-            np.ascontiguousarray(U, dtype=np.float64),
-            np.ascontiguousarray(inputs, dtype=np.int64),
-            np.ascontiguousarray(lengths, dtype=np.int64),
-            np.ascontiguousarray(Abar_T, dtype=np.float64),
-            np.ascontiguousarray(Bbar, dtype=np.float64),
-            np.ascontiguousarray(biases, dtype=np.float32),
-            np.ascontiguousarray(scale, dtype=np.float64),
+            _read(U, np.float64),
+            _read(inputs, np.int64),
+            _read(lengths, np.int64),
+            _read(Abar_T, np.float64),
+            _read(Bbar, np.float64),
+            _read(biases, np.float32),
+            _read(scale, np.float64),
             bool(with_moments),
             bool(resume),
             bool(commit),
@@ -602,10 +620,10 @@ def _run_pooled(
             sums,
             moments,
             wins,
-            np.ascontiguousarray(counted, dtype=np.int64),
+            _read(counted, np.int64),
             out,
-            np.ascontiguousarray(positions, dtype=np.int64),
-            where,
+            _read(positions, np.int64),
+            _read(where, np.int64),
             int(values_at),
             int(compete_at),
         )
