@@ -62,10 +62,10 @@ def classifiers(seed: int, names=CLASSIFIERS) -> dict:
     from lmu_sk.aeon import LMUAeonClassifier
 
     made = {
-        "LMUAeonClassifier": lambda: LMUAeonClassifier(random_state=seed),
-        "MiniRocketClassifier": lambda: MiniRocketClassifier(random_state=seed),
+        "LMUAeonClassifier": LMUAeonClassifier(random_state=seed),
+        "MiniRocketClassifier": MiniRocketClassifier(random_state=seed),
     }
-    return {name: made[name]() for name in names}
+    return {name: clf for name, clf in made.items() if name in names}
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -87,13 +87,12 @@ def stored_teaser_run(path: Path | None, X_train, y_train, X_test) -> tuple[dict
     return run, False
 
 
-def teaser_curves(run: dict, y: np.ndarray, n_steps: int) -> dict:
-    """TEASER's decisions over the test series: the share decided and the accuracy of the
-    decided cases after each point."""
-    labels, steps = np.asarray(run["labels"]), np.asarray(run["steps"])
+def teaser_curves(labels: np.ndarray, steps: np.ndarray, y: np.ndarray, n_steps: int) -> dict:
+    """TEASER's decisions (``labels`` given at ``steps``) over the test series: the share
+    decided and the accuracy of the decided cases after each point."""
     seen = np.arange(1, n_steps + 1)[:, None]
     by_then = steps[None, :] <= seen
-    right = (labels.astype(y.dtype) == y)[None, :] & by_then
+    right = (labels == y)[None, :] & by_then
     with np.errstate(invalid="ignore"):
         accuracy = right.sum(axis=1) / by_then.sum(axis=1)
     return {"decided": by_then.mean(axis=1), "accuracy": accuracy, "steps": steps}
@@ -174,8 +173,8 @@ def main(argv: list[str] | None = None) -> dict:
             f", the run stored in {args.teaser_run.name}" if read else ""
         )
         print(f"TEASER: fitted in {run['fit_cpu_seconds']:.1f} s (CPU{stored})")
-        curves["TEASER"] = teaser_curves(run, y_test, n_steps)
         labels = np.asarray(run["labels"]).astype(y_test.dtype)
+        curves["TEASER"] = teaser_curves(labels, np.asarray(run["steps"]), y_test, n_steps)
         results["TEASER"] = summary(curves["TEASER"], labels, y_test, n_steps)
 
     print(f"\n{'':8s} {'harmonic mean':>14s} {'accuracy':>9s} {'earliness':>10s}")

@@ -153,7 +153,7 @@ def recurrence(
         raise ValueError("out is only used by output='sequence'.")
     last = np.empty((n_samples, n_channels * d), dtype=dtype)
     use_m0 = initial_state is not None
-    m0 = np.ascontiguousarray(initial_state, dtype=dtype) if use_m0 else np.zeros((1, 1), dtype)
+    m0 = initial_state if use_m0 else np.zeros((1, 1), dtype)
     with parallel_section():
         _recurrence(
             _read(X, dtype),

@@ -26,11 +26,9 @@ def test_the_recurrence_compiles_once_per_dtype_whatever_the_writability():
     lengths = np.full(3, 7)
     expected, _ = cpu.recurrence(X, lengths, D_T, Bbar)
     compiled = len(cpu._recurrence.signatures)
-    for arrays in [(X, D_T, Bbar), tuple(map(_read_only, (X, D_T, Bbar)))]:
+    for x, d_t, bbar in [(X, D_T, Bbar), tuple(map(_read_only, (X, D_T, Bbar)))]:
         for m0 in (None, _read_only(np.zeros((3, 6)))):
-            result, _ = cpu.recurrence(
-                *arrays[:1], _read_only(lengths), *arrays[1:], initial_state=m0
-            )
+            result, _ = cpu.recurrence(x, _read_only(lengths), d_t, bbar, initial_state=m0)
             np.testing.assert_array_equal(result, expected)  # a zero initial state: the same
     assert len(cpu._recurrence.signatures) == compiled
 

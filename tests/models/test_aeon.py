@@ -199,7 +199,8 @@ def test_benchmark_example_runs_offline(monkeypatch, capsys):
 
     script = Path(__file__).resolve().parents[2] / "examples" / "aeon_benchmark.py"
     monkeypatch.setattr(sys, "argv", [str(script)])
-    main = runpy.run_path(str(script), run_name="example")["main"]
+    example = runpy.run_path(str(script), run_name="example")
+    main = example["main"]
     # lmu_sk alone: aeon's MiniRocket compiles its kernels for a minute and more in a
     # fresh environment (the documentation's gallery runs the example with both)
     argv = ["--resamples", "1", "--datasets", "UnitTest", "JapaneseVowels"]
@@ -211,7 +212,7 @@ def test_benchmark_example_runs_offline(monkeypatch, capsys):
     assert "JapaneseVowels" in capsys.readouterr().out
     # MiniRocket's input: unequal lengths zero-padded to the longest
     X = [np.ones((2, 3)), 2 * np.ones((2, 5))]
-    padded = runpy.run_path(str(script), run_name="example")["pad"](X, 5)
+    padded = example["pad"](X, 5)
     assert padded.shape == (2, 2, 5)
     np.testing.assert_array_equal(padded[0], [[1, 1, 1, 0, 0]] * 2)
     np.testing.assert_array_equal(padded[1], X[1])
