@@ -6,10 +6,14 @@ the first ``t`` steps whatever comes after, and one stream of them serves every 
 each *checkpoint* (by default every twentieth of the training length) a ridge head of its
 own, trained on the features of the training series' prefixes of that length, gives
 class probabilities calibrated for that length (the temperature of least log loss on its
-exact leave-one-out decision values). A case is decided at the first checkpoint where
-its most probable class reaches a probability ``threshold_`` at ``consecutive_``
-checkpoints in a row, the same class each time; a case still undecided at the training
-length, or where its series ends, is decided there by the classifier of whole series.
+exact leave-one-out decision values). Those heads read the features the stream carries
+step by step (:meth:`~lmu_sk.LMUPooledFeatures.streamed_columns`: all but those of the
+'cumsum' input, which the stream would run again from the first step at every
+checkpoint), so a checkpoint costs less than a step. A case is decided at the first
+checkpoint where its most probable class reaches a probability ``threshold_`` at
+``consecutive_`` checkpoints in a row, the same class each time; a case still undecided
+at the training length, or where its series ends, is decided there by the classifier of
+whole series.
 
 The rule is learned without holding data out: the leave-one-out probabilities of every
 training series at every checkpoint (the ridge heads give them exactly, from the one
@@ -174,7 +178,9 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     checkpoints_ : int ndarray of shape (n_checkpoints,)
         The steps at which cases can be decided, ascending; the last is the training length.
     heads_ : list of RidgeHeadClassifier or None
-        The head of every checkpoint but the last (``estimator_.head_`` decides there);
+        The head of every checkpoint but the last (``estimator_.head_`` decides there),
+        on the streamed columns of ``estimator_.features_`` (see
+        :meth:`~lmu_sk.LMUPooledFeatures.streamed_columns`);
         ``None`` where fewer than two training series of two classes reach it (unequal
         lengths): no case is decided there.
     head_means_, head_scales_ : list of ndarray or None
@@ -308,7 +314,7 @@ or a list of sequences of different lengths
                 scales.append(None)
                 probas.append(proba)
                 continue
-            F = _features(estimator, _prefixes(U, rows, int(steps)))
+            F = _checkpoint_features(estimator, _prefixes(U, rows, int(steps)))
             mean = scale = None
             if estimator.scale_features:
                 mean, scale = standardization(F)
@@ -466,6 +472,18 @@ def _prefixes(U, rows: np.ndarray, steps: int):
 def _features(estimator: LMUClassifier, U) -> np.ndarray:
     """The float64 features of validated sequences, as the classifier predicts on them."""
     return np.asarray(estimator.features_._features(U, False, np.float64, False))
+
+
+def _checkpoint_features(estimator: LMUClassifier, U) -> np.ndarray:
+    """The float64 features the heads of the checkpoints before the last read: of pooled
+    features the columns a stream carries step by step
+    (:meth:`~lmu_sk.LMUPooledFeatures.streamed_columns`, all but those of the 'cumsum'
+    input, which a stream recomputes from the first step whenever it reports them), of
+    other features all."""
+    features = estimator.features_
+    if not hasattr(features, "streamed_columns"):
+        return _features(estimator, U)
+    return np.asarray(features._features(U, False, np.float64, False, streamed=True))
 
 
 def _scaled(estimator: LMUClassifier, F: np.ndarray) -> np.ndarray:

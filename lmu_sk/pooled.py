@@ -40,6 +40,7 @@ from .engine.pooling import (
     PooledSpec,
     WindowSpec,
     cumsum_windows,
+    streamed_window_arrays,
 )
 from .streaming import PooledStream
 
@@ -690,10 +691,24 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         """
         return super().transform(X)
 
-    def _features(self, U, return_gpu_arrays: bool, dtype=None, progress: bool = False):
+    def _features(
+        self,
+        U,
+        return_gpu_arrays: bool,
+        dtype=None,
+        progress: bool = False,
+        streamed: bool = False,
+    ):
         """The features of the validated ``U``, in ``dtype`` where given (the estimators ask
         for float64, which their ridge head computes in: the compiled kernel then writes
-        its float64 pools straight into the features)."""
+        its float64 pools straight into the features). ``streamed``: only the columns
+        :meth:`streamed_columns` (computed alone)."""
+        spec, biases, scales = self.spec_, self.biases_, self.scales_
+        if streamed:
+            spec, biases, scales = streamed_window_arrays(spec, self._n_read, biases, scales)
+            if not spec.windows:  # every window reads 'cumsum' alone
+                xp = get_array_module(self.device)
+                return xp.zeros((len(U), 0), dtype=dtype or np.float64)
         mixing = getattr(self, "mixing_", None)  # None too in models saved before it
         if mixing is not None:
             U = mixed_channels(U, mixing)
@@ -710,9 +725,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         with bar:
             out = engine.pooled_features(
                 U,
-                self.spec_,
-                self.biases_,
-                self.scales_,
+                spec,
+                biases,
+                scales,
                 dtype=dtype,
                 xp=xp,
                 budget=resolve_budget(self.max_memory),
@@ -721,6 +736,21 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             )
         check_finite_result(out, U)
         return out
+
+    @property
+    def _n_read(self) -> int:
+        """The channels the windows read: the input's, or their combinations (mixing_)."""
+        mixing = getattr(self, "mixing_", None)
+        return int(self.n_channels_) if mixing is None else int(mixing.shape[1])
+
+    def streamed_columns(self) -> np.ndarray:
+        """The columns of the features a :meth:`stream` carries step by step, ascending:
+        all but those of the windows' 'cumsum' inputs, which the stream recomputes from
+        the first step whenever it reports them (the centring and scaling of 'cumsum'
+        use the whole sequence). :class:`~lmu_sk.LMUEarlyClassifier` decides from these
+        before the training length."""
+        check_is_fitted(self)
+        return self.spec_.streamed_columns(self._n_read)
 
     def stream(self, n_streams: int = 1) -> PooledStream:
         """A :class:`~lmu_sk.streaming.PooledStream` of ``n_streams`` sequences, advanced one

@@ -813,10 +813,17 @@ class PooledStream(_FeatureStream):
         self._arrays.update(updates)
         self._steps_seen += X.shape[1]
 
-    def _feature_rows(self, float64: bool = False, out: Array = None) -> Array:
+    def _feature_rows(
+        self, float64: bool = False, out: Array = None, streamed: bool = False
+    ) -> Array:
+        """As the base class's; ``streamed``: only the features of the inputs streamed
+        step by step (:meth:`LMUPooledFeatures.streamed_columns
+        <lmu_sk.pooled.LMUPooledFeatures.streamed_columns>`), at a constant cost per call."""
         self._check_seen()
         xp = self._xp
-        F = self._pooled.features(self._arrays, self._history, self._steps_seen, out=out)
+        F = self._pooled.features(
+            self._arrays, self._history, self._steps_seen, out=out, streamed=streamed
+        )
         # the sum is finite when every feature is (unless it overflows: then look closer)
         if not bool(xp.isfinite(F.sum())) and not bool(xp.isfinite(F).all()):
             raise ValueError(
@@ -1289,8 +1296,9 @@ class EarlyClassifierStream:
         n = self.n_streams
         U = stream._as_chunk(U, n)
         xp = stream._xp
-        if U.dtype.kind == "f" and len(self._rows) < n:
-            read = U[xp.asarray(self._rows)]
+        undecided = ~self._decisions.decided
+        if U.dtype.kind == "f" and not undecided.all():
+            read = U[xp.asarray(np.flatnonzero(undecided))]
             if read.size:
                 stream._check_range(read, read)  # NaN, infinity, beyond the features' dtype
         elif U.dtype.kind == "f":
@@ -1308,6 +1316,10 @@ class EarlyClassifierStream:
                 return
             take = min(n_steps - done, int(self.checkpoints[self._next]) - self._steps_seen)
             piece = U[:, done : done + take]
+            stale = self._decisions.decided[self._rows]
+            if stale.any():  # decided cases still carried (too few to drop): not read
+                piece = piece.copy()
+                piece[stream._xp.asarray(stale)] = 0.0
             if stream.n_channels == 1:
                 piece = piece[:, :, 0]
             elif stream.channels_first:
@@ -1333,10 +1345,11 @@ class EarlyClassifierStream:
             active &= self._lengths >= steps
         model = self._models[k]
         if model is not None and active.any():
-            F = self._feature_rows()
+            last = k == len(self.checkpoints) - 1
+            F = self._feature_rows(streamed=not last)
             proba = np.full((self.n_streams, len(self.classes_)), np.nan)
             proba[rows] = model(F, active[rows])
-            if k == len(self.checkpoints) - 1:
+            if last:
                 decisions.force(proba, active, steps)
             else:
                 decisions.advance(proba, active, steps, self.threshold, self.consecutive)
@@ -1349,18 +1362,21 @@ class EarlyClassifierStream:
             return kept
         return None
 
-    def _feature_rows(self) -> Array:
+    def _feature_rows(self, streamed: bool = False) -> Array:
         """The float64 features of the cases the feature stream carries, in a buffer this
         stream reuses from checkpoint to checkpoint (fresh memory costs its page faults
-        each time)."""
+        each time). ``streamed``: those the checkpoints before the last read, the pooled
+        features' streamed columns (carried step by step: no window is recomputed)."""
         stream = self._features
         if not isinstance(stream, PooledStream):
             return stream._feature_rows(float64=True)
-        n_rows = len(self._rows)
+        n_rows, width = len(self._rows), stream.spec.n_features
         if self._buffer is None or self._buffer.shape[0] < n_rows:
-            self._buffer = stream._xp.empty((n_rows, stream.spec.n_features), dtype=np.float64)
-        F = stream._feature_rows(float64=True, out=self._buffer[:n_rows])
-        return F
+            self._buffer = stream._xp.empty((n_rows, width), dtype=np.float64)
+        if streamed:  # fewer columns: a C-contiguous block at the buffer's start
+            width = stream._pooled.n_streamed_features
+        out = self._buffer.reshape(-1)[: n_rows * width].reshape(n_rows, width)
+        return stream._feature_rows(float64=True, out=out, streamed=streamed)
 
     @_exclusive
     def finish(self, rows=None):

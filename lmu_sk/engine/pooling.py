@@ -44,6 +44,7 @@ __all__ = [
     "WindowSpec",
     "checked_window_arrays",
     "state_columns",
+    "streamed_window_arrays",
 ]
 
 TRANSFORMS = ("series", "difference", "cumsum")
@@ -111,6 +112,44 @@ class PooledSpec:
         sizes = [w.n_features(self.n_biases, self.pools) for w in self.windows]
         return [0, *np.cumsum(sizes).tolist()]
 
+    def streamed_inputs(self, n_channels: int) -> list[np.ndarray]:
+        """Per window, the positions among its inputs of the *streamed* ones: every input
+        but those of 'cumsum', whose centring and scaling use the whole sequence, so that
+        a stream recomputes their windows from the first step whenever it reports them.
+        The features of the streamed inputs after ``t`` steps are a fold of those steps:
+        a stream carries them at a constant cost per step."""
+        C = int(n_channels)
+        return [
+            np.flatnonzero([self.transforms[i // C] != "cumsum" for i in w.inputs])
+            for w in self.windows
+        ]
+
+    def streamed(self, n_channels: int) -> PooledSpec:
+        """The spec of the streamed inputs' features alone (see :meth:`streamed_inputs`):
+        every window with its streamed inputs, windows left with none dropped. Its
+        features are those of this spec at :meth:`streamed_columns`, in their order."""
+        windows = tuple(
+            dataclasses.replace(window, inputs=tuple(window.inputs[p] for p in at))
+            for window, at in zip(self.windows, self.streamed_inputs(n_channels), strict=True)
+            if len(at)
+        )
+        return dataclasses.replace(self, windows=windows)
+
+    def streamed_columns(self, n_channels: int) -> np.ndarray:
+        """The columns of the streamed inputs' features among this spec's, ascending."""
+        columns = []
+        offsets = self.window_offsets()
+        per_state = len(state_columns(self.n_biases, self.pools))
+        for w, (window, at) in enumerate(
+            zip(self.windows, self.streamed_inputs(n_channels), strict=True)
+        ):
+            d, k = window.order, len(window.inputs)
+            columns += [offsets[w] + p * d * per_state + np.arange(d * per_state) for p in at]
+            if "compete" in self.pools:
+                compete = offsets[w] + k * d * per_state
+                columns += [compete + p * 2 * d + np.arange(2 * d) for p in at]
+        return np.concatenate(columns) if columns else np.zeros(0, dtype=np.intp)
+
     def to_plain(self) -> dict:
         """The spec as plain data (builtins only), as saved models hold it: a pickle then
         names no class of the engine."""
@@ -160,6 +199,19 @@ def cumsum_windows(thetas: np.ndarray) -> np.ndarray:
     n = len(thetas)
     rank = np.argsort(np.argsort(thetas, kind="stable"), kind="stable")
     return rank >= n - max(1, math.ceil(n / 2))
+
+
+def streamed_window_arrays(
+    spec: PooledSpec, n_channels: int, biases: list, scales: list
+) -> tuple[PooledSpec, list, list]:
+    """:meth:`PooledSpec.streamed` and the thresholds and scales of its windows, taken
+    from the fitted ``biases`` and ``scales`` of ``spec``'s windows."""
+    streamed_biases, streamed_scales = [], []
+    for at, b, s in zip(spec.streamed_inputs(n_channels), biases, scales, strict=True):
+        if len(at):
+            streamed_biases.append(b[at])
+            streamed_scales.append(s[at])
+    return spec.streamed(n_channels), streamed_biases, streamed_scales
 
 
 def checked_window_arrays(

@@ -38,6 +38,7 @@ made of the steps as they come (:func:`carried_inputs`, :func:`carried_block_mea
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from types import ModuleType
 from typing import Any
@@ -444,10 +445,10 @@ class CarriedPooledFeatures:
         # by 'cumsum' and their channels
         self.split = []
         self.windows, self.cumsum_windows = [], []
-        for window, b, s in zip(spec.windows, biases, scales, strict=True):
+        positions = spec.streamed_inputs(C)
+        for window, b, s, streamed in zip(spec.windows, biases, scales, positions, strict=True):
             inputs = np.asarray(window.inputs, dtype=np.intp)
-            by_cumsum = np.array([transforms[i // C] == "cumsum" for i in inputs], dtype=bool)
-            streamed, cumsum = np.flatnonzero(~by_cumsum), np.flatnonzero(by_cumsum)
+            cumsum = np.setdiff1d(np.arange(len(inputs)), streamed)
             channels = inputs[cumsum] - (self.cumsum_column or 0)
             self.split.append((streamed, inputs[streamed], cumsum, channels))
             made = [
@@ -461,6 +462,13 @@ class CarriedPooledFeatures:
         fed = [w.stride for w, part in zip(spec.windows, self.split, strict=True) if len(part[2])]
         #: the strides of the windows fed by 'cumsum'
         self.history_strides = tuple(dict.fromkeys(fed))
+        # where each window's streamed inputs' features start in their own layout
+        # (:meth:`PooledSpec.streamed`, which drops the windows without any), and their total
+        sizes = [
+            dataclasses.replace(w, inputs=part[1]).n_features(spec.n_biases, spec.pools)
+            for w, part in zip(spec.windows, self.split, strict=True)
+        ]
+        *self.streamed_offsets, self.n_streamed_features = np.cumsum([0, *sizes]).tolist()
 
     @staticmethod
     def pool_names(w: int) -> tuple[str, ...]:
@@ -521,21 +529,26 @@ class CarriedPooledFeatures:
                 appended[s] = means[:, :, c0 : c0 + self.n_channels]
         return updates, appended
 
-    def features(self, arrays: dict, history: dict, steps: int, out: Array = None) -> Array:
+    def features(
+        self, arrays: dict, history: dict, steps: int, out: Array = None, streamed: bool = False
+    ) -> Array:
         """The features ``(n, n_features)`` (float64) of the prefixes of ``steps`` steps:
         every window from its carried pools and the block under way (evaluated, not
         committed), or from its first block for the inputs fed by 'cumsum' (``history``:
         per stride of those windows, the block means of the running sum of the whole
-        blocks seen); written into ``out`` (C-contiguous) where given."""
+        blocks seen); written into ``out`` (C-contiguous) where given. ``streamed``: only
+        the streamed inputs' features, ``(n, n_streamed_features)``, in the layout of
+        :meth:`PooledSpec.streamed` (no window computed from its first block)."""
         xp, spec = self.xp, self.spec
         n = next(iter(arrays.values())).shape[0]
         rebuilt = {}  # the 'cumsum' inputs per stride
-        F = xp.empty((n, spec.n_features)) if out is None else out
+        width = self.n_streamed_features if streamed else spec.n_features
+        F = xp.empty((n, width)) if out is None else out
         offsets = spec.window_offsets()
         for w, window in enumerate(spec.windows):
             s = window.stride
             blocks, partial = -(-steps // s), steps % s
-            streamed, columns, cumsum, channels = self.split[w]
+            positions, columns, cumsum, channels = self.split[w]
             pools = self.windows[w]
             if pools is not None:
                 if partial:  # the block under way
@@ -543,10 +556,14 @@ class CarriedPooledFeatures:
                 else:
                     U = xp.empty((n, 0, len(columns)))
                 carried = self._pools(w, arrays)
-                k = len(window.inputs)
-                pools.write_features(F, offsets[w], k, streamed, carried, U, blocks)
+                if streamed:
+                    k, at = len(positions), self.streamed_offsets[w]
+                    pools.write_features(F, at, k, np.arange(k), carried, U, blocks)
+                else:
+                    k = len(window.inputs)
+                    pools.write_features(F, offsets[w], k, positions, carried, U, blocks)
             pools = self.cumsum_windows[w]
-            if pools is not None:  # from the first block
+            if pools is not None and not streamed:  # from the first block
                 if s not in rebuilt:
                     rebuilt[s] = self._cumsum_inputs(arrays, history[s], steps, s)
                 U = rebuilt[s][:, :, channels]

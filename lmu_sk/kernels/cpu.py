@@ -537,9 +537,60 @@ def pooled_features(
     else:
         carried = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in carried)
         resume = True
+        if not np.any(lengths):  # the carried pools alone: finished without the DN
+            with parallel_section(threads):
+                _pools_finished(
+                    *(_read(a, np.float64) for a in carried),
+                    _read(biases, np.float32),
+                    _read(counted, np.int64),
+                    out,
+                    _read(positions, np.int64),
+                    _read(where, np.int64),
+                    int(values_at),
+                    -1 if compete_at is None else int(compete_at),
+                )
+            return
     _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, resume, False,
                 *carried, counted, out, positions, where, values_at,
                 -1 if compete_at is None else compete_at, threads=threads)  # fmt: skip
+
+
+@njit_cached(parallel=True, error_model="numpy")
+def _pools_finished(
+    dn, sums, moments, wins, biases, counted, out, positions, where, values_at, compete_at
+):  # fmt: skip  # pragma: no cover
+    # the features of carried pools with no step to add: what _pooled_window writes when
+    # it resumes over zero steps (the same arithmetic, so the same values), without its
+    # per-sample working arrays
+    n_samples, n_inputs, order, _, K = sums.shape
+    n_columns = 0
+    for j in range(where.shape[0]):
+        n_columns = max(n_columns, where[j] + 1)
+    for s in prange(n_samples):
+        steps = counted[s]
+        row = out[s]
+        for c in range(n_inputs):
+            b = biases[c]
+            for i in range(order):
+                at = values_at + (positions[c] * order + i) * n_columns
+                for k in range(K):
+                    hits = sums[s, c, i, 0, k]
+                    if where[k] >= 0:
+                        row[at + where[k]] = hits / steps
+                    if where[K + k] >= 0:
+                        above = sums[s, c, i, 1, k]
+                        row[at + where[K + k]] = above / hits - b[i, k] if hits > 0 else 0.0
+                    if where[2 * K + k] >= 0:
+                        row[at + where[2 * K + k]] = np.float32(sums[s, c, i, 3, k]) / steps
+                if where[3 * K] >= 0:
+                    row[at + where[3 * K]] = moments[s, c, i, 0] / steps
+                for j in range(1, N_MOMENTS):
+                    if where[3 * K + j] >= 0:
+                        row[at + where[3 * K + j]] = moments[s, c, i, j]
+            if compete_at >= 0:
+                at = compete_at + positions[c] * 2 * order
+                for j in range(2 * order):
+                    row[at + j] = wins[s, c, j] / steps
 
 
 def pooled_window_carried(

@@ -48,3 +48,6 @@ def test_the_pooled_kernel_compiles_once_whatever_the_writability():
         stream.update(_read_only(X[:, t]))
     np.testing.assert_allclose(stream.transform(), expected, rtol=1e-6, atol=1e-6)
     assert len(cpu._pooled_window.signatures) == compiled
+    # the stream finished the carried pools of its stride-1 window without the Delay
+    # Network, from the fitted read-only thresholds: one compilation
+    assert len(cpu._pools_finished.signatures) == 1

@@ -179,9 +179,11 @@ def test_checkpoint_heads_are_calibrated_ridge_heads_on_prefixes(fitted):
     steps = int(fitted.checkpoints_[2])
     head = fitted.heads_[2]
     assert isinstance(head, RidgeHeadClassifier)
-    F = fitted.estimator_.features_.transform(X[:, :steps]).astype(np.float64)
+    features = fitted.estimator_.features_
+    F = features.transform(X[:, :steps]).astype(np.float64)[:, features.streamed_columns()]
     scaled = (F - fitted.head_means_[2]) / fitted.head_scales_[2]
     # the head of that checkpoint is the ridge head fitted on the features of the prefixes
+    # that a stream carries step by step
     refit = RidgeHeadClassifier().fit(scaled, y)
     np.testing.assert_allclose(refit.coef_, head.coef_, rtol=1e-6, atol=1e-9)
     assert refit.temperature_ == pytest.approx(head.temperature_, rel=1e-6)
@@ -255,6 +257,25 @@ def test_decided_cases_take_any_value_and_nothing_changes_after_the_training_len
     decisions = fitted.decide(longer)
     np.testing.assert_array_equal(decisions.labels, fitted.decide(X).labels)
     np.testing.assert_allclose(decisions.earliness, fitted.decide(X).steps / 80)
+
+
+def test_decided_cases_still_carried_take_any_value(fitted):
+    # one case of 40 decided at the first checkpoint: too few for the stream to drop
+    # what they carry, so it still advances their rows, from values it must not read
+    X, _ = bumps(n_cases=40, seed=7)
+    X = 0.4 * np.random.default_rng(8).standard_normal(X.shape)
+    stream = fitted.stream(len(X))
+    first = int(fitted.checkpoints_[0])
+    stream.update(X[:, :first])
+    decided = stream.decided
+    assert 0 < decided.sum() < len(X) / 8 and len(stream._rows) == len(X)
+    later = X[:, first:].copy()
+    later[decided] = np.nan
+    stream.update(later)
+    reference = fitted.stream(len(X)).update(X)
+    np.testing.assert_array_equal(stream.predict(), reference.predict())
+    np.testing.assert_array_equal(stream.decision_steps, reference.decision_steps)
+    np.testing.assert_array_equal(stream.predict_proba(), reference.predict_proba())
 
 
 def test_bad_updates_raise_and_leave_the_stream_unchanged(fitted):

@@ -1,0 +1,130 @@
+"""The streamed features: those of the inputs a stream carries step by step (all but the
+'cumsum' ones), computed alone in the batch and in a stream, and finished from carried
+pools without the Delay Network."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lmu_sk import LMUPooledFeatures
+from lmu_sk.dn import discrete_system
+from lmu_sk.kernels import cpu
+
+
+def _batch(features, X, streamed=False):
+    U = features._validate_input(X, False, features._finite_input_first, np.float64)
+    return np.asarray(features._features(U, False, np.float64, streamed=streamed))
+
+
+def _names(features):
+    return features.get_feature_names_out()
+
+
+@pytest.mark.parametrize(
+    ("shape", "params"),
+    [
+        ((24, 90), {}),
+        ((24, 60, 3), {}),
+        ((24, 50, 40), {}),  # many channels: the best separating kept
+        ((24, 50, 3), {"channel_sums": True}),  # sums of channels read (mixing_)
+        ((24, 60), {"transforms": ("series", "cumsum")}),
+        ((24, 60), {"transforms": ("series", "difference")}),  # no 'cumsum': all of them
+        ((24, 60), {"transforms": ("cumsum",)}),  # 'cumsum' alone: none
+        ((24, 60), {"pools": ("mean", "max", "min", "compete")}),
+    ],
+)
+def test_the_streamed_features_are_the_columns_not_made_by_cumsum(shape, params):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal(shape)
+    y = np.arange(shape[0]) % 2
+    features = LMUPooledFeatures(**params).fit(X, y)
+    if params.get("channel_sums"):
+        assert features.mixing_.shape[1] > shape[2]
+    columns = features.streamed_columns()
+    # the names tell the input: 's' for the cumulative sum
+    names = _names(features)
+    by_cumsum = np.array([name.split("_")[1].startswith("s") for name in names])
+    np.testing.assert_array_equal(columns, np.flatnonzero(~by_cumsum))
+    # computed alone, they are those columns of all the features, bit for bit
+    streamed = _batch(features, X, streamed=True)
+    np.testing.assert_array_equal(streamed, _batch(features, X)[:, columns])
+    if "cumsum" not in features.spec_.transforms:
+        assert len(columns) == features.n_features_out_
+    if features.spec_.transforms == ("cumsum",):
+        assert streamed.shape == (shape[0], 0)
+
+
+@pytest.mark.parametrize("n_channels", [1, 3])
+def test_a_stream_gives_the_streamed_features_of_every_prefix(n_channels):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((6, 70, n_channels))[..., 0 if n_channels == 1 else slice(None)]
+    features = LMUPooledFeatures().fit(X)
+    columns = features.streamed_columns()
+    assert 0 < len(columns) < features.n_features_out_
+    stream = features.stream(len(X))
+    for t in range(X.shape[1]):
+        stream.update(X[:, t])
+        if t % 5 and t != X.shape[1] - 1:
+            continue
+        streamed = stream._feature_rows(float64=True, streamed=True)
+        # exactly the stream's own features at those columns (the stride-1 windows from
+        # their carried pools alone, the others continued over the block under way)
+        np.testing.assert_array_equal(streamed, stream._feature_rows(float64=True)[:, columns])
+        # and the batch's streamed features of the prefix: the stream compares the states
+        # with the thresholds rounded to float32 as the batch kernel does, but sums the
+        # states above them in another grouping (float32 sums of about 70 terms)
+        expected = _batch(features, X[:, : t + 1], streamed=True)
+        np.testing.assert_allclose(streamed, expected, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    order=st.integers(1, 6),
+    n_biases=st.integers(0, 4),
+    with_moments=st.booleans(),
+    compete=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_pools_finished_without_steps_are_the_kernels_own(
+    order, n_biases, with_moments, compete, seed
+):
+    # pooled_features over zero steps finishes carried pools with a kernel of its own:
+    # the same values as the pooled kernel resumed over zero steps, bit for bit
+    rng = np.random.default_rng(seed)
+    n, k, K = 5, 2, n_biases
+    Abar, Bbar = discrete_system(order, 7.0, "zoh")
+    A_T = np.ascontiguousarray(Abar.T)
+    biases = rng.normal(0, 0.3, (k, order, K)).astype(np.float32)
+    scale = rng.uniform(0.5, 2.0, (k, order))
+    dn = rng.standard_normal((n, k, order))
+    sums = np.zeros((n, k, order, 4, K))
+    sums[..., 0, :] = rng.integers(0, 30, (n, k, order, K))  # counts, some zero
+    sums[..., 1, :] = rng.standard_normal((n, k, order, K)) * sums[..., 0, :]
+    sums[..., 2, :] = rng.integers(0, 5, (n, k, order, K))
+    sums[..., 3, :] = rng.integers(0, 30, (n, k, order, K))
+    moments = rng.standard_normal((n, k, order, 3))
+    wins = rng.integers(0, 30, (n, k, 2 * order)).astype(np.float64)
+    per_state = 3 * K + (3 if with_moments else 0)
+    columns = np.r_[np.arange(3 * K), 3 * K + np.arange(3)][:per_state]
+    positions = np.array([1, 0])  # the inputs written in the other order
+    values_at = 3
+    compete_at = values_at + k * order * per_state if compete else None
+    width = values_at + k * order * per_state + (2 * k * order if compete else 0)
+    counted = np.full(n, 30)
+    finished = np.full((n, width), np.nan)
+    cpu.pooled_features(
+        np.empty((n, 0, k)), np.zeros(n, dtype=np.int64), A_T, Bbar, biases, scale,
+        finished, columns, values_at, compete_at, with_moments=with_moments,
+        positions=positions, carried=(dn, sums, moments, wins), counted=counted,
+    )  # fmt: skip
+    resumed = np.full((n, width), np.nan)
+    where = np.full(3 * K + 3, -1, dtype=np.int64)
+    where[columns] = np.arange(len(columns))
+    cpu._run_pooled(
+        np.empty((n, 0, k)), np.arange(k), np.zeros(n, dtype=np.int64), A_T, Bbar, biases,
+        scale, with_moments, True, False, dn, sums, moments, wins, counted, resumed,
+        positions, where, values_at, -1 if compete_at is None else compete_at,
+    )  # fmt: skip
+    np.testing.assert_array_equal(finished, resumed)
+    assert np.isnan(finished[:, :values_at]).all()  # nothing written before values_at
