@@ -537,9 +537,16 @@ def pooled_features(
     else:
         carried = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in carried)
         resume = True
-        if not np.any(lengths):  # the carried pools alone: finished without the DN
+        if int(np.max(lengths, initial=0)) <= 1:  # at most one step more: no scratch
             with parallel_section(threads):
                 _pools_finished(
+                    _read(U, np.float64),
+                    _read(inputs, np.int64),
+                    _read(lengths, np.int64),
+                    _read(Abar_T, np.float64),
+                    _read(Bbar, np.float64),
+                    _read(scale, np.float64),
+                    bool(with_moments),
                     *(_read(a, np.float64) for a in carried),
                     _read(biases, np.float32),
                     _read(counted, np.int64),
@@ -555,42 +562,99 @@ def pooled_features(
                 -1 if compete_at is None else compete_at, threads=threads)  # fmt: skip
 
 
-@njit_cached(parallel=True, error_model="numpy")
+@njit_cached(inline="always", fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
+def _next_state(Abar_T, Bbar, dn, s, c, i, u):  # pragma: no cover
+    """State ``i`` one step after the carried state ``dn[s, c]``, as _pooled_window
+    computes it (a dot product of a row of ``Abar`` with the state before)."""
+    acc = Bbar[i] * u
+    for j in range(Bbar.shape[0]):
+        acc += Abar_T[j, i] * dn[s, c, j]
+    return acc
+
+
+@njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _pools_finished(
-    dn, sums, moments, wins, biases, counted, out, positions, where, values_at, compete_at
+    U, inputs, lengths, Abar_T, Bbar, scale, with_moments, dn, sums, moments, wins, biases,
+    counted, out, positions, where, values_at, compete_at,
 ):  # fmt: skip  # pragma: no cover
-    # the features of carried pools with no step to add: what _pooled_window writes when
-    # it resumes over zero steps (the same arithmetic, so the same values), without its
-    # per-sample working arrays
+    # the features of carried pools continued over at most one more step (lengths[s], 0 or
+    # 1: a stream's block under way): what _pooled_window writes when it resumes over that
+    # step, in the same arithmetic, without its per-sample working arrays (the new state
+    # is computed where it is needed, from the carried one)
     n_samples, n_inputs, order, _, K = sums.shape
     n_columns = 0
     for j in range(where.shape[0]):
         n_columns = max(n_columns, where[j] + 1)
     for s in prange(n_samples):
         steps = counted[s]
+        pending = lengths[s] > 0
         row = out[s]
         for c in range(n_inputs):
             b = biases[c]
+            u = U[s, 0, inputs[c]] if pending else 0.0
+            winner = loser = -1
+            if pending:  # the competition of the step: the first within the tie
+                high = -np.inf
+                low = np.inf
+                for i in range(order):
+                    v = _next_state(Abar_T, Bbar, dn, s, c, i, u) * scale[c, i]
+                    high = max(high, v)
+                    low = min(low, v)
+                winner = 0
+                while (
+                    winner < order - 1
+                    and _next_state(Abar_T, Bbar, dn, s, c, winner, u) * scale[c, winner]
+                    < high - COMPETE_TIE
+                ):
+                    winner += 1
+                loser = 0
+                while (
+                    loser < order - 1
+                    and _next_state(Abar_T, Bbar, dn, s, c, loser, u) * scale[c, loser]
+                    > low + COMPETE_TIE
+                ):
+                    loser += 1
             for i in range(order):
                 at = values_at + (positions[c] * order + i) * n_columns
+                m = _next_state(Abar_T, Bbar, dn, s, c, i, u) if pending else 0.0
+                m32 = np.float32(m)
                 for k in range(K):
-                    hits = sums[s, c, i, 0, k]
+                    count = np.float32(0.0)
+                    total = np.float32(0.0)
+                    run = np.float32(sums[s, c, i, 2, k])
+                    best = np.float32(sums[s, c, i, 3, k])
+                    if pending:
+                        count, total, run, best = _threshold_step(
+                            m32, b[i, k], count, total, run, best
+                        )
+                    hits = sums[s, c, i, 0, k] + count
                     if where[k] >= 0:
                         row[at + where[k]] = hits / steps
                     if where[K + k] >= 0:
-                        above = sums[s, c, i, 1, k]
+                        above = sums[s, c, i, 1, k] + total
                         row[at + where[K + k]] = above / hits - b[i, k] if hits > 0 else 0.0
                     if where[2 * K + k] >= 0:
-                        row[at + where[2 * K + k]] = np.float32(sums[s, c, i, 3, k]) / steps
+                        row[at + where[2 * K + k]] = best / steps
+                total_m = moments[s, c, i, 0]
+                high_m = moments[s, c, i, 1]
+                low_m = moments[s, c, i, 2]
+                if pending and with_moments:
+                    total_m += m
+                    high_m = max(high_m, m)
+                    low_m = min(low_m, m)
                 if where[3 * K] >= 0:
-                    row[at + where[3 * K]] = moments[s, c, i, 0] / steps
-                for j in range(1, N_MOMENTS):
-                    if where[3 * K + j] >= 0:
-                        row[at + where[3 * K + j]] = moments[s, c, i, j]
+                    row[at + where[3 * K]] = total_m / steps
+                if where[3 * K + 1] >= 0:
+                    row[at + where[3 * K + 1]] = high_m
+                if where[3 * K + 2] >= 0:
+                    row[at + where[3 * K + 2]] = low_m
             if compete_at >= 0:
                 at = compete_at + positions[c] * 2 * order
                 for j in range(2 * order):
-                    row[at + j] = wins[s, c, j] / steps
+                    won = wins[s, c, j]
+                    if pending and (j == winner or j == order + loser):
+                        won += 1.0
+                    row[at + j] = won / steps
 
 
 def pooled_window_carried(

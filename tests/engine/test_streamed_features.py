@@ -78,19 +78,21 @@ def test_a_stream_gives_the_streamed_features_of_every_prefix(n_channels):
         np.testing.assert_allclose(streamed, expected, rtol=1e-5, atol=1e-5)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     order=st.integers(1, 6),
     n_biases=st.integers(0, 4),
     with_moments=st.booleans(),
     compete=st.booleans(),
+    pending=st.sampled_from(["none", "some", "all"]),
     seed=st.integers(0, 2**16),
 )
-def test_pools_finished_without_steps_are_the_kernels_own(
-    order, n_biases, with_moments, compete, seed
+def test_pools_finished_over_at_most_one_step_are_the_kernels_own(
+    order, n_biases, with_moments, compete, pending, seed
 ):
-    # pooled_features over zero steps finishes carried pools with a kernel of its own:
-    # the same values as the pooled kernel resumed over zero steps, bit for bit
+    # pooled_features over at most one step more (a stream's block under way) finishes
+    # carried pools with a kernel of its own: the values of the pooled kernel resumed over
+    # that step
     rng = np.random.default_rng(seed)
     n, k, K = 5, 2, n_biases
     Abar, Bbar = discrete_system(order, 7.0, "zoh")
@@ -112,19 +114,30 @@ def test_pools_finished_without_steps_are_the_kernels_own(
     compete_at = values_at + k * order * per_state if compete else None
     width = values_at + k * order * per_state + (2 * k * order if compete else 0)
     counted = np.full(n, 30)
+    lengths = {"none": np.zeros(n), "some": np.arange(n) % 2, "all": np.ones(n)}[pending]
+    lengths = lengths.astype(np.int64)
+    U = rng.standard_normal((n, int(lengths.max()), k + 1))  # the window reads two of 3
+    inputs = np.array([2, 0])
     finished = np.full((n, width), np.nan)
     cpu.pooled_features(
-        np.empty((n, 0, k)), np.zeros(n, dtype=np.int64), A_T, Bbar, biases, scale,
-        finished, columns, values_at, compete_at, with_moments=with_moments,
+        U, lengths, A_T, Bbar, biases, scale, finished, columns, values_at, compete_at,
+        with_moments=with_moments, inputs=inputs,
         positions=positions, carried=(dn, sums, moments, wins), counted=counted,
     )  # fmt: skip
     resumed = np.full((n, width), np.nan)
     where = np.full(3 * K + 3, -1, dtype=np.int64)
     where[columns] = np.arange(len(columns))
     cpu._run_pooled(
-        np.empty((n, 0, k)), np.arange(k), np.zeros(n, dtype=np.int64), A_T, Bbar, biases,
-        scale, with_moments, True, False, dn, sums, moments, wins, counted, resumed,
-        positions, where, values_at, -1 if compete_at is None else compete_at,
+        U, inputs, lengths, A_T, Bbar, biases, scale, with_moments, True, False, dn, sums,
+        moments, wins, counted, resumed, positions, where, values_at,
+        -1 if compete_at is None else compete_at,
     )  # fmt: skip
-    np.testing.assert_array_equal(finished, resumed)
+    if pending == "none":  # the same arithmetic on the carried values: bit for bit
+        np.testing.assert_array_equal(finished, resumed)
+    # the new state is the same dot product, its terms summed in an order LLVM picks in
+    # each kernel (reassociation allowed): the last bit may differ, and the mean of the
+    # states with it; the thresholds compare the state rounded to float32, so a count
+    # changes only for a state within a bit of a float32 rounding point of a threshold
+    np.testing.assert_allclose(finished, resumed, rtol=1e-13, atol=1e-13)
+    assert np.isfinite(finished[:, values_at:]).all()
     assert np.isnan(finished[:, :values_at]).all()  # nothing written before values_at
