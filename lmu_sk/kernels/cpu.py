@@ -540,11 +540,7 @@ def pooled_features(
         if int(np.max(lengths, initial=0)) <= 1:  # at most one step more: no scratch
             with parallel_section(threads):
                 _pools_finished(
-                    _read(U, np.float64),
-                    _read(inputs, np.int64),
-                    _read(lengths, np.int64),
-                    _read(Abar_T, np.float64),
-                    _read(Bbar, np.float64),
+                    *_sequences_and_system(U, inputs, lengths, Abar_T, Bbar),
                     _read(scale, np.float64),
                     bool(with_moments),
                     *(_read(a, np.float64) for a in carried),
@@ -713,6 +709,18 @@ def _no_pools(n_biases: int) -> tuple:
     )
 
 
+def _sequences_and_system(U, inputs, lengths, Abar_T, Bbar) -> tuple:
+    """The first arguments of the pooled kernels, read-only in their dtypes: the
+    sequences, the inputs the window reads, the lengths and the system."""
+    return (
+        _read(U, np.float64),
+        _read(inputs, np.int64),
+        _read(lengths, np.int64),
+        _read(Abar_T, np.float64),
+        _read(Bbar, np.float64),
+    )
+
+
 def _run_pooled(
     U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, resume, commit, dn, sums,
     moments, wins, counted, out, positions, where, values_at, compete_at, threads=None,
@@ -721,11 +729,7 @@ def _run_pooled(
     kernel's dtypes (see ``_read``)."""
     with parallel_section(threads):
         _pooled_window(
-            _read(U, np.float64),
-            _read(inputs, np.int64),
-            _read(lengths, np.int64),
-            _read(Abar_T, np.float64),
-            _read(Bbar, np.float64),
+            *_sequences_and_system(U, inputs, lengths, Abar_T, Bbar),
             _read(biases, np.float32),
             _read(scale, np.float64),
             bool(with_moments),

@@ -278,6 +278,26 @@ def test_decided_cases_still_carried_take_any_value(fitted):
     np.testing.assert_array_equal(stream.predict_proba(), reference.predict_proba())
 
 
+def test_a_checkpoint_on_features_that_are_not_finite_raises(fitted, monkeypatch):
+    # the streamed features are not checked one by one: the probabilities made of them are
+    from lmu_sk.engine.stream import CarriedPooledFeatures
+
+    features = CarriedPooledFeatures.features
+
+    def one_nan(self, *args, **kwargs):
+        F = features(self, *args, **kwargs)
+        F[1, 7] = np.nan
+        return F
+
+    monkeypatch.setattr(CarriedPooledFeatures, "features", one_nan)
+    X, _ = bumps(n_cases=4, seed=6)
+    stream = fitted.stream(4)
+    first = int(fitted.checkpoints_[0])
+    stream.update(X[:, : first - 1])
+    with pytest.raises(ValueError, match="not finite"):
+        stream.update(X[:, first - 1])
+
+
 def test_bad_updates_raise_and_leave_the_stream_unchanged(fitted):
     X, _ = bumps(n_cases=4, seed=5)
     stream = fitted.stream(4).update(X[:, :3])
