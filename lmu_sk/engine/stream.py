@@ -38,7 +38,6 @@ made of the steps as they come (:func:`carried_inputs`, :func:`carried_block_mea
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from types import ModuleType
 from typing import Any
@@ -462,13 +461,12 @@ class CarriedPooledFeatures:
         fed = [w.stride for w, part in zip(spec.windows, self.split, strict=True) if len(part[2])]
         #: the strides of the windows fed by 'cumsum'
         self.history_strides = tuple(dict.fromkeys(fed))
-        # where each window's streamed inputs' features start in their own layout
-        # (:meth:`PooledSpec.streamed`, which drops the windows without any), and their total
-        sizes = [
-            dataclasses.replace(w, inputs=part[1]).n_features(spec.n_biases, spec.pools)
-            for w, part in zip(spec.windows, self.split, strict=True)
-        ]
-        *self.streamed_offsets, self.n_streamed_features = np.cumsum([0, *sizes]).tolist()
+        # per window with streamed inputs, where their features start in the layout of
+        # :meth:`PooledSpec.streamed` (which drops the windows without any), and the total
+        offsets = spec.streamed(C).window_offsets()
+        with_streamed = [w for w, part in enumerate(self.split) if len(part[0])]
+        self.streamed_offsets = dict(zip(with_streamed, offsets, strict=False))
+        self.n_streamed_features = offsets[-1]
 
     @staticmethod
     def pool_names(w: int) -> tuple[str, ...]:
