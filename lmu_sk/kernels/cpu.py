@@ -581,6 +581,12 @@ def _pools_finished(
     n_columns = 0
     for j in range(where.shape[0]):
         n_columns = max(n_columns, where[j] + 1)
+    # the columns of each kept group in a state's block (state_columns keeps a pool of the
+    # thresholds whole: its K columns in a row), -1 where not kept
+    ppv_at = where[0] if K else -1
+    mpv_at = where[K] if K else -1
+    lspv_at = where[2 * K] if K else -1
+    mean_at, max_at, min_at = where[3 * K], where[3 * K + 1], where[3 * K + 2]
     for s in prange(n_samples):
         steps = counted[s]
         pending = lengths[s] > 0
@@ -612,38 +618,57 @@ def _pools_finished(
                     loser += 1
             for i in range(order):
                 at = values_at + (positions[c] * order + i) * n_columns
-                m = _next_state(Abar_T, Bbar, dn, s, c, i, u) if pending else 0.0
+                if not pending:  # each kept group a contiguous run of columns: vectorised
+                    if ppv_at >= 0:
+                        for k in range(K):
+                            row[at + ppv_at + k] = sums[s, c, i, 0, k] / steps
+                    if mpv_at >= 0:
+                        for k in range(K):
+                            hits = sums[s, c, i, 0, k]
+                            above = sums[s, c, i, 1, k] / hits - b[i, k]
+                            row[at + mpv_at + k] = above if hits > 0 else 0.0
+                    if lspv_at >= 0:
+                        for k in range(K):
+                            row[at + lspv_at + k] = np.float32(sums[s, c, i, 3, k]) / steps
+                    if mean_at >= 0:
+                        row[at + mean_at] = moments[s, c, i, 0] / steps
+                    if max_at >= 0:
+                        row[at + max_at] = moments[s, c, i, 1]
+                    if min_at >= 0:
+                        row[at + min_at] = moments[s, c, i, 2]
+                    continue
+                m = _next_state(Abar_T, Bbar, dn, s, c, i, u)
                 m32 = np.float32(m)
                 for k in range(K):
-                    count = np.float32(0.0)
-                    total = np.float32(0.0)
-                    run = np.float32(sums[s, c, i, 2, k])
-                    best = np.float32(sums[s, c, i, 3, k])
-                    if pending:
-                        count, total, run, best = _threshold_step(
-                            m32, b[i, k], count, total, run, best
-                        )
+                    count, total, _run, best = _threshold_step(
+                        m32,
+                        b[i, k],
+                        np.float32(0.0),
+                        np.float32(0.0),
+                        np.float32(sums[s, c, i, 2, k]),
+                        np.float32(sums[s, c, i, 3, k]),
+                    )
                     hits = sums[s, c, i, 0, k] + count
-                    if where[k] >= 0:
-                        row[at + where[k]] = hits / steps
-                    if where[K + k] >= 0:
+                    if ppv_at >= 0:
+                        row[at + ppv_at + k] = hits / steps
+                    if mpv_at >= 0:
                         above = sums[s, c, i, 1, k] + total
-                        row[at + where[K + k]] = above / hits - b[i, k] if hits > 0 else 0.0
-                    if where[2 * K + k] >= 0:
-                        row[at + where[2 * K + k]] = best / steps
+                        row[at + mpv_at + k] = above / hits - b[i, k] if hits > 0 else 0.0
+                    if lspv_at >= 0:
+                        row[at + lspv_at + k] = best / steps
                 total_m = moments[s, c, i, 0]
                 high_m = moments[s, c, i, 1]
                 low_m = moments[s, c, i, 2]
-                if pending and with_moments:
+                if with_moments:
                     total_m += m
                     high_m = max(high_m, m)
                     low_m = min(low_m, m)
-                if where[3 * K] >= 0:
-                    row[at + where[3 * K]] = total_m / steps
-                if where[3 * K + 1] >= 0:
-                    row[at + where[3 * K + 1]] = high_m
-                if where[3 * K + 2] >= 0:
-                    row[at + where[3 * K + 2]] = low_m
+                if mean_at >= 0:
+                    row[at + mean_at] = total_m / steps
+                if max_at >= 0:
+                    row[at + max_at] = high_m
+                if min_at >= 0:
+                    row[at + min_at] = low_m
             if compete_at >= 0:
                 at = compete_at + positions[c] * 2 * order
                 for j in range(2 * order):

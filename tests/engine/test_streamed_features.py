@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from lmu_sk import LMUPooledFeatures
 from lmu_sk.dn import discrete_system
+from lmu_sk.engine.pooling import MOMENT_POOLS, THRESHOLD_POOLS, state_columns
 from lmu_sk.kernels import cpu
 
 
@@ -83,12 +84,13 @@ def test_a_stream_gives_the_streamed_features_of_every_prefix(n_channels):
     order=st.integers(1, 6),
     n_biases=st.integers(0, 4),
     with_moments=st.booleans(),
+    kept=st.sets(st.sampled_from(THRESHOLD_POOLS + MOMENT_POOLS), min_size=1),
     compete=st.booleans(),
     pending=st.sampled_from(["none", "some", "all"]),
     seed=st.integers(0, 2**16),
 )
 def test_pools_finished_over_at_most_one_step_are_the_kernels_own(
-    order, n_biases, with_moments, compete, pending, seed
+    order, n_biases, with_moments, kept, compete, pending, seed
 ):
     # pooled_features over at most one step more (a stream's block under way) finishes
     # carried pools with a kernel of its own: the values of the pooled kernel resumed over
@@ -107,8 +109,9 @@ def test_pools_finished_over_at_most_one_step_are_the_kernels_own(
     sums[..., 3, :] = rng.integers(0, 30, (n, k, order, K))
     moments = rng.standard_normal((n, k, order, 3))
     wins = rng.integers(0, 30, (n, k, 2 * order)).astype(np.float64)
-    per_state = 3 * K + (3 if with_moments else 0)
-    columns = np.r_[np.arange(3 * K), 3 * K + np.arange(3)][:per_state]
+    # any subset of the pools kept (each kept pool of the thresholds K columns in a row)
+    columns = state_columns(K, tuple(kept))
+    per_state = len(columns)
     positions = np.array([1, 0])  # the inputs written in the other order
     values_at = 3
     compete_at = values_at + k * order * per_state if compete else None
