@@ -601,6 +601,11 @@ def _minus_inf_before_first_step(steps: int):
 
 # ---------------------------------------------------------------------------- pooled stream
 #: What a stream raises for features that are not finite.
+# Inputs and carried states of at most this magnitude cannot make a pool overflow: the
+# states that follow are within a few dozen times it (the impulse response and the powers
+# of Abar sum to at most ~25 in absolute value up to order 1024), so the float32 sums of
+# FLUSH_STEPS of them stay far below float32's 3.4e38 and the float64 pools below 1e308.
+MODERATE = 1e30
 NON_FINITE_FEATURES = "The pooled features of the prefixes seen are not finite; rescale the input."
 
 
@@ -803,10 +808,15 @@ class PooledStream(_FeatureStream):
         self._check_range(X, original)
         if self._mixing is not None:
             X = X @ self._mixing
+        # inputs and states of moderate size cannot make a pool overflow: the pools are
+        # advanced where they are, unchecked; else into new arrays, checked, then kept
+        in_place = self._moderate(X)
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite results raise below
-            updates, appended = self._pooled.advance(self._arrays, X, self._steps_seen)
+            updates, appended = self._pooled.advance(
+                self._arrays, X, self._steps_seen, in_place=in_place
+            )
         xp = self._xp
-        for a in [*updates.values(), *appended.values()]:
+        for a in [] if in_place else [*updates.values(), *appended.values()]:
             if a is not None and not bool(xp.isfinite(a).all()):
                 raise self._non_finite_error(original)
         # everything computed and checked: commit
@@ -816,6 +826,13 @@ class PooledStream(_FeatureStream):
             self._history[s][:, done : done + means.shape[1]] = means
         self._arrays.update(updates)
         self._steps_seen += X.shape[1]
+
+    def _moderate(self, X: Array) -> bool:
+        """Whether the chunk ``X`` (the windows' channels) and every window's carried
+        states are at most :data:`MODERATE` in magnitude (then no pool can overflow)."""
+        xp = self._xp
+        carried = [a for name, a in self._arrays.items() if name.startswith("dn_")]
+        return all(not a.size or bool(xp.abs(a).max() <= MODERATE) for a in [X, *carried])
 
     def _feature_rows(
         self,

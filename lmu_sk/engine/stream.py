@@ -291,11 +291,13 @@ class CarriedPools:
             wins[...] = 0.0
         return dn, thresholds, moments, wins
 
-    def advance(self, pools: tuple, U: Array) -> tuple:
-        """The pools after the blocks of inputs ``U`` ``(n, n_blocks, k)`` (float64)."""
+    def advance(self, pools: tuple, U: Array, in_place: bool = False) -> tuple:
+        """The pools after the blocks of inputs ``U`` ``(n, n_blocks, k)`` (float64): new
+        arrays, or ``pools`` themselves advanced where ``in_place``."""
         n = U.shape[0]
-        copies = tuple(None if a is None else a.copy() for a in pools)
-        dn, thresholds, moments, wins = self._filled_in(copies)
+        if not in_place:
+            pools = tuple(None if a is None else a.copy() for a in pools)
+        dn, thresholds, moments, wins = self._filled_in(pools)
         if self.route == "pooled_recurrence":
             biases = self.biases if self.thresholds else self.biases[..., :0]
             updates = U.shape[0] * U.shape[1] * U.shape[2]
@@ -501,10 +503,14 @@ class CarriedPooledFeatures:
                 arrays.update((name, a) for name, a in made if a is not None)
         return arrays
 
-    def advance(self, arrays: dict, X: Array, steps: int) -> tuple[dict, dict]:
+    def advance(
+        self, arrays: dict, X: Array, steps: int, in_place: bool = False
+    ) -> tuple[dict, dict]:
         """The carried arrays that change with the chunk ``X`` ``(n, k, n_channels)``
-        (float64) after ``steps`` steps (new arrays), and per stride of the windows fed by
-        'cumsum' the block means of the running sum the chunk completes."""
+        (float64) after ``steps`` steps, and per stride of the windows fed by 'cumsum' the
+        block means of the running sum the chunk completes. The windows' pools are new
+        arrays, or those of ``arrays`` advanced where ``in_place`` (the others are new
+        either way)."""
         xp = self.xp
         P, updates = carried_inputs(X, self.spec.transforms, arrays, steps == 0, xp)
         appended = {}
@@ -519,7 +525,9 @@ class CarriedPooledFeatures:
                 pools = self.windows[w]
                 if window.stride != s or pools is None:
                     continue
-                new = pools.advance(self._pools(w, arrays), means[:, :, self.split[w][1]])
+                new = pools.advance(
+                    self._pools(w, arrays), means[:, :, self.split[w][1]], in_place
+                )
                 made = zip(self.pool_names(w), new, strict=True)
                 updates.update((name, a) for name, a in made if a is not None)
             if s in self.history_strides:

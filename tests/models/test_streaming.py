@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression
 
-from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
+from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor, streaming
 from lmu_sk.dn import EulerInstabilityWarning, discrete_system
 from lmu_sk.engine import pooled_features as engine_pooled_features
 from lmu_sk.engine import stream as engine_stream
@@ -849,6 +849,41 @@ def assert_pooled_close(got, expected, features, dtype: str = "float64"):
         np.testing.assert_allclose(got, expected, rtol=0, atol=BATCH_POOLED_TOLERANCE * scale)
     else:
         assert_close(got, expected, dtype)
+
+
+@pytest.mark.parametrize("chunked", [True, False])
+def test_pooled_stream_advances_moderate_inputs_in_place_as_the_checked_path(monkeypatch, chunked):
+    # inputs and states of moderate size advance the pools where they are, unchecked
+    # (no copy of them per update); the same pools, bit for bit, as the path that advances
+    # copies and checks them, which larger values take
+    X = np.random.default_rng(2).standard_normal((3, 23, 2)) * 100.0
+    checked, _ = pooled_stream(dtype="float64", stride=1)  # strides 1 and 2
+    fast, _ = pooled_stream(dtype="float64", stride=1)
+    every_step = [w for w, window in enumerate(fast.spec.windows) if window.stride == 1]
+    assert every_step  # windows advanced at every update
+    pools = [f"thresholds_{w}" for w in every_step]
+    steps = [(0, 10), (10, 11), (11, 23)] if chunked else [(t, t + 1) for t in range(23)]
+    for start, stop in steps:
+        held = {name: fast._arrays[name] for name in pools}
+        fast.update(X[:, start:stop])
+        assert all(fast._arrays[name] is a for name, a in held.items())  # in place
+        with monkeypatch.context() as patch:
+            patch.setattr(streaming, "MODERATE", -1.0)  # nothing is moderate
+            held = {name: checked._arrays[name] for name in pools}
+            checked.update(X[:, start:stop])
+            assert not any(checked._arrays[name] is a for name, a in held.items())
+        assert_unchanged(fast, checked.state)  # the same state
+    np.testing.assert_array_equal(fast.transform(), checked.transform())
+
+
+def test_pooled_stream_checks_inputs_beyond_moderate():
+    # a chunk beyond MODERATE takes the checked path: its pools are new arrays
+    stream, _ = pooled_stream(dtype="float64", stride=2)
+    stream.update(np.ones((3, 3, 2)))
+    held = stream._arrays["thresholds_0"]
+    stream.update(np.full((3, 2, 2), 10 * streaming.MODERATE))
+    assert stream._arrays["thresholds_0"] is not held
+    assert np.isfinite(stream.transform()).all()
 
 
 def test_pooled_stream_blocks_over_groups_of_streams(monkeypatch):
