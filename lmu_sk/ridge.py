@@ -919,7 +919,11 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     def _predict_proba_checked(self, X) -> np.ndarray:
         """:meth:`predict_proba` of rows the caller has checked (a float array of
         ``n_features_in_`` columns, finite, on any device): no second pass over them."""
-        scores = to_numpy(self._scores(X))
+        return self._proba_of_scores(to_numpy(self._scores(X)))
+
+    def _proba_of_scores(self, scores: np.ndarray) -> np.ndarray:
+        """The probabilities of the decision values ``scores`` ``(n, n_targets)`` (features
+        times ``coef_.T`` plus ``intercept_``)."""
         scores = scores[:, 0] if scores.shape[1] == 1 else scores
         return scipy.special.softmax(_logits(scores) / self.temperature_, axis=1)
 

@@ -867,6 +867,16 @@ class PooledStream(_FeatureStream):
             )
         return F
 
+    def _streamed_scores(self, weights: np.ndarray) -> Array:
+        """The streamed features (``_feature_rows(streamed=True)``) times ``weights``
+        ``(n_streamed_features, n_outputs)``, ``(n_streams, n_outputs)`` float64, without
+        the features written out; not checked finite (the caller checks what it makes of
+        them)."""
+        self._check_seen()
+        return self._pooled.streamed_scores(
+            self._arrays, self._steps_seen, self._xp.asarray(weights)
+        )
+
     def transform(self) -> Array:
         """Pooled features of the prefixes seen so far, shape ``(n_streams, n_features)``.
 
@@ -1151,14 +1161,18 @@ class _CheckpointModel:
                 self.mean, self.scale = np.asarray(mean), np.asarray(scale)
         self.columns = np.searchsorted(classes, head.classes_)
         self.n_classes = len(classes)
+        # a ridge head on the features as they come: its scores are the features times
+        # these weights (n_features, n_targets) plus its intercept
+        self.weights = None
+        if self.mean is None and hasattr(self.head, "_proba_of_scores"):
+            self.weights = np.ascontiguousarray(np.asarray(self.head.coef_, dtype=np.float64).T)
 
     def __call__(self, F: Array, rows: np.ndarray) -> np.ndarray:
         """``(n_streams, n_classes)`` probabilities of the rows ``rows`` (bool), NaN in
         the others."""
-        out = np.full((F.shape[0], self.n_classes), np.nan)
         picked = np.flatnonzero(rows)
         if not len(picked):
-            return out
+            return np.full((F.shape[0], self.n_classes), np.nan)
         xp = array_module_of(F)
         if len(picked) < F.shape[0]:  # (every row: no copy of the features)
             F = F[xp.asarray(picked)]
@@ -1167,6 +1181,21 @@ class _CheckpointModel:
         # the stream's rows are checked finite: a ridge head need not check them again
         checked = getattr(self.head, "_predict_proba_checked", None)
         proba = to_numpy(checked(F) if checked is not None else self.head.predict_proba(F))
+        return self._spread(proba, picked, len(rows))
+
+    def of_scores(self, scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """As calling it on features whose products with :attr:`weights` are ``scores``
+        ``(n_streams, n_targets)``."""
+        picked = np.flatnonzero(rows)
+        if not len(picked):
+            return np.full((len(rows), self.n_classes), np.nan)
+        proba = self.head._proba_of_scores(scores[picked] + np.asarray(self.head.intercept_))
+        return self._spread(proba, picked, len(rows))
+
+    def _spread(self, proba: np.ndarray, picked: np.ndarray, n_rows: int) -> np.ndarray:
+        """The probabilities ``proba`` of the head's classes for the rows ``picked``, in
+        the columns of the model's classes, NaN in the other rows."""
+        out = np.full((n_rows, self.n_classes), np.nan)
         part = np.zeros((len(picked), self.n_classes))
         part[:, self.columns] = proba
         out[picked] = part
@@ -1373,9 +1402,14 @@ class EarlyClassifierStream:
         model = self._models[k]
         if model is not None and active.any():
             last = k == len(self.checkpoints) - 1
-            F = self._feature_rows(streamed=not last)
             proba = np.full((self.n_streams, len(self.classes_)), np.nan)
-            proba[rows] = model(F, active[rows])
+            stream = self._features
+            if not last and model.weights is not None and isinstance(stream, PooledStream):
+                # a ridge head's scores, the features multiplied as they are computed
+                scores = to_numpy(stream._streamed_scores(model.weights))
+                proba[rows] = model.of_scores(scores, active[rows])
+            else:
+                proba[rows] = model(self._feature_rows(streamed=not last), active[rows])
             if not last and not np.isfinite(proba[active]).all():
                 # the streamed rows were not checked: their probabilities are
                 raise ValueError(NON_FINITE_FEATURES)

@@ -411,6 +411,37 @@ class CarriedPools:
             where = compete_at + (p * 2 + np.arange(2)[:, None]) * d + np.arange(d)
             F[:, xp.asarray(where.ravel())] = compete.reshape(n, -1)
 
+    def add_scores(
+        self, scores: Array, weights: Array, pools: tuple, U: Array, blocks: int
+    ) -> None:
+        """Add to ``scores`` ``(n, n_outputs)`` (float64) the features of the pools
+        ``pools`` continued over the blocks of inputs ``U`` ``(n, n_blocks, k)`` (at most
+        one: evaluated, not committed), as features of ``blocks`` blocks, times ``weights``
+        ``(n_window_features, n_outputs)``: every input at its position, in the window's
+        layout (:meth:`write_features` with ``at`` 0 and the inputs in order).
+
+        On the CPU the compiled kernel multiplies a few rows' features at a time, in cache
+        (:func:`lmu_sk.kernels.cpu.pooled_scores`); elsewhere the features are written
+        out and multiplied."""
+        xp, k = self.xp, self.n_inputs
+        n = U.shape[0]
+        if self.route == "pooled_recurrence" and U.shape[1] <= 1:
+            dn, thresholds, moments, wins = self._filled_in(pools)
+            biases = self.biases if self.thresholds else self.biases[..., :0]
+            columns = state_columns(biases.shape[-1], self.pools)
+            K = biases.shape[-1]
+            seconds = n * k * pooled_update_seconds(self.order, K, self.route, "cpu")
+            cpu.pooled_scores(
+                U, np.full(n, U.shape[1]), self.A_T, self.B, biases, self.scale,
+                (dn, thresholds, moments, wins.reshape(n, k, 2 * self.order)),
+                np.full(n, blocks), columns, self.compete, weights, scores,
+                with_moments=self.moments, threads=kernel_threads(seconds),
+            )  # fmt: skip
+            return
+        F = xp.empty((n, weights.shape[0]))
+        self.write_features(F, 0, k, np.arange(k), pools, U, blocks)
+        scores += F @ weights
+
 
 class CarriedPooledFeatures:
     """The pooled features of sequences seen chunk by chunk: every window's
@@ -575,6 +606,27 @@ class CarriedPooledFeatures:
                 U = rebuilt[s][:, :, channels]
                 pools.write_features(F, offsets[w], len(window.inputs), cumsum, None, U, blocks)
         return F
+
+    def streamed_scores(self, arrays: dict, steps: int, weights: Array) -> Array:
+        """The streamed features of the prefixes of ``steps`` steps (:meth:`features` with
+        ``streamed``) times ``weights`` ``(n_streamed_features, n_outputs)`` (float64),
+        ``(n, n_outputs)``: a linear head's scores without the features written out."""
+        xp = self.xp
+        n = next(iter(arrays.values())).shape[0]
+        scores = xp.zeros((n, weights.shape[1]))
+        starts = list(self.streamed_offsets.values())
+        ends = [*starts[1:], self.n_streamed_features]
+        for (w, at), end in zip(self.streamed_offsets.items(), ends, strict=True):
+            s = self.spec.windows[w].stride
+            blocks, partial = -(-steps // s), steps % s
+            columns = self.split[w][1]
+            if partial:  # the block under way
+                U = (arrays[f"block_sum_{s}"][:, columns] / partial)[:, None]
+            else:
+                U = xp.empty((n, 0, len(columns)))
+            pools = self.windows[w]
+            pools.add_scores(scores, weights[at:end], self._pools(w, arrays), U, blocks)
+        return scores
 
     def _cumsum_inputs(self, arrays: dict, history: Array, steps: int, s: int) -> Array:
         """The 'cumsum' inputs of every channel of the blocks of ``s`` steps seen."""

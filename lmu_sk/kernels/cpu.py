@@ -29,6 +29,7 @@ __all__ = [
     "MODES",
     "N_MOMENTS",
     "pooled_features",
+    "pooled_scores",
     "pooled_window",
     "pooled_window_carried",
     "recurrence",
@@ -183,6 +184,9 @@ FLUSH_STEPS = 1024
 TIME_BLOCK = 256
 # per state: ppv, mpv and lspv at every threshold, then mean, max and min
 N_MOMENTS = 3
+# Rows whose features the scores of a stream's checkpoint compute at a time (their
+# features, a window's, stay in cache until multiplied by the head's weights).
+SCORED_ROWS = 64
 
 
 # inlined into the kernel (numba's IR), so compiled with its fastmath flags
@@ -558,6 +562,79 @@ def pooled_features(
                 -1 if compete_at is None else compete_at, threads=threads)  # fmt: skip
 
 
+def pooled_scores(
+    U: np.ndarray,
+    lengths: np.ndarray,
+    Abar_T: np.ndarray,
+    Bbar: np.ndarray,
+    biases: np.ndarray,
+    scale: np.ndarray,
+    carried: tuple,
+    counted: np.ndarray,
+    columns: np.ndarray,
+    compete: bool,
+    weights: np.ndarray,
+    scores: np.ndarray,
+    *,
+    with_moments: bool = True,
+    threads: int | None = None,
+) -> None:
+    """Add the carried pools' features times ``weights`` to ``scores``, in place: a linear
+    head's share of one window, without writing its features out.
+
+    The features are :func:`pooled_features`' of ``carried`` continued over at most one
+    step (``lengths`` 0 or 1, a stream's block under way), every input at its own position,
+    in the window's layout: per input and state the ``columns`` kept, then with
+    ``compete`` per input the ``2 * order`` proportions. They are computed a few rows at a
+    time, each block multiplied by ``weights`` while it is in cache.
+
+    Parameters
+    ----------
+    U, lengths, Abar_T, Bbar, biases, scale, carried, counted, columns, with_moments
+        As for :func:`pooled_features`.
+    compete : bool
+        Whether the window's features end with its competition.
+    weights : ndarray of shape (n_window_features, n_outputs), float64
+        The head's weights of the window's features.
+    scores : ndarray of shape (n_samples, n_outputs), C-contiguous float64
+        Added to in place.
+    threads : int, optional
+        Run on at most this many threads (all by default).
+    """
+    dn = carried[0]
+    n_inputs, order = dn.shape[1], dn.shape[2]
+    K = biases.shape[2]
+    if int(np.max(lengths, initial=0)) > 1:
+        raise ValueError("pooled_scores continues the carried pools over at most one step.")
+    if scores.dtype != np.float64 or scores.ndim != 2 or not scores.flags.c_contiguous:
+        raise ValueError("scores must be a C-contiguous 2-d float64 array (added to in place).")
+    values = n_inputs * order * len(columns)
+    width = values + (2 * order * n_inputs if compete else 0)
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    if weights.shape != (width, scores.shape[1]):
+        raise ValueError(
+            f"weights must have shape ({width}, {scores.shape[1]}) (the window's features, "
+            f"the outputs); got {weights.shape}."
+        )
+    where = np.full(3 * K + N_MOMENTS, -1, dtype=np.int64)
+    where[np.asarray(columns, dtype=np.int64)] = np.arange(len(columns))
+    with parallel_section(threads):
+        _pools_scored(
+            *_sequences_and_system(U, np.arange(n_inputs), lengths, Abar_T, Bbar),
+            _read(scale, np.float64),
+            bool(with_moments),
+            *(_read(a, np.float64) for a in carried),
+            _read(biases, np.float32),
+            _read(counted, np.int64),
+            np.arange(n_inputs, dtype=np.int64),
+            _read(where, np.int64),
+            int(values) if compete else -1,
+            int(width),
+            weights,
+            scores,
+        )
+
+
 @njit_cached(inline="always", fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _next_state(Abar_T, Bbar, dn, s, c, i, u):  # pragma: no cover
     """State ``i`` one step after the carried state ``dn[s, c]``, as _pooled_window
@@ -568,114 +645,164 @@ def _next_state(Abar_T, Bbar, dn, s, c, i, u):  # pragma: no cover
     return acc
 
 
+@njit_cached(fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
+def _finished_row(
+    U, inputs, lengths, Abar_T, Bbar, scale, with_moments, dn, sums, moments, wins, biases,
+    counted, row, positions, n_columns, groups, values_at, compete_at, s,
+):  # fmt: skip  # pragma: no cover
+    # the features of sample s's carried pools continued over at most one more step
+    # (lengths[s], 0 or 1: a stream's block under way), written into row: what
+    # _pooled_window writes when it resumes over that step, in the same arithmetic, without
+    # its per-sample working arrays (the new state is computed where it is needed, from the
+    # carried one). groups: the columns of the kept pools in a state's block (see
+    # _kept_groups)
+    n_inputs, order, _, K = sums.shape[1:]
+    ppv_at, mpv_at, lspv_at, mean_at, max_at, min_at = groups
+    steps = counted[s]
+    pending = lengths[s] > 0
+    for c in range(n_inputs):
+        b = biases[c]
+        u = U[s, 0, inputs[c]] if pending else 0.0
+        winner = loser = -1
+        if pending:  # the competition of the step: the first within the tie
+            high = -np.inf
+            low = np.inf
+            for i in range(order):
+                v = _next_state(Abar_T, Bbar, dn, s, c, i, u) * scale[c, i]
+                high = max(high, v)
+                low = min(low, v)
+            winner = 0
+            while (
+                winner < order - 1
+                and _next_state(Abar_T, Bbar, dn, s, c, winner, u) * scale[c, winner]
+                < high - COMPETE_TIE
+            ):
+                winner += 1
+            loser = 0
+            while (
+                loser < order - 1
+                and _next_state(Abar_T, Bbar, dn, s, c, loser, u) * scale[c, loser]
+                > low + COMPETE_TIE
+            ):
+                loser += 1
+        for i in range(order):
+            at = values_at + (positions[c] * order + i) * n_columns
+            if not pending:  # each kept group a contiguous run of columns: vectorised
+                if ppv_at >= 0:
+                    for k in range(K):
+                        row[at + ppv_at + k] = sums[s, c, i, 0, k] / steps
+                if mpv_at >= 0:
+                    for k in range(K):
+                        hits = sums[s, c, i, 0, k]
+                        above = sums[s, c, i, 1, k] / hits - b[i, k]
+                        row[at + mpv_at + k] = above if hits > 0 else 0.0
+                if lspv_at >= 0:
+                    for k in range(K):
+                        row[at + lspv_at + k] = np.float32(sums[s, c, i, 3, k]) / steps
+                if mean_at >= 0:
+                    row[at + mean_at] = moments[s, c, i, 0] / steps
+                if max_at >= 0:
+                    row[at + max_at] = moments[s, c, i, 1]
+                if min_at >= 0:
+                    row[at + min_at] = moments[s, c, i, 2]
+                continue
+            m = _next_state(Abar_T, Bbar, dn, s, c, i, u)
+            m32 = np.float32(m)
+            for k in range(K):
+                count, total, _run, best = _threshold_step(
+                    m32,
+                    b[i, k],
+                    np.float32(0.0),
+                    np.float32(0.0),
+                    np.float32(sums[s, c, i, 2, k]),
+                    np.float32(sums[s, c, i, 3, k]),
+                )
+                hits = sums[s, c, i, 0, k] + count
+                if ppv_at >= 0:
+                    row[at + ppv_at + k] = hits / steps
+                if mpv_at >= 0:
+                    above = sums[s, c, i, 1, k] + total
+                    row[at + mpv_at + k] = above / hits - b[i, k] if hits > 0 else 0.0
+                if lspv_at >= 0:
+                    row[at + lspv_at + k] = best / steps
+            total_m = moments[s, c, i, 0]
+            high_m = moments[s, c, i, 1]
+            low_m = moments[s, c, i, 2]
+            if with_moments:
+                total_m += m
+                high_m = max(high_m, m)
+                low_m = min(low_m, m)
+            if mean_at >= 0:
+                row[at + mean_at] = total_m / steps
+            if max_at >= 0:
+                row[at + max_at] = high_m
+            if min_at >= 0:
+                row[at + min_at] = low_m
+        if compete_at >= 0:
+            at = compete_at + positions[c] * 2 * order
+            for j in range(2 * order):
+                won = wins[s, c, j]
+                if pending and (j == winner or j == order + loser):
+                    won += 1.0
+                row[at + j] = won / steps
+
+
+@njit_cached()
+def _kept_groups(where, K):  # pragma: no cover
+    """The width of a state's block of columns and where each kept pool starts in it:
+    state_columns keeps a pool of the thresholds whole (its K columns in a row); -1
+    where a pool is not kept."""
+    n_columns = 0
+    for j in range(where.shape[0]):
+        n_columns = max(n_columns, where[j] + 1)
+    groups = (
+        where[0] if K else -1,
+        where[K] if K else -1,
+        where[2 * K] if K else -1,
+        where[3 * K],
+        where[3 * K + 1],
+        where[3 * K + 2],
+    )
+    return n_columns, groups
+
+
 @njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _pools_finished(
     U, inputs, lengths, Abar_T, Bbar, scale, with_moments, dn, sums, moments, wins, biases,
     counted, out, positions, where, values_at, compete_at,
 ):  # fmt: skip  # pragma: no cover
-    # the features of carried pools continued over at most one more step (lengths[s], 0 or
-    # 1: a stream's block under way): what _pooled_window writes when it resumes over that
-    # step, in the same arithmetic, without its per-sample working arrays (the new state
-    # is computed where it is needed, from the carried one)
-    n_samples, n_inputs, order, _, K = sums.shape
-    n_columns = 0
-    for j in range(where.shape[0]):
-        n_columns = max(n_columns, where[j] + 1)
-    # the columns of each kept group in a state's block (state_columns keeps a pool of the
-    # thresholds whole: its K columns in a row), -1 where not kept
-    ppv_at = where[0] if K else -1
-    mpv_at = where[K] if K else -1
-    lspv_at = where[2 * K] if K else -1
-    mean_at, max_at, min_at = where[3 * K], where[3 * K + 1], where[3 * K + 2]
-    for s in prange(n_samples):
-        steps = counted[s]
-        pending = lengths[s] > 0
-        row = out[s]
-        for c in range(n_inputs):
-            b = biases[c]
-            u = U[s, 0, inputs[c]] if pending else 0.0
-            winner = loser = -1
-            if pending:  # the competition of the step: the first within the tie
-                high = -np.inf
-                low = np.inf
-                for i in range(order):
-                    v = _next_state(Abar_T, Bbar, dn, s, c, i, u) * scale[c, i]
-                    high = max(high, v)
-                    low = min(low, v)
-                winner = 0
-                while (
-                    winner < order - 1
-                    and _next_state(Abar_T, Bbar, dn, s, c, winner, u) * scale[c, winner]
-                    < high - COMPETE_TIE
-                ):
-                    winner += 1
-                loser = 0
-                while (
-                    loser < order - 1
-                    and _next_state(Abar_T, Bbar, dn, s, c, loser, u) * scale[c, loser]
-                    > low + COMPETE_TIE
-                ):
-                    loser += 1
-            for i in range(order):
-                at = values_at + (positions[c] * order + i) * n_columns
-                if not pending:  # each kept group a contiguous run of columns: vectorised
-                    if ppv_at >= 0:
-                        for k in range(K):
-                            row[at + ppv_at + k] = sums[s, c, i, 0, k] / steps
-                    if mpv_at >= 0:
-                        for k in range(K):
-                            hits = sums[s, c, i, 0, k]
-                            above = sums[s, c, i, 1, k] / hits - b[i, k]
-                            row[at + mpv_at + k] = above if hits > 0 else 0.0
-                    if lspv_at >= 0:
-                        for k in range(K):
-                            row[at + lspv_at + k] = np.float32(sums[s, c, i, 3, k]) / steps
-                    if mean_at >= 0:
-                        row[at + mean_at] = moments[s, c, i, 0] / steps
-                    if max_at >= 0:
-                        row[at + max_at] = moments[s, c, i, 1]
-                    if min_at >= 0:
-                        row[at + min_at] = moments[s, c, i, 2]
-                    continue
-                m = _next_state(Abar_T, Bbar, dn, s, c, i, u)
-                m32 = np.float32(m)
-                for k in range(K):
-                    count, total, _run, best = _threshold_step(
-                        m32,
-                        b[i, k],
-                        np.float32(0.0),
-                        np.float32(0.0),
-                        np.float32(sums[s, c, i, 2, k]),
-                        np.float32(sums[s, c, i, 3, k]),
-                    )
-                    hits = sums[s, c, i, 0, k] + count
-                    if ppv_at >= 0:
-                        row[at + ppv_at + k] = hits / steps
-                    if mpv_at >= 0:
-                        above = sums[s, c, i, 1, k] + total
-                        row[at + mpv_at + k] = above / hits - b[i, k] if hits > 0 else 0.0
-                    if lspv_at >= 0:
-                        row[at + lspv_at + k] = best / steps
-                total_m = moments[s, c, i, 0]
-                high_m = moments[s, c, i, 1]
-                low_m = moments[s, c, i, 2]
-                if with_moments:
-                    total_m += m
-                    high_m = max(high_m, m)
-                    low_m = min(low_m, m)
-                if mean_at >= 0:
-                    row[at + mean_at] = total_m / steps
-                if max_at >= 0:
-                    row[at + max_at] = high_m
-                if min_at >= 0:
-                    row[at + min_at] = low_m
-            if compete_at >= 0:
-                at = compete_at + positions[c] * 2 * order
-                for j in range(2 * order):
-                    won = wins[s, c, j]
-                    if pending and (j == winner or j == order + loser):
-                        won += 1.0
-                    row[at + j] = won / steps
+    # _finished_row for every sample, into its row of out
+    n_columns, groups = _kept_groups(where, sums.shape[4])
+    for s in prange(sums.shape[0]):
+        _finished_row(
+            U, inputs, lengths, Abar_T, Bbar, scale, with_moments, dn, sums, moments, wins,
+            biases, counted, out[s], positions, n_columns, groups, values_at, compete_at, s,
+        )  # fmt: skip
+
+
+@njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
+def _pools_scored(
+    U, inputs, lengths, Abar_T, Bbar, scale, with_moments, dn, sums, moments, wins, biases,
+    counted, positions, where, compete_at, width, weights, scores,
+):  # fmt: skip  # pragma: no cover
+    # scores += the features of _finished_row (the window's width columns) @ weights, by
+    # blocks of SCORED_ROWS samples whose features stay in cache
+    n_samples = sums.shape[0]
+    n_columns, groups = _kept_groups(where, sums.shape[4])
+    for block in prange((n_samples + SCORED_ROWS - 1) // SCORED_ROWS):
+        first = block * SCORED_ROWS
+        last = min(n_samples, first + SCORED_ROWS)
+        rows = np.empty((last - first, width))
+        for s in range(first, last):
+            _finished_row(
+                U, inputs, lengths, Abar_T, Bbar, scale, with_moments, dn, sums, moments,
+                wins, biases, counted, rows[s - first], positions, n_columns, groups, 0,
+                compete_at, s,
+            )  # fmt: skip
+        product = np.dot(rows, weights)
+        for r in range(last - first):  # explicit loops: a whole-array statement in the
+            for o in range(product.shape[1]):  # parallel loop is a parallel loop of its own
+                scores[first + r, o] += product[r, o]
 
 
 def pooled_window_carried(

@@ -189,3 +189,74 @@ def test_the_early_classifier_decides_on_a_gpu_as_on_the_cpu(fake_gpu):
     # on the CPU: a state within that rounding of a threshold counts on the other side,
     # a block of 60 in a proportion; the probabilities agree to a few 1e-5 (5e-5 seen)
     np.testing.assert_allclose(decided["gpu"].proba, decided["cpu"].proba, atol=5e-4)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    order=st.integers(1, 5),
+    n_biases=st.integers(0, 3),
+    compete=st.booleans(),
+    n_outputs=st.integers(1, 3),
+    n_samples=st.integers(1, 150),  # a few blocks of cpu.SCORED_ROWS rows
+    seed=st.integers(0, 2**16),
+)
+def test_pooled_scores_are_the_features_times_the_weights(
+    order, n_biases, compete, n_outputs, n_samples, seed
+):
+    # a linear head's share of a window, its features multiplied in blocks of rows without
+    # being written out: the features of pooled_features times the weights (float64 sums in
+    # another order: to a few ulps of the largest product)
+    rng = np.random.default_rng(seed)
+    n, k, K = n_samples, 2, n_biases
+    Abar, Bbar = discrete_system(order, 5.0, "zoh")
+    A_T = np.ascontiguousarray(Abar.T)
+    biases = rng.normal(0, 0.3, (k, order, K)).astype(np.float32)
+    scale = rng.uniform(0.5, 2.0, (k, order))
+    sums = np.zeros((n, k, order, 4, K))
+    sums[..., 0, :] = rng.integers(0, 20, (n, k, order, K))
+    sums[..., 1, :] = rng.standard_normal((n, k, order, K)) * sums[..., 0, :]
+    sums[..., 2, :] = rng.integers(0, 5, (n, k, order, K))
+    sums[..., 3, :] = rng.integers(0, 20, (n, k, order, K))
+    carried = (
+        rng.standard_normal((n, k, order)),
+        sums,
+        rng.standard_normal((n, k, order, 3)),
+        rng.integers(0, 20, (n, k, 2 * order)).astype(np.float64),
+    )
+    columns = state_columns(K, ("ppv", "mpv", "lspv", "max"))
+    lengths = rng.integers(0, 2, n)  # a step under way in some rows
+    U = rng.standard_normal((n, 1, k))
+    counted = np.full(n, 25)
+    values = k * order * len(columns)
+    width = values + (2 * k * order if compete else 0)
+    F = np.full((n, width), np.nan)
+    cpu.pooled_features(
+        U, lengths, A_T, Bbar, biases, scale, F, columns, 0, values if compete else None,
+        carried=carried, counted=counted,
+    )  # fmt: skip
+    W = rng.standard_normal((width, n_outputs))
+    scores = np.ones((n, n_outputs))  # added to
+    cpu.pooled_scores(
+        U, lengths, A_T, Bbar, biases, scale, carried, counted, columns, compete, W, scores
+    )
+    expected = 1.0 + F @ W
+    np.testing.assert_allclose(
+        scores, expected, rtol=0, atol=1e-12 * (1 + np.abs(F).max() * np.abs(W).sum(0).max())
+    )
+
+
+def test_pooled_scores_refuse_what_they_cannot_do():
+    order, k, n = 2, 1, 3
+    Abar, Bbar = discrete_system(order, 5.0, "zoh")
+    carried = (np.zeros((n, k, order)), np.zeros((n, k, order, 4, 1)), np.zeros((n, k, order, 3)),
+               np.zeros((n, k, 2 * order)))  # fmt: skip
+    args = (np.zeros((n, 2, k)), np.full(n, 2), np.ascontiguousarray(Abar.T), Bbar,
+            np.zeros((k, order, 1), np.float32), np.ones((k, order)), carried, np.full(n, 4),
+            state_columns(1, ("ppv",)), False)  # fmt: skip
+    with pytest.raises(ValueError, match="at most one step"):
+        cpu.pooled_scores(*args, np.zeros((order, 1)), np.zeros((n, 1)))
+    args = (args[0][:, :1], np.ones(n, dtype=int), *args[2:])
+    with pytest.raises(ValueError, match=r"weights must have shape \(2, 1\)"):
+        cpu.pooled_scores(*args, np.zeros((3, 1)), np.zeros((n, 1)))
+    with pytest.raises(ValueError, match="C-contiguous 2-d float64"):
+        cpu.pooled_scores(*args, np.zeros((2, 1)), np.zeros((n, 1), dtype=np.float32))

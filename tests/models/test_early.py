@@ -278,24 +278,51 @@ def test_decided_cases_still_carried_take_any_value(fitted):
     np.testing.assert_array_equal(stream.predict_proba(), reference.predict_proba())
 
 
-def test_a_checkpoint_on_features_that_are_not_finite_raises(fitted, monkeypatch):
-    # the streamed features are not checked one by one: the probabilities made of them are
+@pytest.mark.parametrize("route", ["scores", "features"])
+def test_a_checkpoint_on_features_that_are_not_finite_raises(fitted, monkeypatch, route):
+    # the streamed features are not checked one by one: the probabilities made of them
+    # are, whether the ridge heads' scores are computed with them ('scores') or from them
     from lmu_sk.engine.stream import CarriedPooledFeatures
 
-    features = CarriedPooledFeatures.features
+    made = getattr(CarriedPooledFeatures, "streamed_scores" if route == "scores" else "features")
 
     def one_nan(self, *args, **kwargs):
-        F = features(self, *args, **kwargs)
-        F[1, 7] = np.nan
+        F = made(self, *args, **kwargs)
+        F[1, -1] = np.nan
         return F
 
-    monkeypatch.setattr(CarriedPooledFeatures, "features", one_nan)
+    name = "streamed_scores" if route == "scores" else "features"
+    monkeypatch.setattr(CarriedPooledFeatures, name, one_nan)
     X, _ = bumps(n_cases=4, seed=6)
     stream = fitted.stream(4)
+    if route == "features":
+        for model in stream._models:
+            if model is not None:
+                model.weights = None
     first = int(fitted.checkpoints_[0])
     stream.update(X[:, : first - 1])
     with pytest.raises(ValueError, match="not finite"):
         stream.update(X[:, first - 1])
+
+
+def test_the_checkpoints_ridge_scores_are_those_of_the_streamed_features(fitted):
+    # a checkpoint's ridge head gets its scores with the features (never written out):
+    # the same probabilities, to rounding, as the head on the streamed features
+    X, _ = bumps(n_cases=6, seed=7)
+    with_scores, with_features = fitted.stream(6), fitted.stream(6)
+    for model in with_features._models:
+        if model is not None:
+            model.weights = None
+    assert any(m is not None and m.weights is not None for m in with_scores._models)
+    assert type(with_scores._features).__name__ == "PooledStream"  # the scores' route
+    for t in range(X.shape[1]):
+        with_scores.update(X[:, t])
+        with_features.update(X[:, t])
+        # float64 products summed in another order: within a few ulps of 1
+        np.testing.assert_allclose(
+            with_scores.predict_proba(), with_features.predict_proba(), rtol=0, atol=1e-12
+        )
+    np.testing.assert_array_equal(with_scores.decision_steps, with_features.decision_steps)
 
 
 def test_bad_updates_raise_and_leave_the_stream_unchanged(fitted):
