@@ -803,7 +803,7 @@ class PooledStream(_FeatureStream):
         return grown
 
     # ------------------------------------------------------------------ update
-    def _advance(self, U: Array, original: Array) -> None:
+    def _advance(self, U: Array, original: Array, weights: Array = None) -> Array | None:
         X = self._cast(U, np.float64)
         self._check_range(X, original)
         if self._mixing is not None:
@@ -811,11 +811,19 @@ class PooledStream(_FeatureStream):
         # inputs and states of moderate size cannot make a pool overflow: the pools are
         # advanced where they are, unchecked; else into new arrays, checked, then kept
         in_place = self._moderate(X)
+        xp = self._xp
+        scores = None
+        if weights is not None and in_place:  # computed as the pools advance, in cache
+            scores = xp.zeros((self.n_streams, weights.shape[1]))
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite results raise below
             updates, appended = self._pooled.advance(
-                self._arrays, X, self._steps_seen, in_place=in_place
+                self._arrays,
+                X,
+                self._steps_seen,
+                in_place=in_place,
+                weights=None if scores is None else xp.asarray(weights),
+                scores=scores,
             )
-        xp = self._xp
         for a in [] if in_place else [*updates.values(), *appended.values()]:
             if a is not None and not bool(xp.isfinite(a).all()):
                 raise self._non_finite_error(original)
@@ -826,6 +834,16 @@ class PooledStream(_FeatureStream):
             self._history[s][:, done : done + means.shape[1]] = means
         self._arrays.update(updates)
         self._steps_seen += X.shape[1]
+        if weights is not None and scores is None:
+            scores = self._streamed_scores(weights)
+        return scores
+
+    def _update_scored(self, U: Array, weights: np.ndarray) -> Array:
+        """:meth:`update` with a chunk ``U`` ``(n_streams, n_steps, n_channels)``,
+        returning the streamed features after it times ``weights`` (as
+        :meth:`_streamed_scores`), computed as the pools advance where it can."""
+        U = self._as_chunk(U)
+        return self._advance(U, U, weights)
 
     def _moderate(self, X: Array) -> bool:
         """Whether the chunk ``X`` (the windows' channels) and every window's carried
@@ -1380,17 +1398,34 @@ class EarlyClassifierStream:
                 piece = piece[:, :, 0]
             elif stream.channels_first:
                 piece = piece.swapaxes(1, 2)
-            stream.update(piece)
+            weights = self._scores_weights(self._steps_seen + take)
+            if weights is None:
+                stream.update(piece)
+                scores = None
+            else:  # the checkpoint's ridge scores, computed as the pools advance
+                scores = to_numpy(stream._update_scored(piece, weights))
             done += take
             self._steps_seen += take
             if self._steps_seen == self.checkpoints[self._next]:
-                kept = self._checkpoint()
+                kept = self._checkpoint(scores)
                 if kept is not None:
                     U = U[kept]
 
-    def _checkpoint(self) -> np.ndarray | None:
-        """The decisions of the checkpoint just reached; the positions, among the rows the
-        feature stream carried, of those it keeps carrying (None: all of them)."""
+    def _scores_weights(self, steps: int) -> np.ndarray | None:
+        """The weights of the ridge head of the checkpoint reached after ``steps`` steps
+        when its scores can be computed with the streamed features (None otherwise)."""
+        k = self._next
+        if k >= len(self.checkpoints) - 1 or steps != self.checkpoints[k]:
+            return None
+        model = self._models[k]
+        if model is None or not isinstance(self._features, PooledStream):
+            return None
+        return model.weights
+
+    def _checkpoint(self, scores: np.ndarray | None = None) -> np.ndarray | None:
+        """The decisions of the checkpoint just reached (``scores``: its ridge head's,
+        computed with the streamed features); the positions, among the rows the feature
+        stream carried, of those it keeps carrying (None: all of them)."""
         k = self._next
         self._next += 1
         decisions, rows = self._decisions, self._rows
@@ -1403,10 +1438,7 @@ class EarlyClassifierStream:
         if model is not None and active.any():
             last = k == len(self.checkpoints) - 1
             proba = np.full((self.n_streams, len(self.classes_)), np.nan)
-            stream = self._features
-            if not last and model.weights is not None and isinstance(stream, PooledStream):
-                # a ridge head's scores, the features multiplied as they are computed
-                scores = to_numpy(stream._streamed_scores(model.weights))
+            if scores is not None:
                 proba[rows] = model.of_scores(scores, active[rows])
             else:
                 proba[rows] = model(self._feature_rows(streamed=not last), active[rows])

@@ -500,6 +500,12 @@ class CarriedPooledFeatures:
         with_streamed = [w for w, part in enumerate(self.split) if len(part[0])]
         self.streamed_offsets = dict(zip(with_streamed, offsets, strict=False))
         self.n_streamed_features = offsets[-1]
+        # per such window the span of its streamed features' columns
+        starts = list(self.streamed_offsets.values())
+        ends = [*starts[1:], self.n_streamed_features][: len(starts)]
+        self.streamed_spans = {
+            w: (at, end) for (w, at), end in zip(self.streamed_offsets.items(), ends, strict=True)
+        }
 
     @staticmethod
     def pool_names(w: int) -> tuple[str, ...]:
@@ -535,15 +541,28 @@ class CarriedPooledFeatures:
         return arrays
 
     def advance(
-        self, arrays: dict, X: Array, steps: int, in_place: bool = False
+        self,
+        arrays: dict,
+        X: Array,
+        steps: int,
+        in_place: bool = False,
+        weights: Array = None,
+        scores: Array = None,
     ) -> tuple[dict, dict]:
         """The carried arrays that change with the chunk ``X`` ``(n, k, n_channels)``
         (float64) after ``steps`` steps, and per stride of the windows fed by 'cumsum' the
         block means of the running sum the chunk completes. The windows' pools are new
         arrays, or those of ``arrays`` advanced where ``in_place`` (the others are new
-        either way)."""
+        either way).
+
+        With ``weights`` ``(n_streamed_features, n_outputs)``, the streamed features after
+        the chunk times ``weights`` are added to ``scores`` ``(n, n_outputs)``
+        (:meth:`streamed_scores`), each window's right after its pools advance, while they
+        are in cache."""
         xp = self.xp
         P, updates = carried_inputs(X, self.spec.transforms, arrays, steps == 0, xp)
+        after = steps + X.shape[1]
+        scored = set()
         appended = {}
         for s in self.spec.strides:
             block_sum = arrays.get(f"block_sum_{s}")
@@ -561,9 +580,15 @@ class CarriedPooledFeatures:
                 )
                 made = zip(self.pool_names(w), new, strict=True)
                 updates.update((name, a) for name, a in made if a is not None)
+                if weights is not None:
+                    self._add_scores(w, scores, weights, {**arrays, **updates}, after)
+                    scored.add(w)
             if s in self.history_strides:
                 c0 = self.cumsum_column
                 appended[s] = means[:, :, c0 : c0 + self.n_channels]
+        if weights is not None:  # the windows the chunk completes no block of
+            for w in self.streamed_offsets.keys() - scored:
+                self._add_scores(w, scores, weights, {**arrays, **updates}, after)
         return updates, appended
 
     def features(
@@ -611,22 +636,25 @@ class CarriedPooledFeatures:
         """The streamed features of the prefixes of ``steps`` steps (:meth:`features` with
         ``streamed``) times ``weights`` ``(n_streamed_features, n_outputs)`` (float64),
         ``(n, n_outputs)``: a linear head's scores without the features written out."""
-        xp = self.xp
         n = next(iter(arrays.values())).shape[0]
-        scores = xp.zeros((n, weights.shape[1]))
-        starts = list(self.streamed_offsets.values())
-        ends = [*starts[1:], self.n_streamed_features]
-        for (w, at), end in zip(self.streamed_offsets.items(), ends, strict=True):
-            s = self.spec.windows[w].stride
-            blocks, partial = -(-steps // s), steps % s
-            columns = self.split[w][1]
-            if partial:  # the block under way
-                U = (arrays[f"block_sum_{s}"][:, columns] / partial)[:, None]
-            else:
-                U = xp.empty((n, 0, len(columns)))
-            pools = self.windows[w]
-            pools.add_scores(scores, weights[at:end], self._pools(w, arrays), U, blocks)
+        scores = self.xp.zeros((n, weights.shape[1]))
+        for w in self.streamed_offsets:
+            self._add_scores(w, scores, weights, arrays, steps)
         return scores
+
+    def _add_scores(self, w: int, scores: Array, weights: Array, arrays: dict, steps: int):
+        """Add window ``w``'s share of :meth:`streamed_scores` to ``scores``."""
+        xp = self.xp
+        n = scores.shape[0]
+        s = self.spec.windows[w].stride
+        blocks, partial = -(-steps // s), steps % s
+        columns = self.split[w][1]
+        if partial:  # the block under way
+            U = (arrays[f"block_sum_{s}"][:, columns] / partial)[:, None]
+        else:
+            U = xp.empty((n, 0, len(columns)))
+        at, end = self.streamed_spans[w]
+        self.windows[w].add_scores(scores, weights[at:end], self._pools(w, arrays), U, blocks)
 
     def _cumsum_inputs(self, arrays: dict, history: Array, steps: int, s: int) -> Array:
         """The 'cumsum' inputs of every channel of the blocks of ``s`` steps seen."""

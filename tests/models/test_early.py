@@ -284,15 +284,23 @@ def test_a_checkpoint_on_features_that_are_not_finite_raises(fitted, monkeypatch
     # are, whether the ridge heads' scores are computed with them ('scores') or from them
     from lmu_sk.engine.stream import CarriedPooledFeatures
 
-    made = getattr(CarriedPooledFeatures, "streamed_scores" if route == "scores" else "features")
+    if route == "scores":  # a window's share of the scores
+        made = CarriedPooledFeatures._add_scores
 
-    def one_nan(self, *args, **kwargs):
-        F = made(self, *args, **kwargs)
-        F[1, -1] = np.nan
-        return F
+        def one_nan(self, w, scores, *args):
+            made(self, w, scores, *args)
+            scores[1, -1] = np.nan
 
-    name = "streamed_scores" if route == "scores" else "features"
-    monkeypatch.setattr(CarriedPooledFeatures, name, one_nan)
+        monkeypatch.setattr(CarriedPooledFeatures, "_add_scores", one_nan)
+    else:
+        made = CarriedPooledFeatures.features
+
+        def one_nan(self, *args, **kwargs):
+            F = made(self, *args, **kwargs)
+            F[1, -1] = np.nan
+            return F
+
+        monkeypatch.setattr(CarriedPooledFeatures, "features", one_nan)
     X, _ = bumps(n_cases=4, seed=6)
     stream = fitted.stream(4)
     if route == "features":
@@ -305,9 +313,18 @@ def test_a_checkpoint_on_features_that_are_not_finite_raises(fitted, monkeypatch
         stream.update(X[:, first - 1])
 
 
-def test_the_checkpoints_ridge_scores_are_those_of_the_streamed_features(fitted):
-    # a checkpoint's ridge head gets its scores with the features (never written out):
-    # the same probabilities, to rounding, as the head on the streamed features
+@pytest.mark.parametrize("chunk", [1, 7])
+@pytest.mark.parametrize("moderate", [True, False])
+def test_the_checkpoints_ridge_scores_are_those_of_the_streamed_features(
+    fitted, monkeypatch, chunk, moderate
+):
+    # a checkpoint's ridge head gets its scores with the features (never written out), as
+    # the pools advance (moderate inputs) or after (the checked path): the same
+    # probabilities, to rounding, as the head on the streamed features
+    from lmu_sk import streaming
+
+    if not moderate:
+        monkeypatch.setattr(streaming, "MODERATE", -1.0)
     X, _ = bumps(n_cases=6, seed=7)
     with_scores, with_features = fitted.stream(6), fitted.stream(6)
     for model in with_features._models:
@@ -315,9 +332,9 @@ def test_the_checkpoints_ridge_scores_are_those_of_the_streamed_features(fitted)
             model.weights = None
     assert any(m is not None and m.weights is not None for m in with_scores._models)
     assert type(with_scores._features).__name__ == "PooledStream"  # the scores' route
-    for t in range(X.shape[1]):
-        with_scores.update(X[:, t])
-        with_features.update(X[:, t])
+    for t in range(0, X.shape[1], chunk):  # chunks that end at, or cross, checkpoints
+        with_scores.update(X[:, t : t + chunk])
+        with_features.update(X[:, t : t + chunk])
         # float64 products summed in another order: within a few ulps of 1
         np.testing.assert_allclose(
             with_scores.predict_proba(), with_features.predict_proba(), rtol=0, atol=1e-12
