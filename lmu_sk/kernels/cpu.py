@@ -544,12 +544,18 @@ def pooled_features(
         if int(np.max(lengths, initial=0)) <= 1:  # at most one step more: no scratch
             with parallel_section(threads):
                 _pools_finished(
-                    *_sequences_and_system(U, inputs, lengths, Abar_T, Bbar),
-                    _read(scale, np.float64),
-                    bool(with_moments),
-                    *(_read(a, np.float64) for a in carried),
-                    _read(biases, np.float32),
-                    _read(counted, np.int64),
+                    *_finishing(
+                        U,
+                        inputs,
+                        lengths,
+                        Abar_T,
+                        Bbar,
+                        scale,
+                        with_moments,
+                        carried,
+                        biases,
+                        counted,
+                    ),
                     out,
                     _read(positions, np.int64),
                     _read(where, np.int64),
@@ -618,16 +624,14 @@ def pooled_scores(
         )
     where = np.full(3 * K + N_MOMENTS, -1, dtype=np.int64)
     where[np.asarray(columns, dtype=np.int64)] = np.arange(len(columns))
+    inputs = np.arange(n_inputs, dtype=np.int64)
     with parallel_section(threads):
         _pools_scored(
-            *_sequences_and_system(U, np.arange(n_inputs), lengths, Abar_T, Bbar),
-            _read(scale, np.float64),
-            bool(with_moments),
-            *(_read(a, np.float64) for a in carried),
-            _read(biases, np.float32),
-            _read(counted, np.int64),
-            np.arange(n_inputs, dtype=np.int64),
-            _read(where, np.int64),
+            *_finishing(
+                U, inputs, lengths, Abar_T, Bbar, scale, with_moments, carried, biases, counted
+            ),
+            inputs,  # each input at its own position
+            where,
             int(values) if compete else -1,
             int(width),
             weights,
@@ -858,6 +862,21 @@ def _no_pools(n_biases: int) -> tuple:
         np.empty((1, 1, 1, 4, n_biases)),
         np.empty((1, 1, 1, N_MOMENTS)),
         np.empty((1, 1, 1)),
+    )
+
+
+def _finishing(
+    U, inputs, lengths, Abar_T, Bbar, scale, with_moments, carried, biases, counted
+) -> tuple:
+    """The first arguments of the kernels that finish carried pools (``_pools_finished``,
+    ``_pools_scored``), read-only in their dtypes."""
+    return (
+        *_sequences_and_system(U, inputs, lengths, Abar_T, Bbar),
+        _read(scale, np.float64),
+        bool(with_moments),
+        *(_read(a, np.float64) for a in carried),
+        _read(biases, np.float32),
+        _read(counted, np.int64),
     )
 
 
