@@ -600,12 +600,12 @@ def _minus_inf_before_first_step(steps: int):
 
 
 # ---------------------------------------------------------------------------- pooled stream
-#: What a stream raises for features that are not finite.
 # Inputs and carried states of at most this magnitude cannot make a pool overflow: the
 # states that follow are within a few dozen times it (the impulse response and the powers
 # of Abar sum to at most ~25 in absolute value up to order 1024), so the float32 sums of
 # FLUSH_STEPS of them stay far below float32's 3.4e38 and the float64 pools below 1e308.
 MODERATE = 1e30
+#: What a stream raises for features that are not finite.
 NON_FINITE_FEATURES = "The pooled features of the prefixes seen are not finite; rescale the input."
 
 

@@ -498,14 +498,11 @@ class CarriedPooledFeatures:
         # :meth:`PooledSpec.streamed` (which drops the windows without any), and the total
         offsets = spec.streamed(C).window_offsets()
         with_streamed = [w for w, part in enumerate(self.split) if len(part[0])]
-        self.streamed_offsets = dict(zip(with_streamed, offsets, strict=False))
-        self.n_streamed_features = offsets[-1]
-        # per such window the span of its streamed features' columns
-        starts = list(self.streamed_offsets.values())
-        ends = [*starts[1:], self.n_streamed_features][: len(starts)]
+        #: per window with streamed inputs, the columns of their features in that layout
         self.streamed_spans = {
-            w: (at, end) for (w, at), end in zip(self.streamed_offsets.items(), ends, strict=True)
+            w: (offsets[j], offsets[j + 1]) for j, w in enumerate(with_streamed)
         }
+        self.n_streamed_features = offsets[-1]
 
     @staticmethod
     def pool_names(w: int) -> tuple[str, ...]:
@@ -587,7 +584,7 @@ class CarriedPooledFeatures:
                 c0 = self.cumsum_column
                 appended[s] = means[:, :, c0 : c0 + self.n_channels]
         if weights is not None:  # the windows the chunk completes no block of
-            for w in self.streamed_offsets.keys() - scored:
+            for w in self.streamed_spans.keys() - scored:
                 self._add_scores(w, scores, weights, {**arrays, **updates}, after)
         return updates, appended
 
@@ -609,17 +606,14 @@ class CarriedPooledFeatures:
         offsets = spec.window_offsets()
         for w, window in enumerate(spec.windows):
             s = window.stride
-            blocks, partial = -(-steps // s), steps % s
-            positions, columns, cumsum, channels = self.split[w]
+            blocks = -(-steps // s)
+            positions, _, cumsum, channels = self.split[w]
             pools = self.windows[w]
             if pools is not None:
-                if partial:  # the block under way
-                    U = (arrays[f"block_sum_{s}"][:, columns] / partial)[:, None]
-                else:
-                    U = xp.empty((n, 0, len(columns)))
+                U = self._under_way(w, arrays, steps, n)
                 carried = self._pools(w, arrays)
                 if streamed:
-                    k, at = len(positions), self.streamed_offsets[w]
+                    k, at = len(positions), self.streamed_spans[w][0]
                     pools.write_features(F, at, k, np.arange(k), carried, U, blocks)
                 else:
                     k = len(window.inputs)
@@ -638,23 +632,25 @@ class CarriedPooledFeatures:
         ``(n, n_outputs)``: a linear head's scores without the features written out."""
         n = next(iter(arrays.values())).shape[0]
         scores = self.xp.zeros((n, weights.shape[1]))
-        for w in self.streamed_offsets:
+        for w in self.streamed_spans:
             self._add_scores(w, scores, weights, arrays, steps)
         return scores
 
     def _add_scores(self, w: int, scores: Array, weights: Array, arrays: dict, steps: int):
         """Add window ``w``'s share of :meth:`streamed_scores` to ``scores``."""
-        xp = self.xp
-        n = scores.shape[0]
-        s = self.spec.windows[w].stride
-        blocks, partial = -(-steps // s), steps % s
-        columns = self.split[w][1]
-        if partial:  # the block under way
-            U = (arrays[f"block_sum_{s}"][:, columns] / partial)[:, None]
-        else:
-            U = xp.empty((n, 0, len(columns)))
+        U = self._under_way(w, arrays, steps, scores.shape[0])
+        blocks = -(-steps // self.spec.windows[w].stride)
         at, end = self.streamed_spans[w]
         self.windows[w].add_scores(scores, weights[at:end], self._pools(w, arrays), U, blocks)
+
+    def _under_way(self, w: int, arrays: dict, steps: int, n: int) -> Array:
+        """The mean of window ``w``'s block under way after ``steps`` steps as one more
+        block of its streamed inputs, ``(n, 1, k)``; ``(n, 0, k)`` when none is."""
+        s = self.spec.windows[w].stride
+        partial, columns = steps % s, self.split[w][1]
+        if partial:
+            return (arrays[f"block_sum_{s}"][:, columns] / partial)[:, None]
+        return self.xp.empty((n, 0, len(columns)))
 
     def _cumsum_inputs(self, arrays: dict, history: Array, steps: int, s: int) -> Array:
         """The 'cumsum' inputs of every channel of the blocks of ``s`` steps seen."""

@@ -531,8 +531,7 @@ def pooled_features(
     K = biases.shape[2]
     if out.dtype != np.float64 or out.ndim != 2 or not out.flags.c_contiguous:
         raise ValueError("out must be a C-contiguous 2-d float64 array (written in place).")
-    where = np.full(3 * K + N_MOMENTS, -1, dtype=np.int64)
-    where[np.asarray(columns, dtype=np.int64)] = np.arange(len(columns))
+    where = _column_of(columns, K)
     positions = np.arange(len(inputs)) if positions is None else positions
     counted = lengths if counted is None else counted
     if carried is None:
@@ -622,8 +621,7 @@ def pooled_scores(
             f"weights must have shape ({width}, {scores.shape[1]}) (the window's features, "
             f"the outputs); got {weights.shape}."
         )
-    where = np.full(3 * K + N_MOMENTS, -1, dtype=np.int64)
-    where[np.asarray(columns, dtype=np.int64)] = np.arange(len(columns))
+    where = _column_of(columns, K)
     inputs = np.arange(n_inputs, dtype=np.int64)
     with parallel_section(threads):
         _pools_scored(
@@ -878,6 +876,14 @@ def _finishing(
         _read(biases, np.float32),
         _read(counted, np.int64),
     )
+
+
+def _column_of(columns, n_biases: int) -> np.ndarray:
+    """Per kernel column (``[ppv x K, mpv x K, lspv x K, mean, max, min]``) its position
+    among the ``columns`` kept, -1 where not kept."""
+    where = np.full(3 * n_biases + N_MOMENTS, -1, dtype=np.int64)
+    where[np.asarray(columns, dtype=np.int64)] = np.arange(len(columns))
+    return where
 
 
 def _sequences_and_system(U, inputs, lengths, Abar_T, Bbar) -> tuple:
