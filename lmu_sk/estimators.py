@@ -133,11 +133,12 @@ def _weighted_moments(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
     block = max(16, (1 << 19) // max(F.shape[1], 1))
     mean = xp.zeros(F.shape[1], dtype=np.float64)
     for start in range(0, F.shape[0], block):
-        mean += w[start : start + block] @ F[start : start + block].astype(np.float64)
+        mean += w[start : start + block] @ F[start : start + block].astype(np.float64, copy=False)
     var = xp.zeros(F.shape[1], dtype=np.float64)
     for start in range(0, F.shape[0], block):
-        centered = F[start : start + block].astype(np.float64) - mean
-        var += w[start : start + block] @ (centered * centered)
+        centered = F[start : start + block] - mean  # float64, a fresh block
+        centered *= centered
+        var += w[start : start + block] @ centered
     return to_numpy(mean), to_numpy(var)
 
 

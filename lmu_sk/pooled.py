@@ -236,8 +236,9 @@ def _check_state_range(U, orders: np.ndarray, transforms: tuple[str, ...]) -> No
 
 def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> np.ndarray:
     """The quantiles ``(n_levels, n_states)`` of ``states`` ``(n_states, n_steps)`` at
-    ``levels`` (NumPy's linear method, one partition), each that falls on a value several
-    steps share moved just above it.
+    ``levels`` (NumPy's linear method, from one sort: NumPy's vectorised sort of a row is
+    several times faster than partitioning it at the ~50 ranks read), each that falls on
+    a value several steps share moved just above it.
 
     A state held by a constant stretch of input (a flat segment, zero padding) takes one
     value for many steps; a quantile there equals that value, and whether the state counts
@@ -253,8 +254,7 @@ def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> n
     below = np.floor(at).astype(np.intp)
     above = np.minimum(below + 1, n - 1)
     before = np.maximum(below - 1, 0)
-    ranks = np.unique(np.concatenate([before, below, above]))
-    ordered = np.partition(states, ranks, axis=1)
+    ordered = np.sort(states, axis=1)
     a, b, c = (ordered[:, i].T for i in (below, above, before))
     gamma = (at - below)[:, None]
     # NumPy's lerp, from the nearer end

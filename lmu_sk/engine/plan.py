@@ -536,7 +536,7 @@ def plan_sampled_states(
     """Samples per chunk and steps per window of a walk over all states that keeps a few.
 
     The states of a chunk of samples are computed window of steps by window of steps,
-    carrying the state across, so that no more than one window is held at once.
+    carrying the state across, so that no more than one window of inputs is held at once.
 
     Returns
     -------
@@ -552,8 +552,9 @@ def plan_sampled_states(
     # the chunk in the compute dtype, its block means, and the inputs with differences
     inputs = itemsize * (n_raw_steps * n_channels + n_steps * (n_channels + n_inputs))
     T = block_steps(order, n_steps, device)
-    # one window of states, the kept ones, its inputs and selection mask, per step of a sample
-    per_step = n_inputs * (2 * order + 1) * itemsize + 16
+    # per step of a sample: the window's inputs, made contiguous for the recurrence (which
+    # writes the kept states alone, into the result)
+    per_step = n_inputs * itemsize
     smallest = inputs + per_step * T
     if budget < smallest:
         raise MemoryBudgetError(

@@ -744,7 +744,7 @@ def sampled_states(
     ``g``; those with ``g`` a multiple of ``ceil(n_states / max_steps)`` are kept. A chunk
     of samples at a time (their inputs made once for all windows), the states of each
     window are computed window of steps by window of steps by the compiled recurrence,
-    carrying the state across, so that no more than one window of states is ever held.
+    carrying the state across, which writes the kept ones alone (no others are held).
     What is kept, at most ``max_steps`` states per Delay Network, is the result: not
     counted against ``budget``.
 
@@ -804,14 +804,13 @@ def sampled_states(
             for t0 in range(0, u.shape[1], chunk_steps):
                 t1 = min(t0 + chunk_steps, u.shape[1])
                 run = np.clip(own - t0, 0, t1 - t0)
-                states, state = cpu.recurrence(
-                    np.ascontiguousarray(u[:, t0:t1]), run, D_T, Bbar, "sequence", state
+                # the kept numbers in [first, first + run): sample by sample, step by step
+                first = offsets + t0
+                counts = -(-(first + run) // every) - -(-first // every)
+                at = filled[w] + np.concatenate([[0], np.cumsum(counts)[:-1]])
+                state = cpu.kept_states(
+                    u[:, t0:t1], run, D_T, Bbar, every, first, at, kept[w], state
                 )
-                t = np.arange(t0, t1)[None, :]
-                take = (t < own[:, None]) & ((offsets[:, None] + t) % every == 0)
-                count = int(take.sum())
-                kept[w][filled[w] : filled[w] + count] = states[take]
-                filled[w] += count
-                del states
+                filled[w] += int(counts.sum())
         del x
     return kept

@@ -28,6 +28,7 @@ from ._threading import parallel_section
 __all__ = [
     "MODES",
     "N_MOMENTS",
+    "kept_states",
     "pooled_features",
     "pooled_scores",
     "pooled_window",
@@ -35,7 +36,7 @@ __all__ = [
     "recurrence",
 ]
 
-MODES = {"final": 0, "sequence": 1, "mean": 2, "max": 3}
+MODES = {"final": 0, "sequence": 1, "mean": 2, "max": 3, "kept": 4}
 
 
 def _read(a, dtype) -> np.ndarray:
@@ -56,14 +57,18 @@ def _read(a, dtype) -> np.ndarray:
 
 
 @njit_cached(parallel=True)
-def _recurrence(X, lengths, D_T, Bbar, mode, m0, use_m0, out, last):  # pragma: no cover
-    # D_T = (Abar - I).T in the dtype of X
+def _recurrence(
+    X, lengths, D_T, Bbar, mode, m0, use_m0, out, last, every, first, row
+):  # pragma: no cover
+    # D_T = (Abar - I).T in the dtype of X; mode 4 ('kept') writes the state after step t
+    # of sample s where first[s] + t is a multiple of every, at rows row[s], row[s] + 1...
     n_samples, _, n_channels = X.shape
     d = Bbar.shape[0]
     for r in prange(n_samples * n_channels):
         s = r // n_channels
         k = r - s * n_channels
         n = lengths[s]
+        at = row[s] if mode == 4 else 0
         state = np.zeros(d, dtype=X.dtype)
         if use_m0:
             for i in range(d):
@@ -89,6 +94,11 @@ def _recurrence(X, lengths, D_T, Bbar, mode, m0, use_m0, out, last):  # pragma: 
             if mode == 1:
                 for i in range(d):
                     out[s, t, k * d + i] = state[i]
+            elif mode == 4:
+                if (first[s] + t) % every == 0:
+                    for i in range(d):
+                        out[at, 0, k * d + i] = state[i]
+                    at += 1
             elif mode == 2:
                 for i in range(d):
                     pooled[i] += state[i]
@@ -144,6 +154,8 @@ def recurrence(
     last : ndarray of shape (n_samples, n_channels * order)
         The state after each sample's last step.
     """
+    if output == "kept":
+        raise ValueError("output='kept' is kept_states's.")
     mode = MODES[output]
     n_samples, n_steps, n_channels = X.shape
     d = Bbar.shape[0]
@@ -152,9 +164,65 @@ def recurrence(
         out = np.empty((n_samples, n_steps if mode == 1 else 1, n_channels * d), dtype=dtype)
     elif mode != 1:
         raise ValueError("out is only used by output='sequence'.")
-    last = np.empty((n_samples, n_channels * d), dtype=dtype)
+    last = _run_recurrence(X, lengths, D_T, Bbar, mode, initial_state, out)
+    if mode == 1:
+        return out, last
+    if mode == 0:
+        return last, last
+    return out[:, 0], last
+
+
+def kept_states(
+    X: np.ndarray,
+    lengths: np.ndarray,
+    D_T: np.ndarray,
+    Bbar: np.ndarray,
+    every: int,
+    first: np.ndarray,
+    row: np.ndarray,
+    out: np.ndarray,
+    initial_state: np.ndarray | None = None,
+) -> np.ndarray:
+    """Every ``every``-th state of a numbering of all steps, written into ``out``: the
+    recurrence of :func:`recurrence`, arithmetic and all, without holding the others.
+
+    Step ``t`` of sample ``s`` is numbered ``first[s] + t``; the states of the numbers that
+    are multiples of ``every`` are written in order of ``t`` at rows ``row[s]``,
+    ``row[s] + 1``, ... of ``out``.
+
+    Parameters
+    ----------
+    X, lengths, D_T, Bbar, initial_state
+        As for :func:`recurrence`.
+    every : int
+        At least 1.
+    first, row : int64 ndarray of shape (n_samples,)
+    out : C-contiguous ndarray of shape (n_rows, n_channels * order), the dtype of ``X``
+
+    Returns
+    -------
+    last : ndarray of shape (n_samples, n_channels * order)
+        The state after each sample's last step.
+    """
+    if every < 1:
+        raise ValueError(f"every must be at least 1, got {every}.")
+    if not (out.flags.c_contiguous and out.dtype == X.dtype and out.ndim == 2):
+        raise ValueError("out must be a C-contiguous 2-D array in the dtype of X.")
+    rows = out.reshape(out.shape[0], 1, out.shape[1])  # the layout the kernel writes
+    keep = (int(every), _read(first, np.int64), _read(row, np.int64))
+    return _run_recurrence(X, lengths, D_T, Bbar, MODES["kept"], initial_state, rows, keep)
+
+
+def _run_recurrence(X, lengths, D_T, Bbar, mode, initial_state, out, keep=None) -> np.ndarray:
+    """The compiled recurrence in ``mode`` into ``out``; returns the last states."""
+    n_samples, _, n_channels = X.shape
+    dtype = X.dtype
+    last = np.empty((n_samples, n_channels * Bbar.shape[0]), dtype=dtype)
     use_m0 = initial_state is not None
     m0 = initial_state if use_m0 else np.zeros((1, 1), dtype)
+    if keep is None:
+        none = _read(np.zeros(1, np.int64), np.int64)
+        keep = (1, none, none)
     with parallel_section():
         _recurrence(
             _read(X, dtype),
@@ -166,12 +234,9 @@ def recurrence(
             use_m0,
             out,
             last,
+            *keep,
         )
-    if mode == 1:
-        return out, last
-    if mode == 0:
-        return last, last
-    return out[:, 0], last
+    return last
 
 
 # Counts, sums and runs above the thresholds accumulate in float32 (8 SIMD lanes) and are
