@@ -150,14 +150,23 @@ def test_classification_summary_and_targets(bench):
     assert summary["total_seconds"] == {"LMU": 5.0, "MiniRocket": 5.0, "MultiRocket-Hydra": 10.0}
     assert summary["time_ratio"] == {"MiniRocket": 1.0, "MultiRocket-Hydra": 0.5}
     assert summary["mean_log_loss"] == {"LMU": pytest.approx(0.4)}  # only LMU has them all
-    # 0.95 - 0.90 is 5 points (not more); 0.86 - 0.80 is 6
-    assert summary["behind"]["MiniRocket"] == ["B"]
+    # 0.95 - 0.90 is 5 points, 0.86 - 0.80 is 6: both more than 3
+    assert summary["behind"]["MiniRocket"] == ["A", "B"]
     targets = dict(bench.classification_targets(summary))
     assert targets == {
         "mean accuracy >= MultiRocket-Hydra's": True,
-        "total fit + predict time <= MiniRocket's": True,
+        "total fit + predict time <= 0.7x MiniRocket's": False,  # 1.0x
         "no set failing": False,
-        "no set more than 5 points behind MiniRocket": False,
+        "no set more than 3 points behind MiniRocket": False,
+    }
+    faster = bench.summarise_classification(
+        [_row("A", LMU=(0.93, 0.7), MiniRocket=(0.95, 1.0))], ["LMU", "MiniRocket"]
+    )
+    assert dict(bench.classification_targets(faster)) == {
+        "mean accuracy >= MultiRocket-Hydra's": None,
+        "total fit + predict time <= 0.7x MiniRocket's": True,
+        "no set failing": True,
+        "no set more than 3 points behind MiniRocket": True,  # 2 points
     }
     wall = bench.summarise_classification(rows, models, clock="wall")
     assert wall["total_seconds"]["LMU"] == 10.0
