@@ -208,8 +208,16 @@ def kept_states(
         raise ValueError(f"every must be at least 1, got {every}.")
     if not (out.flags.c_contiguous and out.dtype == X.dtype and out.ndim == 2):
         raise ValueError("out must be a C-contiguous 2-D array in the dtype of X.")
+    first, row = _read(first, np.int64), _read(row, np.int64)
+    # the kernel writes unchecked: every kept row must lie within out
+    kept = -(-(first + np.asarray(lengths)) // every) - -(-first // every)
+    if len(row) and (row.min() < 0 or (row + kept).max() > out.shape[0]):
+        raise ValueError(
+            f"The kept states need rows up to {int((row + kept).max())} of out, which has "
+            f"{out.shape[0]} (and none below 0): give a larger out or other rows."
+        )
     rows = out.reshape(out.shape[0], 1, out.shape[1])  # the layout the kernel writes
-    keep = (int(every), _read(first, np.int64), _read(row, np.int64))
+    keep = (int(every), first, row)
     return _run_recurrence(X, lengths, D_T, Bbar, MODES["kept"], initial_state, rows, keep)
 
 

@@ -59,6 +59,12 @@ def test_kept_states_refuse_bad_arguments():
             cpu.kept_states(X, lengths, D_T, Bbar, 1, zeros, zeros, out)
     with pytest.raises(ValueError, match="kept_states"):
         cpu.recurrence(X, lengths, D_T, Bbar, "kept")
+    # every 2nd of steps 0-4 of each sample: 3 rows each, rows 0-2 and 3-5
+    rows = np.array([0, 3])
+    cpu.kept_states(X, lengths, D_T, Bbar, 2, zeros, rows, np.empty((6, 3)))
+    for out, at in [(np.empty((5, 3)), rows), (np.empty((10, 3)), np.array([-1, 3]))]:
+        with pytest.raises(ValueError, match=r"need rows up to .* of out, which has"):
+            cpu.kept_states(X, lengths, D_T, Bbar, 2, zeros, at, out)
 
 
 @pytest.mark.parametrize("ragged", [False, True])
