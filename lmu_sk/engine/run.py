@@ -806,7 +806,7 @@ def sampled_states(
                 run = np.clip(own - t0, 0, t1 - t0)
                 # the kept numbers in [first, first + run): sample by sample, step by step
                 first = offsets + t0
-                counts = -(-(first + run) // every) - -(-first // every)
+                counts = cpu.kept_counts(first, run, every)
                 at = filled[w] + np.concatenate([[0], np.cumsum(counts)[:-1]])
                 state = cpu.kept_states(
                     u[:, t0:t1], run, D_T, Bbar, every, first, at, kept[w], state

@@ -28,6 +28,7 @@ from ._threading import parallel_section
 __all__ = [
     "MODES",
     "N_MOMENTS",
+    "kept_counts",
     "kept_states",
     "pooled_features",
     "pooled_scores",
@@ -210,7 +211,7 @@ def kept_states(
         raise ValueError("out must be a C-contiguous 2-D array in the dtype of X.")
     first, row = _read(first, np.int64), _read(row, np.int64)
     # the kernel writes unchecked: every kept row must lie within out
-    kept = -(-(first + np.asarray(lengths)) // every) - -(-first // every)
+    kept = kept_counts(first, lengths, every)
     if len(row) and (row.min() < 0 or (row + kept).max() > out.shape[0]):
         raise ValueError(
             f"The kept states need rows up to {int((row + kept).max())} of out, which has "
@@ -219,6 +220,13 @@ def kept_states(
     rows = out.reshape(out.shape[0], 1, out.shape[1])  # the layout the kernel writes
     keep = (int(every), first, row)
     return _run_recurrence(X, lengths, D_T, Bbar, MODES["kept"], initial_state, rows, keep)
+
+
+def kept_counts(first: np.ndarray, lengths: np.ndarray, every: int) -> np.ndarray:
+    """How many states :func:`kept_states` keeps of each sample: the multiples of
+    ``every`` in ``[first[s], first[s] + lengths[s])``."""
+    first = np.asarray(first, dtype=np.int64)
+    return -(-(first + np.asarray(lengths)) // every) - -(-first // every)
 
 
 def _run_recurrence(X, lengths, D_T, Bbar, mode, initial_state, out, keep=None) -> np.ndarray:
