@@ -377,13 +377,16 @@ def _pooled_window(
                         scaled[i] = v
                         high = max(high, v)
                         low = min(low, v)
-                    # the first within the tie of the largest, of the smallest
-                    winner = 0
-                    while winner < order - 1 and scaled[winner] < high - COMPETE_TIE:
-                        winner += 1
-                    loser = 0
-                    while loser < order - 1 and scaled[loser] > low + COMPETE_TIE:
-                        loser += 1
+                    # the first within the tie of the largest, of the smallest: from the
+                    # last state down, a select each (a loop stopping at the first
+                    # mispredicts its exit at most steps: 1.1-1.2x slower per window)
+                    top = high - COMPETE_TIE
+                    bottom = low + COMPETE_TIE
+                    winner = order - 1
+                    loser = order - 1
+                    for i in range(order - 2, -1, -1):
+                        winner = i if scaled[i] >= top else winner
+                        loser = i if scaled[i] <= bottom else loser
                     won[winner] += 1.0
                     won[order + loser] += 1.0
                 # then state by state over the block: its pools in local accumulators
