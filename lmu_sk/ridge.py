@@ -31,6 +31,7 @@ penalty is set relative to the spectrum instead (see :class:`RidgeHeadClassifier
 from __future__ import annotations
 
 import copy
+import itertools
 import logging
 import math
 import numbers
@@ -90,6 +91,9 @@ GRAM_MEAN_ENERGY = 1e-3
 EXACT_LOO_MAX = 3000
 # rows of centered features (or of leverages) made at a time where they are made by blocks
 _BLOCK_BYTES = 32 * 1024**2
+# feature weights constant over at most this many runs of adjacent columns share one pass
+# of Gram matrices (a run's matrix serves every candidate); beyond, one Gram per candidate
+_MAX_WEIGHT_RUNS = 64
 
 
 def _power_of_two_near(value: float) -> float:
@@ -120,24 +124,64 @@ def _refuse_overflow(a, root, xp: ModuleType) -> None:
     )
 
 
-def _decompose(X, x_mean, root, xp: ModuleType, log: StepLog = _QUIET):
-    """``U`` and ``s^2`` with ``Xc Xc^T = U diag(s^2) U^T``, ``Xc = root * (X - x_mean)``,
-    from the cheaper factorization; ``root`` (a column) may be ``None``. ``log`` reports
-    the steps."""
+def _weight_runs(weights: np.ndarray) -> list[slice] | None:
+    """The runs of adjacent columns that every candidate of ``weights`` (``(n_candidates,
+    n_features)``) weights alike, or ``None`` where there are more than
+    ``_MAX_WEIGHT_RUNS`` (then each candidate's Gram matrix is formed on its own)."""
+    change = np.flatnonzero(np.any(weights[:, 1:] != weights[:, :-1], axis=0)) + 1
+    if len(change) >= _MAX_WEIGHT_RUNS:
+        return None
+    bounds = [0, *change.tolist(), weights.shape[1]]
+    return [slice(a, b) for a, b in itertools.pairwise(bounds)]
+
+
+def _weighted_grams(X, x_mean, root, weights: np.ndarray, xp: ModuleType) -> list:
+    """``Xc diag(w^2) Xc^T`` for every row ``w`` of ``weights``, ``Xc = root * (X - x_mean)``.
+
+    Over runs of columns weighted alike (:func:`_weight_runs`) each run's Gram matrix is
+    formed once and added to every candidate's with its squared weight: the flops of one
+    Gram matrix whatever the number of candidates, ``n_candidates + 1`` matrices of
+    ``n_samples**2`` held.
+    """
+    runs = _weight_runs(weights)
+    if runs is None:
+        return [_centered_gram(X, x_mean, root, xp, w) for w in weights]
+    grams = [xp.zeros((X.shape[0], X.shape[0])) for _ in weights]
+    for run in runs:
+        block = X[:, run]
+        piece = block @ block.T
+        for gram, w in zip(grams, weights, strict=True):
+            gram += float(w[run.start]) ** 2 * piece
+    return [
+        _centered_gram(X, x_mean, root, xp, w, gram)
+        for w, gram in zip(weights, grams, strict=True)
+    ]
+
+
+def _decompositions(X, x_mean, root, weights, xp: ModuleType, log: StepLog = _QUIET):
+    """``U`` and ``s^2`` with ``Xw Xw^T = U diag(s^2) U^T``, ``Xw = root * (X - x_mean) * w``,
+    for each row ``w`` of ``weights`` in turn (``None``: one, ``w = 1``), from the cheaper
+    factorization; ``root`` (a column) may be ``None``. ``log`` reports the steps."""
     n_samples, n_features = X.shape
     if n_samples > n_features:
-        return _decompose_primal(X, x_mean, root, xp, log)
+        yield from _decompositions_primal(X, x_mean, root, weights, xp, log)
+        return
     with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-        G = _centered_gram(X, x_mean, root, xp)
-    with log.step(f"eigendecomposition of the {n_samples} x {n_samples} Gram matrix"):
-        s2, U = xp.linalg.eigh(G)
-    del G
-    # Rounding leaves the null directions (the intercept's among them) eigenvalues of about
-    # eps * max(s^2) instead of 0. Near interpolation (small alpha, more features than
-    # samples) 1 - leverage is itself tiny, and that noise would decide the chosen penalty
-    # (it differed between LAPACK builds): exact zeros below the rounding level.
-    floor = float(xp.max(s2)) * min(n_samples, n_features) * float(xp.finfo(s2.dtype).eps)
-    return U, xp.where(s2 > floor, s2, 0.0)
+        if weights is None:
+            grams = [_centered_gram(X, x_mean, root, xp)]
+        else:
+            grams = _weighted_grams(X, x_mean, root, weights, xp)
+    for k in range(len(grams)):
+        G, grams[k] = grams[k], None
+        with log.step(f"eigendecomposition of the {n_samples} x {n_samples} Gram matrix"):
+            s2, U = xp.linalg.eigh(G)
+        del G
+        # Rounding leaves the null directions (the intercept's among them) eigenvalues of
+        # about eps * max(s^2) instead of 0. Near interpolation (small alpha, more features
+        # than samples) 1 - leverage is itself tiny, and that noise would decide the chosen
+        # penalty (it differed between LAPACK builds): exact zeros below the rounding level.
+        floor = float(xp.max(s2)) * min(n_samples, n_features) * float(xp.finfo(s2.dtype).eps)
+        yield U, xp.where(s2 > floor, s2, 0.0)
 
 
 def _centered_blocks(X, x_mean, root, xp: ModuleType):
@@ -168,26 +212,31 @@ def _feature_gram(X, x_mean, root, xp: ModuleType, Yc=None):
     return G, XtY
 
 
-def _decompose_primal(X, x_mean, root, xp: ModuleType, log: StepLog = _QUIET):
-    """:func:`_decompose` for more samples than features, from the ``n_features``-square
-    Gram matrix ``Xc^T Xc = V diag(s^2) V^T``: ``U = Xc V / s`` over the directions of
-    nonzero ``s`` (the others carry no fit), ``O(n_samples * n_features^2)`` time and
-    ``U`` the only sample-sized array made."""
+def _decompositions_primal(X, x_mean, root, weights, xp: ModuleType, log: StepLog = _QUIET):
+    """:func:`_decompositions` for more samples than features, from the
+    ``n_features``-square Gram matrix ``Xc^T Xc`` (formed once; a candidate ``w`` scales its
+    rows and columns), ``diag(w) Xc^T Xc diag(w) = V diag(s^2) V^T``: ``U = Xc diag(w) V / s``
+    over the directions of nonzero ``s`` (the others carry no fit),
+    ``O(n_samples * n_features^2)`` time and ``U`` the only sample-sized array made."""
     n_samples, n_features = X.shape
     with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks of rows)"):
         G, _ = _feature_gram(X, x_mean, root, xp)
-    with log.step(f"eigendecomposition of the {n_features} x {n_features} Gram matrix"):
-        s2, V = xp.linalg.eigh(G)
-    del G
-    floor = float(xp.max(s2)) * n_features * float(xp.finfo(s2.dtype).eps)
-    keep = s2 > floor
-    V, s2 = V[:, keep], s2[keep]
-    inverse_s = 1.0 / xp.sqrt(s2)
-    U = xp.empty((n_samples, int(s2.shape[0])))
-    with log.step(f"projection of the {n_samples} samples on {U.shape[1]} directions"):
-        for rows, block in _centered_blocks(X, x_mean, root, xp):
-            U[rows] = (block @ V) * inverse_s
-    return U, s2
+    for w in [None] if weights is None else weights:
+        w = None if w is None else xp.asarray(w)
+        with log.step(f"eigendecomposition of the {n_features} x {n_features} Gram matrix"):
+            s2, V = xp.linalg.eigh(G if w is None else G * w[:, None] * w[None, :])
+        floor = float(xp.max(s2)) * n_features * float(xp.finfo(s2.dtype).eps)
+        keep = s2 > floor
+        V, s2 = V[:, keep], s2[keep]
+        if w is not None:
+            V = V * w[:, None]
+        inverse_s = 1.0 / xp.sqrt(s2)
+        U = xp.empty((n_samples, int(s2.shape[0])))
+        with log.step(f"projection of the {n_samples} samples on {U.shape[1]} directions"):
+            for rows, block in _centered_blocks(X, x_mean, root, xp):
+                U[rows] = (block @ V) * inverse_s
+        del V
+        yield U, s2
 
 
 class _RidgePath(NamedTuple):
@@ -201,6 +250,7 @@ class _RidgePath(NamedTuple):
     leverage: object  # (n_rows,) diagonal of the hat matrix at the chosen penalty
     residual: object  # (n_rows, n_targets) Yc minus the fit, rows scaled by sqrt(w)
     rows: object = None  # the rows leverage and residual belong to; None: every row
+    candidate: int = 0  # the row of the feature weights chosen (0 without them)
 
 
 def _leverages(U, s2, alphas, base, xp: ModuleType):
@@ -224,32 +274,39 @@ def _ridge_path(
     sample_weight,
     relative: float | None = None,
     log: StepLog = _QUIET,
+    weights: np.ndarray | None = None,
 ):
     """:func:`ridge_loo`'s computation, keeping the leverages of the chosen penalty.
 
     Exact where ``min(n_samples, n_features) <= EXACT_LOO_MAX``. Beyond, the
     eigendecomposition that serves every penalty would cost ``O(min(n, p)^3)``: the
-    penalty is chosen (and the leverages and residuals kept) by the exact path on
-    ``EXACT_LOO_MAX`` evenly spaced rows (``path.rows``), and the model is then solved
-    at that penalty on every row by one linear system, ``O(n p min(n, p))`` in all.
+    penalty (and the candidate of ``weights``) is chosen (and the leverages and residuals
+    kept) by the exact path on ``EXACT_LOO_MAX`` evenly spaced rows (``path.rows``), and
+    the model is then solved at that penalty on every row by one linear system,
+    ``O(n p min(n, p))`` in all.
     """
     n_samples, n_features = X.shape
     if min(n_samples, n_features) <= EXACT_LOO_MAX:
-        return _exact_ridge_path(X, Y, alphas, fit_intercept, sample_weight, relative, log)
+        return _exact_ridge_path(
+            X, Y, alphas, fit_intercept, sample_weight, relative, log, weights
+        )
     xp = array_module_of(X)
     rows = xp.asarray(np.linspace(0, n_samples - 1, EXACT_LOO_MAX).round().astype(np.int64))
-    weights = None if sample_weight is None else xp.asarray(sample_weight)[rows]
+    row_weights = None if sample_weight is None else xp.asarray(sample_weight)[rows]
     log.note(
         f"the penalty is chosen by leave-one-out on {EXACT_LOO_MAX} of the {n_samples} "
         "samples, evenly spaced"
     )
-    chosen = _exact_ridge_path(X[rows], Y[rows], alphas, fit_intercept, weights, relative, log)
+    chosen = _exact_ridge_path(
+        X[rows], Y[rows], alphas, fit_intercept, row_weights, relative, log, weights
+    )
     residual = chosen.residual
-    if weights is not None:  # the path's residuals are scaled by sqrt(w): unscaled here
+    if row_weights is not None:  # the path's residuals are scaled by sqrt(w): unscaled here
         fit = X[rows].astype(xp.float64, copy=False) @ chosen.coef.T + chosen.intercept
         residual = xp.asarray(Y[rows], dtype=xp.float64) - fit
     alpha = float(chosen.alphas[chosen.best])
-    coef, intercept = _solve_at(X, Y, alpha, fit_intercept, sample_weight, log)
+    column_weight = None if weights is None else weights[chosen.candidate]
+    coef, intercept = _solve_at(X, Y, alpha, fit_intercept, sample_weight, log, column_weight)
     return chosen._replace(coef=coef, intercept=intercept, residual=residual, rows=rows)
 
 
@@ -289,10 +346,19 @@ def _centered(X, Y, fit_intercept: bool, sample_weight, xp: ModuleType) -> _Cent
     return _Centered(X, x_mean, y_mean, root, Yc, y_scale, w)
 
 
-def _solve_at(X, Y, alpha: float, fit_intercept: bool, sample_weight, log: StepLog = _QUIET):
+def _solve_at(
+    X,
+    Y,
+    alpha: float,
+    fit_intercept: bool,
+    sample_weight,
+    log: StepLog = _QUIET,
+    column_weight: np.ndarray | None = None,
+):
     """Ridge coefficients and intercept at one penalty, by one linear system in the
     smaller of the samples' and the features' spaces (as :func:`_exact_ridge_path`
-    scales the targets, so the two agree)."""
+    scales the targets, so the two agree); fitted on the columns times ``column_weight``
+    where it is given, the coefficients returned those of ``X`` itself."""
     xp = array_module_of(X)
     n_samples, n_features = X.shape
     check_fits(
@@ -304,7 +370,10 @@ def _solve_at(X, Y, alpha: float, fit_intercept: bool, sample_weight, log: StepL
     with np.errstate(over="ignore", invalid="ignore"):
         if n_samples <= n_features:
             with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-                K = _centered_gram(X, x_mean, root, xp)
+                if column_weight is None:
+                    K = _centered_gram(X, x_mean, root, xp)
+                else:
+                    (K,) = _weighted_grams(X, x_mean, root, column_weight[None, :], xp)
             with log.step(f"the {n_samples} x {n_samples} system at alpha={alpha:.4g}"):
                 K[xp.diag_indices(n_samples)] += alpha
                 dual = xp.linalg.solve(K, Yc)
@@ -312,25 +381,41 @@ def _solve_at(X, Y, alpha: float, fit_intercept: bool, sample_weight, log: StepL
             if root is not None:
                 dual = dual * root
             coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T
+            if column_weight is not None:  # Xw^T dual, times w again: X's coefficients
+                coef = coef * xp.asarray(column_weight**2)
         else:
             with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks)"):
                 G, XtY = _feature_gram(X, x_mean, root, xp, Yc)
+            if column_weight is not None:  # diag(w) G diag(w) and diag(w) Xc^T Yc
+                w = xp.asarray(column_weight)
+                G *= w[:, None]
+                G *= w[None, :]
+                XtY *= w[:, None]
             with log.step(f"the {n_features} x {n_features} system at alpha={alpha:.4g}"):
                 G[xp.diag_indices(n_features)] += alpha
                 coef = xp.linalg.solve(G, XtY).T
             del G
+            if column_weight is not None:
+                coef = coef * w
     intercept = (y_mean - coef @ x_mean) * y_scale
     return coef * y_scale, intercept
 
 
-def _centered_gram(X, x_mean, root, xp: ModuleType):
-    """``Xc Xc^T`` with ``Xc = root * (X - x_mean)`` (``root`` a column, or ``None``),
-    formed from ``X X^T`` where the means carry little of the features' energy (see
-    ``GRAM_MEAN_ENERGY``), else from the centered copy."""
-    G = X @ X.T
-    mean_square = float(x_mean @ x_mean)
+def _centered_gram(X, x_mean, root, xp: ModuleType, column_weight=None, gram=None):
+    """``Xc Xc^T`` with ``Xc = root * (X - x_mean) * column_weight`` (``root`` a column,
+    ``column_weight`` a row of the features' weights; either may be ``None``), formed from
+    the uncentered ``X diag(w^2) X^T`` (``gram`` where it is already made) where the means
+    carry little of the features' energy (see ``GRAM_MEAN_ENERGY``), else from the
+    centered copy."""
+    w2 = None if column_weight is None else xp.asarray(column_weight, dtype=xp.float64) ** 2
+    if gram is not None:
+        G = gram
+    else:
+        G = X @ X.T if w2 is None else (X * w2) @ X.T
+    weighted_mean = x_mean if w2 is None else x_mean * w2
+    mean_square = float(x_mean @ weighted_mean)
     if X.shape[0] * mean_square <= GRAM_MEAN_ENERGY * float(xp.trace(G)):
-        a = X @ x_mean
+        a = X @ weighted_mean
         G -= a[:, None]
         G -= a[None, :]
         G += mean_square
@@ -339,6 +424,8 @@ def _centered_gram(X, x_mean, root, xp: ModuleType):
             G *= root.T
     else:
         Xc = X - x_mean
+        if w2 is not None:
+            Xc *= xp.sqrt(w2)
         if root is not None:
             Xc *= root
         _refuse_overflow(Xc, root, xp)
@@ -355,38 +442,95 @@ def _exact_ridge_path(
     sample_weight,
     relative: float | None = None,
     log: StepLog = _QUIET,
+    weights: np.ndarray | None = None,
 ):
     """:func:`_ridge_path` by one decomposition that serves every penalty.
 
     With ``relative`` the one penalty tried is ``relative`` times the mean nonzero squared
-    singular value of the centered (weighted) features, and ``alphas`` is ignored. ``log``
-    reports the steps (at level 2 also every penalty's leave-one-out error).
+    singular value of the centered (weighted) features, and ``alphas`` is ignored. With
+    ``weights`` (``(n_candidates, n_features)``, see :func:`check_feature_weights`) one
+    decomposition per candidate, and the pair of candidate and penalty of least error wins
+    (the first of equal errors). ``log`` reports the steps (at level 2 also every
+    penalty's leave-one-out error).
     """
     xp = array_module_of(X)
     n_samples, n_features = X.shape
+    n_candidates = 1 if weights is None else len(weights)
     check_fits(
-        8.0 * (n_samples * min(n_samples, n_features) * 3 + n_samples * n_features),
+        8.0
+        * (
+            n_samples * min(n_samples, n_features) * (3 + min(n_candidates - 1, 2))
+            + n_samples * n_features
+        ),
         f"The ridge decomposition of {n_samples} x {n_features} features",
         "Use fewer samples or features, or the dense head (head='dense').",
     )
     # the targets are divided by a power of two near their largest magnitude and the results
     # scaled back: the penalty chosen does not depend on the targets' scale (_centered)
     X, x_mean, y_mean, root, Yc, y_scale, w = _centered(X, Y, fit_intercept, sample_weight, xp)
-    with np.errstate(over="ignore", invalid="ignore"):
-        # Xc = root * (X - x_mean) is never formed where _decompose need not
-        U, s2 = _decompose(X, x_mean, root, xp, log)
-    if relative is not None:
-        s2_host = to_numpy(s2)
-        nonzero = s2_host > s2_host.max() * 1e-12
-        scale = float(s2_host[nonzero].mean()) if nonzero.any() else 1.0
-        alphas = np.asarray([relative * scale])
-    UtY = U.T @ Yc
     if not fit_intercept:
         base = 0.0
     elif w is None:
         base = 1.0 / n_samples
     else:
         base = w / w.sum()  # the leverage of the intercept's direction sqrt(w)
+    chosen = None
+    with np.errstate(over="ignore", invalid="ignore"):
+        # Xc = root * (X - x_mean) is never formed where _decompositions need not
+        for candidate, (U, s2) in enumerate(_decompositions(X, x_mean, root, weights, xp, log)):
+            tried = alphas
+            if relative is not None:
+                s2_host = to_numpy(s2)
+                nonzero = s2_host > s2_host.max() * 1e-12
+                scale = float(s2_host[nonzero].mean()) if nonzero.any() else 1.0
+                tried = np.asarray([relative * scale])
+            UtY = U.T @ Yc
+            leverages, errors = _loo_errors(U, s2, UtY, Yc, tried, base, xp, log)
+            if n_candidates > 1:
+                log.note(
+                    f"feature weights {candidate}: least mean squared leave-one-out error "
+                    f"{errors.min() * y_scale**2:.6g}",
+                    level=2,
+                )
+            if chosen is None or errors.min() < chosen[4].min():
+                chosen = (candidate, U, s2, UtY, errors, leverages, tried)
+            del U, s2, UtY, leverages
+    candidate, U, s2, UtY, errors, leverages, alphas = chosen
+    best = int(np.argmin(errors))
+    if not np.isfinite(errors[best]):
+        logger.info(
+            "Every penalty tried interpolates the training data (leave-one-out errors "
+            "infinite); alpha=%.4g, the first, is used. Try larger alphas.",
+            alphas[best],
+        )
+    with np.errstate(over="ignore", under="ignore"):
+        errors = errors * np.float64(y_scale) * np.float64(y_scale)  # in the targets' units
+    for alpha, error in zip(alphas, errors, strict=True):
+        mark = " (chosen)" if alpha == alphas[best] else ""
+        log.note(f"alpha={alpha:.4g}: mean squared leave-one-out error {error:.6g}{mark}", level=2)
+    with log.step(f"coefficients at alpha={alphas[best]:.4g}"):
+        f = s2 / (s2 + alphas[best])
+        leverage = leverages[:, best]
+        residual = Yc - U @ (f[:, None] * UtY)
+        # (Xw Xw^T + alpha I)^-1 Yc without the null directions of Xw Xw^T: Xw^T maps them
+        # to zero, but a tiny alpha would magnify their rounding into the coefficients
+        inverse = xp.where(s2 > 0, 1.0 / (s2 + alphas[best]), 0.0)
+        dual = U @ (UtY * inverse[:, None])
+        if root is not None:
+            dual = dual * root
+        coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
+        if weights is not None:  # Xw^T dual, times w again: the coefficients of X itself
+            coef = coef * xp.asarray(weights[candidate] ** 2)
+    intercept = (y_mean - coef @ x_mean) * y_scale
+    coef = coef * y_scale
+    residual = residual * y_scale
+    alphas = np.asarray(alphas, dtype=float)
+    return _RidgePath(coef, intercept, best, errors, alphas, leverage, residual, None, candidate)
+
+
+def _loo_errors(U, s2, UtY, Yc, alphas, base, xp: ModuleType, log: StepLog = _QUIET):
+    """Every sample's leverage at every penalty, ``(n_samples, n_alphas)``, and the mean
+    squared leave-one-out residual of every penalty (on the host, NaN made infinite)."""
     errors = []
     with (
         log.step(
@@ -403,36 +547,7 @@ def _exact_ridge_path(
             errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
     errors = np.asarray(errors)
     errors[np.isnan(errors)] = np.inf
-    best = int(np.argmin(errors))
-    if not np.isfinite(errors[best]):
-        logger.info(
-            "Every penalty tried interpolates the training data (leave-one-out errors "
-            "infinite); alpha=%.4g, the first, is used. Try larger alphas.",
-            alphas[best],
-        )
-    with np.errstate(over="ignore", under="ignore"):
-        errors = errors * np.float64(y_scale) * np.float64(y_scale)  # in the targets' units
-    for alpha, error in zip(alphas, errors, strict=True):
-        chosen = " (chosen)" if alpha == alphas[best] else ""
-        log.note(
-            f"alpha={alpha:.4g}: mean squared leave-one-out error {error:.6g}{chosen}", level=2
-        )
-    with log.step(f"coefficients at alpha={alphas[best]:.4g}"):
-        f = s2 / (s2 + alphas[best])
-        leverage = leverages[:, best]
-        residual = Yc - U @ (f[:, None] * UtY)
-        # (Xc Xc^T + alpha I)^-1 Yc without the null directions of Xc Xc^T: Xc^T maps them
-        # to zero, but a tiny alpha would magnify their rounding into the coefficients
-        inverse = xp.where(s2 > 0, 1.0 / (s2 + alphas[best]), 0.0)
-        dual = U @ (UtY * inverse[:, None])
-        if root is not None:
-            dual = dual * root
-        coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
-    intercept = (y_mean - coef @ x_mean) * y_scale
-    coef = coef * y_scale
-    residual = residual * y_scale
-    alphas = np.asarray(alphas, dtype=float)
-    return _RidgePath(coef, intercept, best, errors, alphas, leverage, residual)
+    return leverages, errors
 
 
 def ridge_loo(X, Y, alphas, fit_intercept: bool = True, sample_weight=None):
@@ -505,6 +620,28 @@ def with_class_weight(class_weight, y: np.ndarray, sample_weight):
         raise ValueError(
             "class_weight and sample_weight leave every sample a zero weight; give some "
             "class a positive weight."
+        )
+    return weights
+
+
+def check_feature_weights(feature_weights, n_features: int) -> np.ndarray | None:
+    """``feature_weights`` as a float64 ``(n_candidates, n_features)`` array (one
+    dimension: one candidate), or ``None``; a ValueError names what is wrong."""
+    if feature_weights is None:
+        return None
+    weights = np.asarray(feature_weights, dtype=np.float64)
+    if weights.ndim == 1:
+        weights = weights[None, :]
+    if weights.ndim != 2 or weights.shape[0] == 0 or weights.shape[1] != n_features:
+        raise ValueError(
+            "feature_weights must hold one weight per feature for each candidate, shape "
+            f"(n_candidates, {n_features}); got shape {np.shape(feature_weights)}."
+        )
+    if not (np.all(np.isfinite(weights)) and np.all(weights >= 0) and np.all(weights.any(1))):
+        raise ValueError(
+            "feature_weights must be finite and >= 0, each candidate with a nonzero weight "
+            "(a weight w multiplies its feature: the penalty on it becomes alpha / w**2, and "
+            "0 leaves it out)."
         )
     return weights
 
@@ -622,10 +759,13 @@ class _RidgeHead(BaseEstimator):
             return check_device_matrix(X, estimator=self, reset=False)
         return validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
 
-    def _solve(self, X, Y, sample_weight=None, relative=None) -> _RidgePath:
+    def _solve(self, X, Y, sample_weight=None, relative=None, feature_weights=None) -> _RidgePath:
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
         alphas = _check_alphas(self.alphas)
+        weights = check_feature_weights(feature_weights, X.shape[1])
+        if weights is not None and relative is not None:
+            weights = weights[:1]  # leave-one-out cannot choose: the first candidate
         log = self._log()
         xp = array_module_of(X)
         path = _ridge_path(
@@ -636,7 +776,9 @@ class _RidgeHead(BaseEstimator):
             sample_weight,
             relative,
             log,
+            weights,
         )
+        self.feature_weights_ = None if weights is None else weights[path.candidate]
         self.alpha_ = float(path.alphas[path.best])
         self.best_score_ = -float(path.errors[path.best])
         self.cv_errors_ = path.errors
@@ -744,6 +886,9 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         Positive, so the most probable class is the predicted one.
     loo_log_loss_ : float
         The log loss of the leave-one-out probabilities at ``temperature_``.
+    feature_weights_ : ndarray of shape (n_features,) or None
+        The candidate of ``feature_weights`` that leave-one-out chose (see :meth:`fit`),
+        ``None`` when none was given.
     n_features_in_ : int
 
     Examples
@@ -772,7 +917,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         super().__init__(alphas=alphas, fit_intercept=fit_intercept, verbose=verbose)
         self.class_weight = class_weight
 
-    def fit(self, X, y, sample_weight=None) -> Self:
+    def fit(self, X, y, sample_weight=None, feature_weights=None) -> Self:
         """Fit the one-vs-rest ridge models, choose the penalty and calibrate.
 
         Parameters
@@ -783,6 +928,15 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             Non-negative sample weights, not all zero; as in
             :class:`sklearn.linear_model.RidgeClassifierCV` (rows scaled by ``sqrt(w)``,
             see :mod:`lmu_sk.ridge`), multiplied by the weights of ``class_weight``.
+        feature_weights : array-like of shape (n_candidates, n_features), default=None
+            Candidate weights of the features, non-negative: with weights ``w`` the model
+            is fitted on ``X * w``, which penalizes feature ``j``'s coefficient by
+            ``alpha / w[j]**2`` (0 leaves it out). Leave-one-out chooses the candidate
+            together with the penalty (the first of equal errors), one eigendecomposition
+            per candidate; the Gram matrices cost one pass over ``X`` where the weights are
+            constant over a few runs of adjacent columns (as weights per block of
+            features are). ``coef_`` acts on ``X`` itself, so prediction needs no weights.
+            When every class has a single sample the first candidate is used.
 
         Returns
         -------
@@ -806,7 +960,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         relative = None
         if counts.max() < 2:
             relative = SINGLE_SAMPLE_RELATIVE_ALPHA
-        path = self._solve(X, Y, sample_weight, relative)
+        path = self._solve(X, Y, sample_weight, relative, feature_weights)
         if relative is not None:
             logger.info(
                 "%s: every class has a single training sample, so leave-one-out cannot "
@@ -954,7 +1108,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
     ----------
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
     intercept_ : float or ndarray of shape (n_targets,)
-    alpha_, best_score_, cv_errors_, n_features_in_
+    alpha_, best_score_, cv_errors_, feature_weights_, n_features_in_
         As in :class:`RidgeHeadClassifier`.
     target_range_ : ndarray of shape (2, n_targets)
         The smallest and largest training target (of the samples of positive weight);
@@ -978,7 +1132,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         super().__init__(alphas=alphas, fit_intercept=fit_intercept, verbose=verbose)
         self.clip_margin = clip_margin
 
-    def fit(self, X, y, sample_weight=None) -> Self:
+    def fit(self, X, y, sample_weight=None, feature_weights=None) -> Self:
         """Fit the ridge model and choose the penalty.
 
         Parameters
@@ -988,6 +1142,9 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative sample weights, not all zero; as in
             :class:`sklearn.linear_model.RidgeCV` (see :mod:`lmu_sk.ridge`).
+        feature_weights : array-like of shape (n_candidates, n_features), default=None
+            Candidate weights of the features, chosen with the penalty by leave-one-out:
+            see :meth:`RidgeHeadClassifier.fit`.
 
         Returns
         -------
@@ -1010,7 +1167,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
                 "sample."
             )
         Y = y.reshape(len(y), -1)
-        path = self._solve(X, Y, sample_weight)
+        path = self._solve(X, Y, sample_weight, feature_weights=feature_weights)
         coef, intercept = to_numpy(path.coef), to_numpy(path.intercept)
         if y.ndim == 1:
             self.coef_, self.intercept_ = coef[0], float(intercept[0])
