@@ -448,7 +448,7 @@ def _exact_ridge_path(
 
     With ``relative`` the one penalty tried is ``relative`` times the mean nonzero squared
     singular value of the centered (weighted) features, and ``alphas`` is ignored. With
-    ``weights`` (``(n_candidates, n_features)``, see :func:`check_feature_weights`) one
+    ``weights`` (``(n_candidates, n_features)``, see :func:`_check_feature_weights`) one
     decomposition per candidate, and the pair of candidate and penalty of least error wins
     (the first of equal errors). ``log`` reports the steps (at level 2 also every
     penalty's leave-one-out error).
@@ -624,7 +624,7 @@ def with_class_weight(class_weight, y: np.ndarray, sample_weight):
     return weights
 
 
-def check_feature_weights(feature_weights, n_features: int) -> np.ndarray | None:
+def _check_feature_weights(feature_weights, n_features: int) -> np.ndarray | None:
     """``feature_weights`` as a float64 ``(n_candidates, n_features)`` array (one
     dimension: one candidate), or ``None``; a ValueError names what is wrong."""
     if feature_weights is None:
@@ -763,7 +763,7 @@ class _RidgeHead(BaseEstimator):
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
         alphas = _check_alphas(self.alphas)
-        weights = check_feature_weights(feature_weights, X.shape[1])
+        weights = _check_feature_weights(feature_weights, X.shape[1])
         if weights is not None and relative is not None:
             weights = weights[:1]  # leave-one-out cannot choose: the first candidate
         log = self._log()
