@@ -456,10 +456,11 @@ def _exact_ridge_path(
     xp = array_module_of(X)
     n_samples, n_features = X.shape
     n_candidates = 1 if weights is None else len(weights)
+    # a Gram matrix per candidate, a run's, the best decomposition so far and the current
     check_fits(
         8.0
         * (
-            n_samples * min(n_samples, n_features) * (3 + min(n_candidates - 1, 2))
+            n_samples * min(n_samples, n_features) * (1 + 2 * n_candidates)
             + n_samples * n_features
         ),
         f"The ridge decomposition of {n_samples} x {n_features} features",
