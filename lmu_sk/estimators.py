@@ -598,13 +598,12 @@ class _LMUBase(BaseEstimator):
         return F
 
     # ------------------------------------------------------------------ head
-    def _window_weights(self, F) -> dict:
-        """The ridge head's ``feature_weights`` keyword: window decays to choose from on
-        few training sequences (see ``_WINDOW_DECAYS``), or none."""
+    def _window_weights(self, F) -> np.ndarray | None:
+        """The ridge head's ``feature_weights``: window decays to choose from on few
+        training sequences (see ``_WINDOW_DECAYS``), or ``None``."""
         if not self._window_decays or F.shape[0] > _WINDOW_DECAY_MAX_SAMPLES:
-            return {}
-        weights = _window_decay_weights(self.features_, self._window_decays)
-        return {} if weights is None else {"feature_weights": weights}
+            return None
+        return _window_decay_weights(self.features_, self._window_decays)
 
     def _make_head(self):
         if self.head_kind_ == "ridge":
@@ -626,8 +625,9 @@ class _LMUBase(BaseEstimator):
                     "chooses its penalty by leave-one-out cross-validation. Drop them or use "
                     "head='dense'."
                 )
-            head = self._make_head()
-            self.head_ = head.fit(F, y, sample_weight=sample_weight, **self._window_weights(F))
+            self.head_ = self._make_head().fit(
+                F, y, sample_weight=sample_weight, feature_weights=self._window_weights(F)
+            )
             return self
         head = getattr(self, "head_", None)
         # warm start continues a dense head; after a ridge head (set_params(head='dense')

@@ -253,6 +253,18 @@ class _RidgePath(NamedTuple):
     candidate: int = 0  # the row of the feature weights chosen (0 without them)
 
 
+class _Candidate(NamedTuple):
+    """One candidate's decomposition and its leave-one-out errors over the penalties."""
+
+    index: int  # its row of the feature weights (0 without them)
+    U: object
+    s2: object
+    UtY: object
+    errors: np.ndarray  # (n_alphas,) on the host, in the scaled targets' units
+    leverages: object  # (n_rows, n_alphas)
+    alphas: np.ndarray  # the penalties tried
+
+
 def _leverages(U, s2, alphas, base, xp: ModuleType):
     """``base + sum_j U_ij^2 s2_j / (s2_j + alpha)`` for every sample and penalty:
     ``(n_samples, n_alphas)``, by blocks of rows (no copy of ``U``'s size)."""
@@ -367,6 +379,7 @@ def _solve_at(
         "Use fewer samples or features, or the dense head (head='dense').",
     )
     X, x_mean, y_mean, root, Yc, y_scale, _ = _centered(X, Y, fit_intercept, sample_weight, xp)
+    w = None if column_weight is None else xp.asarray(column_weight)
     with np.errstate(over="ignore", invalid="ignore"):
         if n_samples <= n_features:
             with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
@@ -381,13 +394,12 @@ def _solve_at(
             if root is not None:
                 dual = dual * root
             coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T
-            if column_weight is not None:  # Xw^T dual, times w again: X's coefficients
-                coef = coef * xp.asarray(column_weight**2)
+            if w is not None:  # Xw^T dual, times w again: X's coefficients
+                coef = coef * w**2
         else:
             with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks)"):
                 G, XtY = _feature_gram(X, x_mean, root, xp, Yc)
-            if column_weight is not None:  # diag(w) G diag(w) and diag(w) Xc^T Yc
-                w = xp.asarray(column_weight)
+            if w is not None:  # diag(w) G diag(w) and diag(w) Xc^T Yc
                 G *= w[:, None]
                 G *= w[None, :]
                 XtY *= w[:, None]
@@ -395,7 +407,7 @@ def _solve_at(
                 G[xp.diag_indices(n_features)] += alpha
                 coef = xp.linalg.solve(G, XtY).T
             del G
-            if column_weight is not None:
+            if w is not None:
                 coef = coef * w
     intercept = (y_mean - coef @ x_mean) * y_scale
     return coef * y_scale, intercept
@@ -493,8 +505,8 @@ def _exact_ridge_path(
                     f"{errors.min() * y_scale**2:.6g}",
                     level=2,
                 )
-            if chosen is None or errors.min() < chosen[4].min():
-                chosen = (candidate, U, s2, UtY, errors, leverages, tried)
+            if chosen is None or errors.min() < chosen.errors.min():
+                chosen = _Candidate(candidate, U, s2, UtY, errors, leverages, tried)
             del U, s2, UtY, leverages
     candidate, U, s2, UtY, errors, leverages, alphas = chosen
     best = int(np.argmin(errors))
