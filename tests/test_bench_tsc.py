@@ -207,3 +207,40 @@ def test_needs_a_data_dir_and_known_sets(bench, data_dir, capsys):
     with pytest.raises(SystemExit):
         bench.main([str(data_dir / "missing")])
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_held_out_sets_are_those_named_in_aeons_folder(bench, tmp_path):
+    # a folder laid out as aeon's: a held-out set, a development set, a regression set
+    for name in ("JapaneseVowels", "OSULeaf", "Covid3Month", "ArrowHead"):
+        for split in bench.SPLITS:
+            _write(tmp_path / name / f"{name}_{split}.ts", TS, False)
+    assert list(bench.held_out_sets(tmp_path)) == ["ArrowHead", "OSULeaf"]
+
+
+def test_aeon_ships_every_held_out_set(bench, capsys):
+    pytest.importorskip("aeon")
+    folder = bench.aeon_data_dir()
+    assert tuple(bench.held_out_sets(folder)) == bench.HELD_OUT_SETS
+    # 'aeon' as DATA_DIR offers those sets alone
+    with pytest.raises(SystemExit):
+        bench.main(["aeon", "--sets", "JapaneseVowels"])
+    assert "unknown sets ['JapaneseVowels']" in capsys.readouterr().err
+
+
+def test_both_splits_in_one_format(bench, tmp_path):
+    # the training split in two formats, the test split in one: both read as .ts
+    _write(tmp_path / "Mixed" / "Mixed_TRAIN.arff", "@relation Mixed\n", False)
+    _write(tmp_path / "Mixed" / "Mixed_TRAIN.ts", TS, False)
+    _write(tmp_path / "Mixed" / "Mixed_TEST.ts", TS, True)
+    # no format in common: each split in the first format it has
+    _write(tmp_path / "Apart" / "Apart_TRAIN.tsv", "1\t1.0\n", False)
+    _write(tmp_path / "Apart" / "Apart_TEST.ts", TS, False)
+    sets = bench.find_sets(tmp_path)
+    assert sets["Mixed"] == {
+        "TRAIN": tmp_path / "Mixed" / "Mixed_TRAIN.ts",
+        "TEST": tmp_path / "Mixed" / "Mixed_TEST.ts.gz",
+    }
+    assert sets["Apart"] == {
+        "TRAIN": tmp_path / "Apart" / "Apart_TRAIN.tsv",
+        "TEST": tmp_path / "Apart" / "Apart_TEST.ts",
+    }
