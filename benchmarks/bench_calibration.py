@@ -128,14 +128,20 @@ def summarise(rows: list[dict]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", metavar="DATA_DIR", help="folder of classification sets")
+    parser.add_argument(
+        "data_dir",
+        metavar="DATA_DIR",
+        help="folder of classification sets, or 'aeon': the held-out sets aeon ships "
+        "(see bench_tsc.py)",
+    )
     parser.add_argument("--sets", nargs="+", metavar="NAME", help="run only these sets")
     parser.add_argument("--json", metavar="OUT", help="save per-set rows and the summary")
     parser.add_argument("--seed", type=int, default=0, help="random_state of the models")
     args = parser.parse_args(argv)
-    if not Path(args.data_dir).is_dir():
-        parser.error(f"DATA_DIR {args.data_dir!r} is not a folder")
-    sets = bench_tsc.find_sets(args.data_dir)
+    try:
+        args.data_dir, sets = bench_tsc.classification_sets(args.data_dir)
+    except (ValueError, bench_tsc.SetUnavailable) as error:
+        parser.error(str(error))
     if args.sets:
         unknown = sorted(set(args.sets) - set(sets))
         if unknown:

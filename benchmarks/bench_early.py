@@ -74,7 +74,6 @@ import json
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import bench_tsc
 import numpy as np
@@ -600,7 +599,12 @@ def speed(sets: dict, n_streams: int, repeats: int, seed: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", metavar="DATA_DIR", help="folder of classification sets")
+    parser.add_argument(
+        "data_dir",
+        metavar="DATA_DIR",
+        help="folder of classification sets, or 'aeon': the held-out sets aeon ships "
+        "(see bench_tsc.py)",
+    )
     parser.add_argument("--sets", nargs="+", metavar="NAME", help="run only these sets")
     parser.add_argument(
         "--peers",
@@ -630,9 +634,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="OUT", help="save settings, per-set rows, summary")
     args = parser.parse_args(argv)
 
-    if not Path(args.data_dir).is_dir():
-        parser.error(f"DATA_DIR {args.data_dir!r} is not a folder")
-    sets = bench_tsc.find_sets(args.data_dir)
+    try:
+        args.data_dir, sets = bench_tsc.classification_sets(args.data_dir)
+    except (ValueError, bench_tsc.SetUnavailable) as error:
+        parser.error(str(error))
     if args.sets:
         unknown = sorted(set(args.sets) - set(sets))
         if unknown:

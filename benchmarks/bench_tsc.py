@@ -168,6 +168,22 @@ def held_out_sets(folder: str | Path) -> dict[str, dict[str, Path]]:
     return {name: found[name] for name in HELD_OUT_SETS if name in found}
 
 
+def classification_sets(data_dir: str) -> tuple[str, dict[str, dict[str, Path]]]:
+    """The folder and the sets ``DATA_DIR`` names: a folder of sets (:func:`find_sets`), or
+    ``'aeon'`` where no such folder is in the working directory (the held-out sets of aeon's
+    data folder, :func:`held_out_sets`). A ``ValueError`` where it names no folder, a
+    ``SetUnavailable`` for 'aeon' without aeon."""
+    held_out = data_dir == AEON_DATA and not Path(data_dir).is_dir()
+    if held_out:
+        try:
+            data_dir = str(aeon_data_dir())
+        except SetUnavailable as error:
+            raise SetUnavailable(f"DATA_DIR 'aeon' {error}") from error
+    if not Path(data_dir).is_dir():
+        raise ValueError(f"DATA_DIR {data_dir!r} is not a folder")
+    return data_dir, held_out_sets(data_dir) if held_out else find_sets(data_dir)
+
+
 def _text(path: Path) -> str:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as file:
@@ -830,15 +846,10 @@ def main(argv: list[str] | None = None) -> int:
     if classification or args.baseline or args.child:
         if args.data_dir is None:
             parser.error("DATA_DIR is required (or --regression-only)")
-        held_out = args.data_dir == AEON_DATA and not Path(args.data_dir).is_dir()
-        if held_out:
-            try:
-                args.data_dir = str(aeon_data_dir())
-            except SetUnavailable as error:
-                parser.error(f"DATA_DIR 'aeon' {error}")
-        if not Path(args.data_dir).is_dir():
-            parser.error(f"DATA_DIR {args.data_dir!r} is not a folder")
-        sets = held_out_sets(args.data_dir) if held_out else find_sets(args.data_dir)
+        try:
+            args.data_dir, sets = classification_sets(args.data_dir)
+        except (ValueError, SetUnavailable) as error:
+            parser.error(str(error))
         if not sets:
             parser.error(f"no <Name>/<Name>_{{TRAIN,TEST}}.<ext> sets in {args.data_dir!r}")
     if args.sets:

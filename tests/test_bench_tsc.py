@@ -244,3 +244,13 @@ def test_both_splits_in_one_format(bench, tmp_path):
         "TRAIN": tmp_path / "Apart" / "Apart_TRAIN.tsv",
         "TEST": tmp_path / "Apart" / "Apart_TEST.ts",
     }
+
+
+def test_classification_sets_name_a_folder_or_aeon(bench, data_dir, tmp_path, monkeypatch):
+    assert bench.classification_sets(str(data_dir)) == (str(data_dir), bench.find_sets(data_dir))
+    with pytest.raises(ValueError, match="is not a folder"):
+        bench.classification_sets(str(data_dir / "missing"))
+    # a folder named 'aeon' in the working directory is read as a folder of sets
+    (tmp_path / "aeon").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert bench.classification_sets("aeon") == ("aeon", {})
