@@ -158,7 +158,9 @@ def aeon_data_dir() -> Path:
     try:
         import aeon.datasets
     except ImportError as error:
-        raise SetUnavailable("needs aeon, which ships them (pip install aeon)") from error
+        raise SetUnavailable(
+            "DATA_DIR 'aeon' needs aeon, which ships its sets (pip install aeon)"
+        ) from error
     return Path(aeon.datasets.__file__).parent / "data"
 
 
@@ -175,10 +177,7 @@ def classification_sets(data_dir: str) -> tuple[str, dict[str, dict[str, Path]]]
     ``SetUnavailable`` for 'aeon' without aeon."""
     held_out = data_dir == AEON_DATA and not Path(data_dir).is_dir()
     if held_out:
-        try:
-            data_dir = str(aeon_data_dir())
-        except SetUnavailable as error:
-            raise SetUnavailable(f"DATA_DIR 'aeon' {error}") from error
+        data_dir = str(aeon_data_dir())
     if not Path(data_dir).is_dir():
         raise ValueError(f"DATA_DIR {data_dir!r} is not a folder")
     return data_dir, held_out_sets(data_dir) if held_out else find_sets(data_dir)
