@@ -31,6 +31,7 @@ end to the longest series of the set (training and test split together, so that 
 series is cut).
 
     pip install ".[bench]"     # aeon, torch (aeon's Hydra), sktime (Tecator)
+    # without a GPU, first: pip install torch --index-url https://download.pytorch.org/whl/cpu
     python benchmarks/bench_tsc.py DATA_DIR
     python benchmarks/bench_tsc.py DATA_DIR --sets Car ERing --peers MiniRocket --json out.json
     python benchmarks/bench_tsc.py --regression-only
