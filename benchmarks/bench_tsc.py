@@ -62,6 +62,7 @@ if __name__ == "__main__":
         os.environ[_variable] = "1"
 
 import argparse  # noqa: E402
+import ast  # noqa: E402
 import gc  # noqa: E402
 import gzip  # noqa: E402
 import importlib  # noqa: E402
@@ -314,8 +315,11 @@ def aeon_factory(module: str, name: str, seed: int) -> Callable[[], object]:
     return lambda: cls(**params)
 
 
-def make_models(peers: Sequence[str], seed: int, regression: bool = False) -> dict:
-    """``{label: factory}`` for lmu_sk's default model and the available peers.
+def make_models(
+    peers: Sequence[str], seed: int, regression: bool = False, variant: dict | None = None
+) -> dict:
+    """``{label: factory}`` for lmu_sk's default model, its ``variant`` (parameters that
+    differ from the defaults, as a second lmu_sk model) and the available peers.
 
     A peer that cannot be made here (aeon's Hydra needs torch) is left out with a message.
     """
@@ -323,6 +327,8 @@ def make_models(peers: Sequence[str], seed: int, regression: bool = False) -> di
 
     lmu = LMURegressor if regression else LMUClassifier
     models = {REFERENCE: lambda: lmu(random_state=seed)}
+    if variant:
+        models[variant_label(variant)] = lambda: lmu(random_state=seed, **variant)
     registry = REGRESSORS if regression else CLASSIFIERS
     for peer in peers:
         if peer not in registry:
@@ -336,6 +342,39 @@ def make_models(peers: Sequence[str], seed: int, regression: bool = False) -> di
             continue
         models[peer] = factory
     return models
+
+
+def is_lmu(label: str) -> bool:
+    """Whether a column is lmu_sk's (the default or its variant): it takes lmu_sk's input
+    layout, and its log loss is reported."""
+    return label == REFERENCE or label.startswith(REFERENCE + "-")
+
+
+def variant_label(variant: dict) -> str:
+    """The column label of an lmu_sk variant: 'LMU-' and its parameters' values."""
+    return "LMU-" + "-".join(str(value) for value in variant.values())
+
+
+def _variant_first(labels: list[str], variant: dict) -> list[str]:
+    """The labels with the variant's first and the default's left out: the variant's
+    summary against the peers."""
+    own = variant_label(variant)
+    return [own] + [label for label in labels if label not in (REFERENCE, own)]
+
+
+def parse_variant(pairs: Sequence[str]) -> dict:
+    """``KEY=VALUE`` pairs as parameters: each value a Python literal where it is one
+    (``kernel=rbf`` -> ``'rbf'``, ``order=4`` -> ``4``)."""
+    variant = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--variant takes KEY=VALUE pairs; got {pair!r}.")
+        try:
+            variant[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            variant[key] = text
+    return variant
 
 
 def fit_predict(
@@ -397,8 +436,8 @@ def warm_up(models: dict, regression: bool = False) -> dict[str, float]:
     seconds = {}
     for label in list(models):
         start = time.perf_counter()
-        for X in sets + (ragged if label == REFERENCE else []):
-            X_fit = for_lmu(X) if label == REFERENCE else for_aeon(X, 60)
+        for X in sets + (ragged if is_lmu(label) else []):
+            X_fit = for_lmu(X) if is_lmu(label) else for_aeon(X, 60)
             result = fit_predict(models[label], X_fit, y, X_fit, y, True, regression)
             if "error" in result:
                 print(f"{label}: failed its warm-up, left out ({result['error']})", flush=True)
@@ -555,7 +594,7 @@ def _run_set(index: int, data: tuple, models: dict, proba=(), regression=False) 
     aeon_data = for_aeon(X, info["max_length"]), for_aeon(X_test, info["max_length"])
     results = {}
     for label in _order(list(models), index):
-        X_fit, X_pred = lmu_data if label == REFERENCE else aeon_data
+        X_fit, X_pred = lmu_data if is_lmu(label) else aeon_data
         results[label] = fit_predict(
             models[label], X_fit, y, X_pred, y_test, label in proba, regression
         )
@@ -570,7 +609,7 @@ def _print_failures(results: dict) -> None:
 
 def run_classification(sets: dict, models: dict, clock: str) -> list[dict]:
     labels = list(models)
-    with_proba = [m for m in labels if m in (REFERENCE, "MiniRocket")]
+    with_proba = [m for m in labels if is_lmu(m) or m == "MiniRocket"]
     short = {"MultiRocket-Hydra": "MR-Hydra"}
     names = [short.get(m, m)[:10] for m in labels]
     gap = "MiniRocket" in labels
@@ -835,11 +874,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0, help="random_state of every model")
     parser.add_argument(
+        "--variant",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="also run lmu_sk with these parameters (e.g. kernel=rbf), in the same run",
+    )
+    parser.add_argument(
         "--baseline", metavar="DIR", help="another lmu_sk checkout to compare with"
     )
     parser.add_argument("--repeats", type=int, default=2, help="--baseline: runs per version, set")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    try:
+        variant = parse_variant(args.variant or [])
+    except ValueError as error:
+        parser.error(str(error))
 
     classification = not args.regression_only
     sets: dict[str, dict[str, Path]] = {}
@@ -887,7 +936,7 @@ def main(argv: list[str] | None = None) -> int:
     out: dict = {"settings": settings}
 
     if classification and sets:
-        models = make_models(args.peers, args.seed)
+        models = make_models(args.peers, args.seed, variant=variant)
         seconds = warm_up(models)
         print("warm-up (not counted): " + ", ".join(f"{m} {s:.1f} s" for m, s in seconds.items()))
         print(f"\nclassification, sets from {args.data_dir}:", flush=True)
@@ -895,11 +944,16 @@ def main(argv: list[str] | None = None) -> int:
         summary = summarise_classification(rows, list(models), args.clock)
         print_classification_summary(summary, list(models))
         out["classification"] = {"rows": rows, "summary": summary}
+        if variant:  # the variant against the peers, as the default above
+            labels = _variant_first(list(models), variant)
+            summary = summarise_classification(rows, labels, args.clock)
+            print_classification_summary(summary, labels)
+            out["classification"]["variant_summary"] = summary
     elif classification:
         print("\nclassification: no selected set")
 
     if not args.classification_only and regression_sets:
-        models = make_models(["MiniRocket"], args.seed, regression=True)
+        models = make_models(["MiniRocket"], args.seed, regression=True, variant=variant)
         seconds = warm_up(models, regression=True)
         print(
             "\nregression warm-up (not counted): "
@@ -909,6 +963,11 @@ def main(argv: list[str] | None = None) -> int:
         summary = summarise_regression(rows, list(models), args.clock)
         print_regression_summary(summary, list(models))
         out["regression"] = {"rows": rows, "summary": summary}
+        if variant:
+            labels = _variant_first(list(models), variant)
+            summary = summarise_regression(rows, labels, args.clock)
+            print_regression_summary(summary, labels)
+            out["regression"]["variant_summary"] = summary
 
     if args.json:
         with open(args.json, "w", encoding="utf-8") as file:

@@ -254,3 +254,43 @@ def test_classification_sets_name_a_folder_or_aeon(bench, data_dir, tmp_path, mo
     (tmp_path / "aeon").mkdir()
     monkeypatch.chdir(tmp_path)
     assert bench.classification_sets("aeon") == ("aeon", {})
+
+
+def test_a_variant_is_parsed_labelled_and_given_lmu_sks_layout(bench, data_dir, capsys):
+    """--variant kernel=rbf: a second lmu_sk model, with lmu_sk's input layout (a variant
+    given aeon's (n, channels, steps) arrays once read 427 channels of one step)."""
+    assert bench.parse_variant(["kernel=rbf", "order=4", "theta=[2, 8]"]) == {
+        "kernel": "rbf",
+        "order": 4,
+        "theta": [2, 8],
+    }
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        bench.parse_variant(["rbf"])
+    variant = {"kernel": "rbf"}
+    assert bench.variant_label(variant) == "LMU-rbf"
+    assert bench.is_lmu("LMU") and bench.is_lmu("LMU-rbf") and not bench.is_lmu("MiniRocket")
+    labels = bench._variant_first(["LMU", "LMU-rbf", "MiniRocket"], variant)
+    assert labels == ["LMU-rbf", "MiniRocket"]
+    seen = {}
+
+    def recorder(label):
+        class Model:
+            def fit(self, X, y):
+                seen[label] = X
+                return self
+
+            def predict(self, X):
+                return np.zeros(len(X), dtype=int)
+
+        return Model
+
+    data = bench.load_set(bench.find_sets(data_dir)["Two"])
+    models = {label: recorder(label) for label in ("LMU", "LMU-rbf", "MiniRocket")}
+    bench._run_set(0, data, models)
+    assert seen["LMU-rbf"] is not seen["MiniRocket"]
+    np.testing.assert_array_equal(np.asarray(seen["LMU-rbf"]), np.asarray(seen["LMU"]))
+    assert np.shape(seen["MiniRocket"]) == (2, 2, 3)  # aeon's (n, channels, steps)
+    assert np.shape(seen["LMU-rbf"]) == (2, 3, 2)  # lmu_sk's (n, steps, channels)
+    with pytest.raises(SystemExit):
+        bench.main([str(data_dir), "--variant", "rbf"])
+    assert "--variant takes KEY=VALUE pairs" in capsys.readouterr().err

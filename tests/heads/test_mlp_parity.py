@@ -226,7 +226,9 @@ def test_per_step_regression_repeats_a_sequence_weight_for_every_step():
 def test_composite_ridge_head_takes_weights_as_ridge_classifier_cv():
     X, y = _sequences(n=60)
     w = np.random.default_rng(2).uniform(0.0, 3.0, len(X))
-    model = LMUClassifier(head="ridge", alphas=ALPHAS, dtype="float64", order=6, device="cpu")
+    model = LMUClassifier(
+        head="ridge", alphas=ALPHAS, dtype="float64", order=6, device="cpu", kernel="linear"
+    )
     model.fit(X, y, sample_weight=w)
     F = model._transform(X)  # the scaled training features
     reference = RidgeClassifierCV(alphas=ALPHAS).fit(F, y, sample_weight=w)
@@ -238,7 +240,9 @@ def test_composite_ridge_head_takes_weights_as_ridge_classifier_cv():
     # 'final' features have no fitted state): with one penalty, as dropping it
     keep = np.ones(len(X), bool)
     keep[:7] = False
-    one = dict(head="ridge", alphas=[1.0], feature_output="final", order=6, dtype="float64")
+    one = dict(head="ridge", alphas=[1.0], feature_output="final", order=6, dtype="float64") | {
+        "kernel": "linear"
+    }
     zero = LMURegressor(device="cpu", **one).fit(X, X[:, -1], sample_weight=keep * 1.0)
     dropped = LMURegressor(device="cpu", **one).fit(X[keep], X[keep, -1])
     np.testing.assert_allclose(zero.predict(X), dropped.predict(X), rtol=1e-8, atol=1e-10)

@@ -679,16 +679,26 @@ def test_huge_sample_weights_fit_or_say_why():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 30))
     y = (X[:, -5:].sum(axis=1) > 0).astype(int)
-    with np.errstate(all="raise"):
-        model = LMUClassifier(device="cpu").fit(X, y, sample_weight=np.full(40, 1e300))
-        proba = model.predict_proba(X)
-    assert np.isfinite(model.head_.temperature_) and np.allclose(proba.sum(axis=1), 1.0)
-    assert model.score(X, y) == 1.0
+    for kernel in ("linear", "rbf"):
+        with np.errstate(all="raise"):
+            model = LMUClassifier(device="cpu", kernel=kernel)
+            model.fit(X, y, sample_weight=np.full(40, 1e300))
+            proba = model.predict_proba(X)
+        assert np.isfinite(model.head_.temperature_) and np.allclose(proba.sum(axis=1), 1.0)
+        assert model.score(X, y) == 1.0
     with np.errstate(all="raise"):
         with pytest.raises(ValueError, match="weighted features overflow float64"):
-            LMUClassifier(device="cpu").fit(X, y, sample_weight=np.full(40, 1e305))
-        with pytest.raises(ValueError, match="sample_weight sums beyond the largest float64"):
-            LMUClassifier(device="cpu").fit(X, y, sample_weight=np.full(40, 1e308))
+            LMUClassifier(device="cpu", kernel="linear").fit(
+                X, y, sample_weight=np.full(40, 1e305)
+            )
+        # the Gaussian kernel's values are at most 1: its weighted matrix holds 1e305
+        model = LMUClassifier(device="cpu", kernel="rbf")
+        assert model.fit(X, y, sample_weight=np.full(40, 1e305)).score(X, y) == 1.0
+        for kernel in ("linear", "rbf"):
+            with pytest.raises(ValueError, match="sample_weight sums beyond the largest float64"):
+                LMUClassifier(device="cpu", kernel=kernel).fit(
+                    X, y, sample_weight=np.full(40, 1e308)
+                )
     with pytest.raises(ValueError, match="Gram matrix of the features overflows"):
         RidgeHeadRegressor().fit(X[:10] * 1e160, y[:10])  # the Gram of 10 x 30 features
 

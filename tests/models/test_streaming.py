@@ -148,7 +148,8 @@ def test_float_input_dtype_none_streams_in_float64():
 @st.composite
 def model_cases(draw):
     kind = draw(st.sampled_from(["classifier", "regressor"]))
-    head = draw(st.sampled_from(["dense", "ridge"]))
+    # 'rbf': the ridge head with kernel='rbf'
+    head = draw(st.sampled_from(["dense", "ridge", "rbf"]))
     outputs = ("final", "mean", "max", "pooled")
     if kind == "regressor":
         outputs += ("sequence",)
@@ -185,13 +186,15 @@ def assert_labels_agree(got, expected, scores, two_class_threshold: float):
 @settings(max_examples=60)
 @given(model_cases(), st.data())
 def test_model_stream_equals_batch_prediction_of_every_prefix(case, data):
-    """Every head (dense, ridge) on every output, classifier and regressor."""
+    """Every head (dense, ridge, the ridge's Gaussian kernel) on every output, classifier
+    and regressor."""
     kind, head, output, order, n_channels, dtype, scale, n_targets, seed = case
     rng = np.random.default_rng(seed)
     n_samples, n_steps = 30, 16
     X = rng.standard_normal((n_samples, n_steps, n_channels))
     params = dict(
-        head=head,
+        head="ridge" if head == "rbf" else head,
+        kernel="rbf" if head == "rbf" else "linear",
         order=order,
         feature_output=output,
         scale_features=scale,

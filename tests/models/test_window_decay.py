@@ -23,21 +23,24 @@ def test_the_weights_fall_with_the_windows_log_length():
     assert estimators._window_decay_weights(features, (0.0,)) is None
 
 
-def test_the_choice_is_the_ridge_heads_on_the_standardized_features():
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_the_choice_is_the_ridge_heads_on_the_standardized_features(kernel):
     """The composite's head is the ridge head given the decays' candidates on its own
     standardized features: the same choice, penalty and coefficients."""
     X, y = shapes()
-    clf = LMUClassifier(device="cpu").fit(X, y)
+    clf = LMUClassifier(device="cpu", kernel=kernel).fit(X, y)
     candidates = estimators._window_decay_weights(clf.features_, estimators._WINDOW_DECAYS)
     assert any((clf.head_.feature_weights_ == c).all() for c in candidates)
     # the float64 features the composite's ridge head takes
     F = clf.features_._transform(X, False, dtype=np.float64)
     F = (F - clf.feature_mean_) / clf.feature_scale_
-    alone = RidgeHeadClassifier().fit(F, y, feature_weights=candidates)
+    alone = RidgeHeadClassifier(kernel=kernel).fit(F, y, feature_weights=candidates)
     np.testing.assert_array_equal(alone.feature_weights_, clf.head_.feature_weights_)
     assert alone.alpha_ == clf.alpha_
     # float64 on both sides, the features' rounding apart: 1e-8 of the coefficients' scale
-    np.testing.assert_allclose(alone.coef_, clf.head_.coef_, atol=1e-8 * np.abs(alone.coef_).max())
+    name = "coef_" if kernel == "linear" else "dual_coef_"
+    ours, theirs = getattr(clf.head_, name), getattr(alone, name)
+    np.testing.assert_allclose(ours, theirs, atol=1e-8 * np.abs(theirs).max())
 
 
 def test_many_sequences_and_the_regressor_keep_unweighted_features(monkeypatch):

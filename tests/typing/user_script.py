@@ -49,7 +49,7 @@ def main(seed: int = 0) -> dict[str, float]:
     head = clf.head_
     assert isinstance(head, RidgeHeadClassifier)  # head='auto' on 40 series: the ridge
     ridge_head_penalty: float = head.alpha_ * 1.0
-    assert ridge_head_penalty == penalty - 1.0
+    assert ridge_head_penalty == clf.alpha_
 
     # the model streamed, two sequences at a time, in two chunks
     stream = clf.stream(2)

@@ -1,0 +1,98 @@
+"""The Gaussian kernel of the ridge heads (``kernel='rbf'``), from Gram matrices.
+
+The heads' Gaussian kernel is ``k(a, b) = exp(-gamma * |a - b|^2)`` with ``gamma`` set
+from the training rows: ``1 / (width * m)``, ``m`` the median squared distance between
+two training rows. Distances come from the Gram matrix the linear head forms anyway
+(``|a - b|^2 = a.a + b.b - 2 a.b``, unchanged by centering the features), so the kernel
+costs ``O(n_samples^2)`` on top of it; prediction costs one product with the training rows.
+
+The kernel ridge model with an unpenalized intercept is the linear ridge model in the
+kernel's feature space, centered there: the kernel matrix centered with the (weighted)
+means of its rows, ``Kc = K - 1 c^T - c 1^T + c.p`` with ``c = K p`` and ``p`` the samples'
+shares of the total weight. Everything is written against the arrays' module (NumPy or
+CuPy).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+# rows of cross-kernel values made at a time: about this many bytes of float64
+_BLOCK_BYTES = 32 * 1024**2
+
+
+def squared_distances(G, xp: ModuleType):
+    """``|x_i - x_j|^2`` of the rows whose Gram matrix is ``G`` (rounding's small negative
+    values clipped to zero, the diagonal exactly zero); ``G`` is overwritten."""
+    d = xp.diag(G).copy()
+    G *= -2.0
+    G += d[:, None]
+    G += d[None, :]
+    xp.maximum(G, 0.0, out=G)
+    G[xp.diag_indices(G.shape[0])] = 0.0
+    return G
+
+
+def gamma_of(D, width: float, xp: ModuleType) -> float:
+    """``1 / (width * m)``, ``m`` the median of the off-diagonal squared distances ``D``
+    (``1 / width`` where every distance is zero or there is one row)."""
+    n = D.shape[0]
+    if n < 2:
+        return 1.0 / width
+    upper = D[xp.triu_indices(n, 1)]
+    median = float(xp.median(upper))
+    return 1.0 / (width * median) if median > 0 else 1.0 / width
+
+
+def gaussian_of_distances(D, gamma: float, xp: ModuleType):
+    """``exp(-gamma * D)``, in place."""
+    D *= -gamma
+    return xp.exp(D, out=D)
+
+
+def centered(K, share, xp: ModuleType):
+    """``K`` centered in the kernel's feature space with the rows' weights ``share``
+    (summing to one), in place, and the weighted row means ``c = K share`` it subtracted
+    (what a new row's kernel values are centered with)."""
+    c = K @ share
+    grand = float(share @ c)
+    K -= c[:, None]
+    K -= c[None, :]
+    K += grand
+    return K, c
+
+
+def uncentered(dual, row_means, share, y_mean):
+    """The coefficients ``dual`` of the centered kernel's values, and the targets' means
+    ``y_mean``, as coefficients and intercept of the uncentered kernel's values:
+    ``kc(x) . dual + y_mean = k(x) . dual' + intercept`` (``row_means`` ``None``: nothing
+    was centered)."""
+    if row_means is None:
+        return dual, y_mean
+    total = dual.sum(axis=0)
+    intercept = y_mean - row_means @ dual + float(share @ row_means) * total
+    return dual - share[:, None] * total[None, :], intercept
+
+
+def cross_kernel_blocks(A, B, gamma: float, xp: ModuleType, weights=None):
+    """``(rows, exp(-gamma * |a_i * w - b_j|^2))`` for blocks of the rows of ``A`` (times
+    the features' ``weights`` ``w``, where given) against all rows of ``B``: about
+    ``_BLOCK_BYTES`` of kernel values at a time, and no weighted copy of ``A``."""
+    if weights is None:
+        weighted, squares = B, None
+    else:  # (a w) . b = a . (w b) and |a w|^2 = a^2 . w^2
+        weighted, squares = B * weights, weights * weights
+    b_norms = xp.einsum("ij,ij->i", B, B)
+    step = max(1, _BLOCK_BYTES // (8 * max(B.shape[0], A.shape[1], 1)))
+    for start in range(0, A.shape[0], step):
+        rows = slice(start, min(start + step, A.shape[0]))
+        block = A[rows]
+        values = block @ weighted.T
+        values *= -2.0
+        if squares is None:
+            values += xp.einsum("ij,ij->i", block, block)[:, None]
+        else:
+            values += ((block * block) @ squares)[:, None]
+        values += b_norms[None, :]
+        xp.maximum(values, 0.0, out=values)
+        yield rows, gaussian_of_distances(values, gamma, xp)

@@ -1,0 +1,252 @@
+"""The ridge heads' Gaussian kernel (``kernel='rbf'``) against a direct solve of kernel
+ridge regression with an unpenalized intercept, and its leave-one-out values against refits
+without each sample.
+
+The direct solve is independent of the heads' centering in the kernel's feature space: the
+stationarity conditions of ``sum_i w_i (y_i - K_i c - b)^2 + alpha c^T K c`` in ``c`` and
+``b``, one ``(n + 1)``-square system. Both are float64 solves of systems whose condition
+numbers stay below ~1e6 for the penalties used here, so they agree to 1e-7 (relative to
+the targets' scale); a wrong centering, weight or sign is off by O(1).
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from fake_cupy import clear_caches, install
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import cdist, pdist
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import lmu_sk._gaussian_kernel as gaussian
+import lmu_sk.ridge as ridge
+from lmu_sk.ridge import RidgeHeadClassifier, RidgeHeadRegressor
+
+ALPHAS = np.logspace(-2, 2, 9)
+
+
+def gamma_of(X, width):
+    return 1.0 / (width * np.median(pdist(X, "sqeuclidean")))
+
+
+def direct_fit(X, y, gamma, alpha, w=None, fit_intercept=True):
+    """Coefficients ``c`` and intercept ``b`` of kernel ridge, from its stationarity
+    conditions: ``(W K + alpha I) c + W 1 b = W y`` and ``1^T W (y - K c - 1 b) = 0``."""
+    n = len(X)
+    w = np.ones(n) if w is None else w
+    K = np.exp(-gamma * cdist(X, X, "sqeuclidean"))
+    Y = y.reshape(n, -1)
+    if not fit_intercept:
+        return np.linalg.solve(w[:, None] * K + alpha * np.eye(n), w[:, None] * Y), 0.0
+    A = np.zeros((n + 1, n + 1))
+    A[:n, :n] = w[:, None] * K + alpha * np.eye(n)
+    A[:n, n] = w
+    A[n, :n] = w @ K
+    A[n, n] = w.sum()
+    rhs = np.vstack([w[:, None] * Y, (w @ Y)[None, :]])
+    solution = np.linalg.solve(A, rhs)
+    return solution[:n], solution[n]
+
+
+def direct_predict(X, c, b, gamma, X_new):
+    return np.exp(-gamma * cdist(X_new, X, "sqeuclidean")) @ c + b
+
+
+@st.composite
+def problems(draw):
+    n_samples = draw(st.integers(5, 40))
+    n_features = draw(st.integers(1, 30))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    X = rng.standard_normal((n_samples, n_features)) * rng.uniform(0.5, 3, n_features)
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(n_samples)
+    w = rng.uniform(0.2, 3.0, n_samples) if draw(st.booleans()) else None
+    return X, y, w, draw(st.booleans()), draw(st.sampled_from([0.5, 3.0, 20.0]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems())
+def test_the_fit_is_the_direct_kernel_ridge_solution(problem):
+    X, y, w, fit_intercept, width = problem
+    head = RidgeHeadRegressor(
+        alphas=ALPHAS, fit_intercept=fit_intercept, clip_margin=None, kernel="rbf", width=width
+    ).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(head.gamma_, gamma_of(X, width), rtol=1e-10)
+    c, b = direct_fit(X, y, head.gamma_, head.alpha_, w, fit_intercept)
+    X_new = np.vstack([X, X[:3] + 0.3])
+    expected = direct_predict(X, c, b, head.gamma_, X_new)[:, 0]
+    np.testing.assert_allclose(head.predict(X_new), expected, atol=1e-7)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_leave_one_out_errors_equal_refits(weighted, fit_intercept):
+    """Every penalty's mean squared leave-one-out residual (weighted as the linear head's)
+    against direct refits without each sample, the kernel's gamma held at the fit's."""
+    rng = np.random.default_rng(3)
+    n = 25
+    X = rng.standard_normal((n, 4))
+    y = np.cos(X[:, 1]) + X[:, 0] + 0.2 * rng.standard_normal(n)
+    w = rng.uniform(0.3, 2.0, n) if weighted else np.ones(n)
+    head = RidgeHeadRegressor(alphas=ALPHAS, fit_intercept=fit_intercept, kernel="rbf")
+    head.fit(X, y, sample_weight=w if weighted else None)
+    for alpha, error in zip(ALPHAS, head.cv_errors_, strict=True):
+        errors = []
+        for i in range(n):
+            keep = np.arange(n) != i
+            c, b = direct_fit(X[keep], y[keep], head.gamma_, alpha, w[keep], fit_intercept)
+            residual = y[i] - direct_predict(X[keep], c, b, head.gamma_, X[i : i + 1])[0, 0]
+            errors.append(w[i] * residual**2)
+        np.testing.assert_allclose(error, np.mean(errors), rtol=1e-7)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_classifier_loo_decisions_equal_refits(n_classes):
+    rng = np.random.default_rng(n_classes)
+    n = 8 * n_classes
+    y = np.arange(n) % n_classes
+    X = rng.standard_normal((n, 6)) + y[:, None] * 0.8
+    clf = RidgeHeadClassifier(alphas=ALPHAS, kernel="rbf").fit(X, y)
+    Y = -np.ones((n, n_classes))
+    Y[np.arange(n), y] = 1.0
+    Y = Y[:, -1:] if n_classes == 2 else Y
+    for i in range(n):
+        keep = np.arange(n) != i
+        c, b = direct_fit(X[keep], Y[keep], clf.gamma_, clf.alpha_)
+        decision = direct_predict(X[keep], c, b, clf.gamma_, X[i : i + 1])[0]
+        np.testing.assert_allclose(np.ravel(clf.loo_decision_[i]), decision, atol=1e-7)
+
+
+def test_a_candidate_of_feature_weights_is_the_kernel_of_the_weighted_features():
+    """The chosen candidate's model is the one fitted on ``X * w`` (its gamma too), and
+    predicts from the unweighted features."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 8))
+    y = np.arange(30) % 3
+    X[:, :2] += y[:, None]
+    weights = np.ones((3, 8))
+    weights[1, 2:] = 0.2
+    weights[2, :2] = 0.1
+    clf = RidgeHeadClassifier(alphas=ALPHAS, kernel="rbf").fit(X, y, feature_weights=weights)
+    w = clf.feature_weights_
+    alone = RidgeHeadClassifier(alphas=ALPHAS, kernel="rbf").fit(X * w, y)
+    assert clf.alpha_ == alone.alpha_
+    np.testing.assert_allclose(clf.gamma_, alone.gamma_, rtol=1e-12)
+    X_new = rng.standard_normal((7, 8))
+    np.testing.assert_allclose(
+        clf.decision_function(X_new), alone.decision_function(X_new * w), atol=1e-9
+    )
+    # and the candidate chosen is the one of least leave-one-out error
+    errors = [
+        RidgeHeadClassifier(alphas=ALPHAS, kernel="rbf").fit(X * row, y).cv_errors_.min()
+        for row in weights
+    ]
+    np.testing.assert_array_equal(w, weights[int(np.argmin(errors))])
+
+
+def test_a_kernel_head_solves_what_it_can_not_fold():
+    """The Gaussian kernel acts on standardized rows: no folded copy (the composites then
+    standardize the features themselves)."""
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((20, 5)), np.arange(20) % 2
+    head = RidgeHeadClassifier(kernel="rbf").fit(X, y)
+    assert head._standardization_folded(np.zeros(5), np.ones(5)) is None
+    assert not hasattr(head, "coef_")
+
+
+def test_a_refit_with_another_kernel_drops_the_previous_model():
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((20, 5)), rng.standard_normal(20)
+    head = RidgeHeadRegressor(kernel="rbf").fit(X, y)
+    assert head.dual_coef_.shape == (1, 20) and head.X_fit_.shape == (20, 5)
+    head.set_params(kernel="linear").fit(X, y)
+    assert head.coef_.shape == (5,)
+    assert not any(hasattr(head, name) for name in ("dual_coef_", "X_fit_", "gamma_"))
+    head.set_params(kernel="rbf").fit(X, y)
+    assert not hasattr(head, "coef_")
+
+
+def test_a_saved_kernel_head_predicts_the_same_and_must_hold_its_rows():
+    rng = np.random.default_rng(4)
+    X, y = rng.standard_normal((20, 5)), np.arange(20) % 3
+    head = RidgeHeadClassifier(kernel="rbf").fit(X, y)
+    loaded = pickle.loads(pickle.dumps(head))
+    np.testing.assert_array_equal(loaded.predict_proba(X), head.predict_proba(X))
+    state = head.__getstate__()
+    del state["X_fit_"]
+    with pytest.raises(pickle.UnpicklingError, match="X_fit_"):
+        RidgeHeadClassifier().__setstate__(state)
+
+
+def test_predictions_by_blocks_of_rows_equal_those_row_by_row(monkeypatch):
+    """The kernel's values are made a block of rows at a time (a few MB, whatever the
+    number of rows predicted): blocks of 3 rows give the one-row answers (float64 products
+    of one row: 1e-12)."""
+    rng = np.random.default_rng(5)
+    X, y = rng.standard_normal((25, 6)), np.arange(25) % 3
+    weights = rng.uniform(0.5, 1.5, (2, 6))
+    clf = RidgeHeadClassifier(kernel="rbf").fit(X, y, feature_weights=weights)
+    X_new = rng.standard_normal((10, 6))
+    one_by_one = np.vstack([clf.decision_function(X_new[i : i + 1]) for i in range(10)])
+    monkeypatch.setattr(gaussian, "_BLOCK_BYTES", 8 * 25 * 3)  # 3 rows of 25 values
+    blocks = list(gaussian.cross_kernel_blocks(X_new, clf.X_fit_, clf.gamma_, np))
+    assert [rows.stop - rows.start for rows, _ in blocks] == [3, 3, 3, 1]
+    np.testing.assert_allclose(clf.decision_function(X_new), one_by_one, rtol=0, atol=1e-12)
+
+
+@pytest.mark.gpu
+def test_device_features_on_the_stand_in(monkeypatch):
+    fake = install(monkeypatch, as_gpu=True)
+    try:
+        rng = np.random.default_rng(0)
+        X, y = rng.standard_normal((30, 12)), np.arange(30) % 3
+        w = rng.uniform(0.5, 2.0, 30)
+        on_device = RidgeHeadClassifier(alphas=ALPHAS, kernel="rbf")
+        on_device.fit(fake.asarray(X), y, sample_weight=w)
+        on_host = RidgeHeadClassifier(alphas=ALPHAS, kernel="rbf").fit(X, y, sample_weight=w)
+        assert on_device.alpha_ == on_host.alpha_
+        np.testing.assert_allclose(on_device.dual_coef_, on_host.dual_coef_, atol=1e-10)
+        np.testing.assert_allclose(
+            on_device.predict_proba(fake.asarray(X)), on_host.predict_proba(X), atol=1e-10
+        )
+    finally:
+        clear_caches()
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"kernel": "poly"}, "kernel must be one of"),
+        ({"kernel": None}, "kernel must be one of"),
+        ({"kernel": "rbf", "width": 0.0}, "width must be a finite number > 0"),
+        ({"kernel": "rbf", "width": np.nan}, "width must be a finite number > 0"),
+        ({"kernel": "rbf", "width": "3"}, "width must be a finite number > 0"),
+    ],
+)
+@pytest.mark.parametrize("Head", [RidgeHeadClassifier, RidgeHeadRegressor])
+def test_bad_kernel_parameters(Head, params, match):
+    X, y = np.random.default_rng(0).standard_normal((10, 3)), np.arange(10) % 2
+    with pytest.raises(ValueError, match=match):
+        Head(**params).fit(X, y)
+
+
+def test_more_samples_than_the_exact_size_are_refused_with_the_fix(monkeypatch):
+    monkeypatch.setattr(ridge, "EXACT_LOO_MAX", 15)
+    X, y = np.random.default_rng(0).standard_normal((20, 3)), np.arange(20) % 2
+    match = r"at most 15 training samples; got 20\. Use kernel='linear'"
+    with pytest.raises(ValueError, match=match):
+        RidgeHeadClassifier(kernel="rbf").fit(X, y)
+
+
+# see test_ridge.py: leave-one-out is not repetition-invariant
+LOO_WEIGHT_CHECK = {
+    "check_sample_weight_equivalence_on_dense_data": "leave-one-out is not repetition-invariant"
+}
+
+
+@parametrize_with_checks(
+    [RidgeHeadClassifier(kernel="rbf"), RidgeHeadRegressor(kernel="rbf")],
+    expected_failed_checks=lambda est: LOO_WEIGHT_CHECK,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
