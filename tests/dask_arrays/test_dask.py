@@ -286,6 +286,24 @@ def test_gathered_training_equals_in_memory_training(client, quiet):
     assert isinstance(score, float) and score == in_memory.score(X, y)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_the_ridge_head_on_the_cluster_predicts_as_in_memory(client, kernel):
+    """The default model (ridge on pooled features), its head linear or the Gaussian
+    kernel's (which scores the blocks' standardized rows against its training rows)."""
+    X, y = labelled()
+    Xd = da.from_array(X, chunks=60)
+    on_cluster = LMUClassifier(kernel=kernel, device="cpu").fit(Xd, y)
+    in_memory = LMUClassifier(kernel=kernel, device="cpu").fit(X, y)
+    assert on_cluster.head_.kernel == kernel and on_cluster.alpha_ == in_memory.alpha_
+    predicted = on_cluster.predict(Xd)
+    assert isinstance(predicted, da.Array)
+    np.testing.assert_array_equal(predicted.compute(), in_memory.predict(X))
+    # the features of 60-row blocks are those of the whole array up to float32 rounding
+    np.testing.assert_allclose(
+        on_cluster.predict_proba(Xd).compute(), in_memory.predict_proba(X), atol=1e-5
+    )
+
+
 def test_streamed_training_learns_without_gathering(client, quiet, monkeypatch):
     X, y = labelled()
     Xd = da.from_array(X, chunks=40)

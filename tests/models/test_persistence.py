@@ -62,6 +62,9 @@ def _fit_all(dense: dict) -> list:
         (RidgeHeadClassifier().fit(F, y_class), F, "decision_function"),
         (RidgeHeadRegressor().fit(F, y_reg), F, "predict"),
         (LMUEarlyClassifier(checkpoints=4).fit(X, y_class), X, "predict_proba"),
+        # the ridge heads' Gaussian kernel: their training rows saved with them
+        (LMUClassifier(kernel="rbf").fit(X, y_class), X, "predict_proba"),
+        (RidgeHeadRegressor(kernel="rbf").fit(F, y_reg), F, "predict"),
     ]
 
 
