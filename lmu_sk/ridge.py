@@ -209,7 +209,8 @@ def _decompositions(
                     G *= root
                     G *= root.T
             kernel = (gamma, c)
-        with log.step(f"eigendecomposition of the {n_samples} x {n_samples} Gram matrix"):
+        matrix = "Gram" if width is None else "kernel"
+        with log.step(f"eigendecomposition of the {n_samples} x {n_samples} {matrix} matrix"):
             s2, U = xp.linalg.eigh(G)
         del G
         # Rounding leaves the null directions (the intercept's among them) eigenvalues of

@@ -250,3 +250,14 @@ LOO_WEIGHT_CHECK = {
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_verbose_names_the_kernels_steps(capsys):
+    rng = np.random.default_rng(6)
+    X, y = rng.standard_normal((20, 5)), np.arange(20) % 2
+    RidgeHeadClassifier(kernel="rbf", verbose=1).fit(X, y, feature_weights=np.ones((2, 5)))
+    err = capsys.readouterr().err
+    assert err.count("Gaussian kernel of the 20 samples") == 2  # one per candidate
+    assert "eigendecomposition of the 20 x 20 kernel matrix" in err
+    RidgeHeadClassifier(verbose=1).fit(rng.standard_normal((20, 30)), y)  # the dual path
+    assert "eigendecomposition of the 20 x 20 Gram matrix" in capsys.readouterr().err
