@@ -313,6 +313,7 @@ class _LMUBase(BaseEstimator):
         "scale_features": ["boolean"],
         "memory": [None, str, HasMethods(["cache"])],
         "channels_first": ["boolean", None],
+        "kernel": [StrOptions({"linear", "rbf"})],
     }
 
     _head_class: type
@@ -609,7 +610,6 @@ class _LMUBase(BaseEstimator):
 
     def _make_head(self):
         if self.head_kind_ == "ridge":
-            # (the ridge head validates kernel, with the message that names the fix)
             return self._ridge_class(alphas=self.alphas, verbose=self.verbose, kernel=self.kernel)
         params = {name: getattr(self, name) for name in _HEAD_PARAMS}
         return self._head_class(**params, device=self.device)

@@ -162,7 +162,8 @@ def test_partial_fit_needs_the_dense_head_and_says_so():
         ({"theta": -1.0}, None, ValueError, "theta must be a positive"),
         ({"feature_output": "median"}, None, ValueError, "Unknown feature_output"),
         ({"alphas": [0.0]}, None, ValueError, "alphas"),
-        ({"kernel": "poly"}, None, ValueError, "kernel must be one of"),
+        ({"kernel": "poly"}, None, ValueError, "'kernel' parameter of LMUClassifier"),
+        ({"kernel": "poly", "head": "dense"}, None, ValueError, "'kernel' parameter"),
         ({}, np.zeros(30), ValueError, "only one class"),
     ],
 )
