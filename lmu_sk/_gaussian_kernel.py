@@ -77,22 +77,16 @@ def uncentered(dual, row_means, share, y_mean):
 def cross_kernel_blocks(A, B, gamma: float, xp: ModuleType, weights=None):
     """``(rows, exp(-gamma * |a_i * w - b_j|^2))`` for blocks of the rows of ``A`` (times
     the features' ``weights`` ``w``, where given) against all rows of ``B``: about
-    ``_BLOCK_BYTES`` of kernel values at a time, and no weighted copy of ``A``."""
-    if weights is None:
-        weighted, squares = B, None
-    else:  # (a w) . b = a . (w b) and |a w|^2 = a^2 . w^2
-        weighted, squares = B * weights, weights * weights
+    ``_BLOCK_BYTES`` of kernel values at a time; only a block of ``A`` is weighted at a
+    time, and nothing of ``B``'s size is made but its norms."""
     b_norms = xp.einsum("ij,ij->i", B, B)
     step = max(1, _BLOCK_BYTES // (8 * max(B.shape[0], A.shape[1], 1)))
     for start in range(0, A.shape[0], step):
         rows = slice(start, min(start + step, A.shape[0]))
-        block = A[rows]
-        values = block @ weighted.T
+        block = A[rows] if weights is None else A[rows] * weights
+        values = block @ B.T
         values *= -2.0
-        if squares is None:
-            values += xp.einsum("ij,ij->i", block, block)[:, None]
-        else:
-            values += ((block * block) @ squares)[:, None]
+        values += xp.einsum("ij,ij->i", block, block)[:, None]
         values += b_norms[None, :]
         xp.maximum(values, 0.0, out=values)
         yield rows, gaussian_of_distances(values, gamma, xp)
