@@ -59,10 +59,10 @@ from _gpu import (
 )
 from sklearn.exceptions import ConvergenceWarning
 
-from lmu_sk import DenseHeadClassifier, LMUClassifier, LMUFeatures
+from lmu_sk import DenseHeadClassifier, LMUClassifier, LMUFeatures, LMUPooledFeatures
 from lmu_sk._device import pinned_empty
 from lmu_sk.dn import discrete_system, impulse_response
-from lmu_sk.engine import algebra, constants, features, plan
+from lmu_sk.engine import algebra, constants, features, plan, pooled_features
 
 #: the figures of this run, by name: value, unit and what it is set against
 FIGURES: dict[str, dict] = {}
@@ -476,8 +476,10 @@ def bench_classifier(cp, sizes: Sizes) -> None:
     for device in ("gpu", "cpu"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            # warm-up on a few series: compiled kernels, CUDA context, cuBLAS handle
-            LMUClassifier(head="dense", max_iter=2, device=device).fit(X[:warm], y[:warm])
+            # warm-up on a few series: the same model's compiled kernels (the pooled
+            # kernel is compiled for its windows' order and thresholds), CUDA context,
+            # cuBLAS handle
+            LMUClassifier(**params, device=device).fit(X[:warm], y[:warm])
             synchronize(cp)
             t0 = time.perf_counter()
             model = LMUClassifier(**params, device=device).fit(X, y)
@@ -495,6 +497,8 @@ def bench_classifier(cp, sizes: Sizes) -> None:
             f"predict {predict:.3g} s, test accuracy {accuracy:.4f}",
             flush=True,
         )
+        if device == "gpu":
+            bench_pooled_routes(cp, model.features_, X)
     (gpu, gpu_accuracy, gpu_predicted), (cpu, cpu_accuracy, cpu_predicted) = results.values()
     agree = float(np.mean(gpu_predicted == cpu_predicted))
     for device in ("gpu", "cpu"):
@@ -510,6 +514,39 @@ def bench_classifier(cp, sizes: Sizes) -> None:
         f"GPU {gpu:.3g} s, CPU ({os.cpu_count()} cores) {cpu:.3g} s; test accuracy GPU "
         f"{gpu_accuracy:.4f}, CPU {cpu_accuracy:.4f}; same prediction on {agree:.2%}",
         ">= 10x, same accuracy",
+    )
+
+
+def bench_pooled_routes(cp, transformer, X) -> None:
+    """The fitted classifier's pooled features of ``X`` (host in and out, float64 as the
+    ridge head asks for them) on the GPU's two pooled routes: the Numba-CUDA kernel that
+    pools as it goes against block products with array operations."""
+    if not isinstance(transformer, LMUPooledFeatures):
+        return
+    U = np.asarray(X, dtype=np.float64).reshape(len(X), -1, 1)
+    args = (U, transformer.spec_, transformer.biases_, transformer.scales_)
+    seconds, rows = {}, {}
+    for route in ("pooled_blocked", "pooled_recurrence"):
+
+        def transform(route=route):
+            rows[route] = pooled_features(*args, dtype=np.float64, xp=cp, route=route)
+
+        seconds[route] = wall_seconds(cp, transform, repeat=2)
+    blocked, kernel = seconds["pooled_blocked"], seconds["pooled_recurrence"]
+    differ = float(np.mean(np.abs(rows["pooled_blocked"] - rows["pooled_recurrence"]) > 1e-6))
+    windows = transformer.spec_.windows
+    print(
+        f"pooled features of {len(X)} x {U.shape[1]} steps ({len(windows)} windows of order "
+        f"{max(w.order for w in windows)}, {transformer.n_features_out_} features), host in/out:"
+    )
+    report("  block products (pooled_blocked)", blocked, "s")
+    report("  Numba-CUDA kernel (pooled_recurrence)", kernel, "s", blocked, "blocks")
+    print(f"  features differing by more than 1e-6: {differ:.3%}", flush=True)
+    figure(
+        "pooled features of the classifier, Numba-CUDA kernel: speed vs block products",
+        blocked / kernel,
+        "x",
+        f"kernel {kernel:.3g} s, blocks {blocked:.3g} s, {len(X)} x {U.shape[1]} steps",
     )
 
 

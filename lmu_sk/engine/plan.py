@@ -79,6 +79,8 @@ class Costs:
     block_max: int
     memory_fraction: float = 1.0  # share of the free device memory one chunk may use
     pooled_routes: tuple[str, ...] = field(default=("pooled_recurrence",))
+    # the state updates of 'pooled_recurrence' (None: recurrence_flops, 2 d**2 per update)
+    pooled_flops: float | None = None
 
 
 COSTS = {
@@ -124,7 +126,11 @@ COSTS = {
         block_min=16,
         block_max=128,
         memory_fraction=0.7,
-        pooled_routes=("pooled_blocked",),
+        # the Numba-CUDA pooled kernel where numba.cuda sees the GPU (one thread per
+        # state, each running its input's whole recurrence: 2 order**3 flops per input
+        # and step at pooled_flops, float64), else block products
+        pooled_routes=("pooled_recurrence", "pooled_blocked"),
+        pooled_flops=10e12,
     ),
 }
 
@@ -151,6 +157,8 @@ def pooled_update_seconds(order: int, n_biases: int, route: str, device: str) ->
     costs = COSTS[device]
     d, pools = order, 3 * n_biases + 3
     if route == "pooled_recurrence":
+        if costs.pooled_flops is not None:  # the GPU's kernel: every state's thread runs all
+            return d * costs.pool_seconds * pools / 7 + 2.0 * d**3 / costs.pooled_flops
         return d * costs.pool_seconds * pools / 7 + 2.0 * d * d / costs.recurrence_flops
     T = block_steps(d, None, device)
     return 2.0 * (d + T) * d / costs.blocked_flops + d * pools * costs.pool_xp_seconds
@@ -443,6 +451,7 @@ def plan_pooled(
     device_budget: int | None = None,
     host_input: bool = True,
     host_output: bool = True,
+    routes: Sequence[str] | None = None,
 ) -> Plan:
     """The plan of pooled features.
 
@@ -462,11 +471,19 @@ def plan_pooled(
         As for :func:`plan_features`.
     n_biases : int
         Thresholds per state.
+    routes : sequence of str, optional
+        The routes to choose from, of the device's (all of them by default): the cheaper
+        by the cost table.
     """
     costs = COSTS[device]
     pools = 3 * n_biases + 3
     candidates = {}
-    for route in costs.pooled_routes:
+    routes = costs.pooled_routes if routes is None else tuple(routes)
+    if not routes or not set(routes) <= set(costs.pooled_routes):
+        raise ValueError(
+            f"routes must be some of {costs.pooled_routes} on the {device}; got {routes}."
+        )
+    for route in routes:
         scale = itemsize / 4.0 if route == "pooled_blocked" else 1.0
         candidates[route] = sum(
             scale * n_inputs * (n + 1) * pooled_update_seconds(d, n_biases, route, device)

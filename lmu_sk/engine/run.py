@@ -389,6 +389,17 @@ def _feature_chunk(x, lengths, target, plan: Plan, key: tuple, xp: ModuleType):
     return _into(y.astype(dtype, copy=False).reshape(N, -1), target)
 
 
+def _kernel_stream(xp: ModuleType) -> Any:
+    """The Numba-CUDA stream of ``xp``'s current stream, so that a kernel runs in order
+    with the array operations around it (None in Numba's CUDA simulator, which runs
+    kernels at once and has no external streams)."""
+    import numba
+
+    if numba.config.ENABLE_CUDASIM:
+        return None
+    return numba_cuda().external_stream(xp.cuda.get_current_stream().ptr)
+
+
 def _recurrence_chunk(x, lengths, target, output, key, order, xp):
     """The compiled recurrence: Numba on the CPU, Numba-CUDA on a GPU."""
     N, L, _ = x.shape
@@ -401,7 +412,7 @@ def _recurrence_chunk(x, lengths, target, output, key, order, xp):
         y, _ = cpu.recurrence(x, full, D_T, Bbar, output, out=out)
         return y if y is target else _into(y, target)
     Abar, Bbar = constants.system(*key)
-    stream = numba_cuda().external_stream(xp.cuda.get_current_stream().ptr)
+    stream = _kernel_stream(xp)
     if output == "sequence":
         y = cuda.recurrence_states(x, Abar, Bbar, "sequence", stream=stream)
     elif output == "final" and lengths is None:
@@ -591,6 +602,18 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
         n_in = len(window.inputs)
         part = out[:, offsets[w] : offsets[w + 1]]
         n_state = n_in * d * len(columns)
+        if plan.route == "pooled_recurrence" and xp is not np:
+            Abar, Bbar = constants.system(d, theta, spec.discretizer)
+            rows = xp.empty((N, part.shape[1]), dtype=np.float64)
+            cuda.pooled_features(
+                u, n, np.asarray(window.inputs), Abar, Bbar, biases[w], scales[w], rows,
+                columns, compete=compete,
+                stream=_kernel_stream(xp),
+            )  # fmt: skip
+            # float64 pools beyond float32 become inf: the caller reports them
+            with np.errstate(over="ignore"):
+                part[...] = rows
+            continue
         if plan.route == "pooled_recurrence":
             A_T = constants.get("A_T", d, theta, spec.discretizer)
             Bbar = constants.system(d, theta, spec.discretizer)[1]
@@ -635,6 +658,28 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
     return out
 
 
+POOLED_ROUTES = ("auto", "pooled_recurrence", "pooled_blocked")
+
+
+def _pooled_routes(route: str, device: str) -> tuple[str, ...] | None:
+    """The routes :func:`pooled_features` may take (None: every route of the device)."""
+    if route != "auto":
+        return (route,)
+    if device == "gpu" and not _cuda_kernels_run():
+        return ("pooled_blocked",)
+    return None
+
+
+@lru_cache(maxsize=1)
+def _cuda_kernels_run() -> bool:
+    """Whether the Numba-CUDA kernels can run here (a GPU numba.cuda sees, or its
+    simulator)."""
+    try:
+        return bool(numba_cuda().is_available())
+    except Exception:  # no numba.cuda, no driver: the GPU's array routes only
+        return False
+
+
 def pooled_features(
     U: Any,
     spec: PooledSpec,
@@ -646,6 +691,7 @@ def pooled_features(
     budget: int = 1 << 30,
     progress: Callable[[int], None] | None = None,
     return_device: bool = False,
+    route: str = "auto",
 ) -> Any:
     """Pooled Delay Network features of a dataset (:class:`~lmu_sk.LMUPooledFeatures`).
 
@@ -664,11 +710,18 @@ def pooled_features(
         dtype.
     xp, budget, progress, return_device
         As for :func:`features`.
+    route : {'auto', 'pooled_recurrence', 'pooled_blocked'}
+        The compiled recurrence that pools as it goes (Numba on the CPU, Numba-CUDA on a
+        GPU) or block products with array operations (a GPU's only route where
+        ``numba.cuda`` does not see it); 'auto': the cheaper by the cost table, of those
+        the device has.
 
     Returns
     -------
     array of shape (n_samples, spec.n_features)
     """
+    if route not in POOLED_ROUTES:
+        raise ValueError(f"route must be one of {POOLED_ROUTES}; got {route!r}.")
     source = _Source(U)
     dtype = np.dtype(dtype)
     n_samples = source.n_samples
@@ -690,6 +743,7 @@ def pooled_features(
         device_budget=_device_budget(xp),
         host_input=not source.on_device,
         host_output=host_out,
+        routes=_pooled_routes(route, device),
     )
     compute_dtype = np.dtype(np.float64) if plan.route == "pooled_recurrence" else dtype
     logger.debug(

@@ -256,7 +256,9 @@ class CarriedPools:
         self.compete = "compete" in pools
         self.moments = any(p in pools for p in MOMENT_POOLS)
         self.xp = xp
-        self.route = COSTS[_device(xp)].pooled_routes[0]
+        # the CPU's compiled kernel carries its pools; off the CPU, block products do (the
+        # Numba-CUDA pooled kernel runs whole sequences from the zero state only)
+        self.route = COSTS[_device(xp)].pooled_routes[0] if xp is np else "pooled_blocked"
         self.compare = np.dtype(np.float32) if self.route == "pooled_recurrence" else dtype
         Abar, Bbar = constants.system(*self.key)
         self.A_T = np.ascontiguousarray(Abar.T)

@@ -28,9 +28,11 @@ from typing import Any
 import numpy as np
 
 from .._device import is_cuda_array
+from ..reference import COMPETE_TIE
 from ._jit import cuda_jit_cached, numba_cuda
+from .cpu import FLUSH_STEPS, _column_of
 
-__all__ = ["pooled_states", "recurrence_states"]
+__all__ = ["pooled_features", "pooled_states", "recurrence_states"]
 
 _MODES = {"final": 0, "sequence": 1, "mean": 2, "max": 3, "last": 4}
 _MAX_GROUP = 8
@@ -386,3 +388,240 @@ def pooled_states(
     if reduce not in ("mean", "max", "last"):
         raise ValueError(f"reduce must be 'mean', 'max' or 'last'; got {reduce!r}.")
     return _run_recurrence(X, Abar, Bbar, _MODES[reduce], initial_state, lengths, stream)
+
+
+# ------------------------------------------------------------------------- pooled features
+@functools.cache
+def _pooled_kernel(order: int, n_biases: int, with_moments: bool, compete: bool):
+    """The pooled kernel of one window's states, compiled for its order and thresholds
+    (the per-thread arrays' sizes are compile-time constants: registers, not memory)."""
+    from numba import float32, float64
+
+    _cuda()
+    D, K = int(order), int(n_biases)
+    K_size = max(K, 1)  # local arrays of no thresholds: one unused entry
+    flush_steps = FLUSH_STEPS
+    tie = COMPETE_TIE
+
+    @cuda_jit_cached()
+    def kernel(U, lengths, inputs, AT, B, biases, scale, where, n_columns, compete_at, out):
+        # Thread g pools state i of input c of sample s (g = (s * n_inputs + c) * D + i).
+        # Every thread runs the whole recurrence of its (s, c) in float64 (D**2 products
+        # a step, from Abar in shared memory): no barrier and no exchange between
+        # threads, at D times the arithmetic of one state, cheap for the small orders the
+        # planner sends here. The comparisons are in float32 against the float32
+        # thresholds, the counts and sums in float32 flushed into float64 every
+        # FLUSH_STEPS steps, as on the CPU.
+        A = cuda.shared.array((D, D), float64)
+        for idx in range(cuda.threadIdx.x, D * D, cuda.blockDim.x):
+            A[idx // D, idx % D] = AT[idx % D, idx // D]
+        cuda.syncthreads()
+        n_inputs = inputs.shape[0]
+        g = cuda.grid(1)
+        if g >= U.shape[0] * n_inputs * D:
+            return
+        i = g % D
+        c = (g // D) % n_inputs
+        s = g // (D * n_inputs)
+        column = inputs[c]
+        n = lengths[s]
+        state = cuda.local.array(D, float64)
+        new = cuda.local.array(D, float64)
+        weight = cuda.local.array(D, float64)
+        bias = cuda.local.array(K_size, float32)
+        count = cuda.local.array(K_size, float32)
+        above = cuda.local.array(K_size, float32)
+        run = cuda.local.array(K_size, float32)
+        best = cuda.local.array(K_size, float32)
+        count64 = cuda.local.array(K_size, float64)
+        above64 = cuda.local.array(K_size, float64)
+        for r in range(D):
+            state[r] = 0.0
+            weight[r] = scale[c, r]
+        for k in range(K):
+            bias[k] = biases[c, i, k]
+            count[k] = 0.0
+            above[k] = 0.0
+            run[k] = 0.0
+            best[k] = 0.0
+            count64[k] = 0.0
+            above64[k] = 0.0
+        total = 0.0
+        high_i = -math.inf
+        low_i = math.inf
+        won = 0.0
+        lost = 0.0
+        flush = flush_steps
+        for t in range(n):
+            u = U[s, t, column]
+            for r in range(D):
+                acc = B[r] * u
+                for j in range(D):
+                    acc += A[r, j] * state[j]
+                new[r] = acc
+            for r in range(D):
+                state[r] = new[r]
+            if compete:
+                high = -math.inf
+                low = math.inf
+                for r in range(D):
+                    v = state[r] * weight[r]
+                    high = max(high, v)
+                    low = min(low, v)
+                top = high - tie
+                bottom = low + tie
+                winner = D - 1
+                loser = D - 1
+                for r in range(D - 2, -1, -1):
+                    v = state[r] * weight[r]
+                    winner = r if v >= top else winner
+                    loser = r if v <= bottom else loser
+                if winner == i:
+                    won += 1.0
+                if loser == i:
+                    lost += 1.0
+            m = state[i]
+            m32 = float32(m)
+            for k in range(K):
+                hit = float32(1.0) if m32 > bias[k] else float32(0.0)
+                count[k] += hit
+                above[k] += hit * m32
+                run[k] = (run[k] + float32(1.0)) * hit
+                best[k] = max(best[k], run[k])
+            if with_moments:
+                total += m
+                high_i = max(high_i, m)
+                low_i = min(low_i, m)
+            flush -= 1
+            if flush == 0:
+                flush = flush_steps
+                for k in range(K):
+                    count64[k] += count[k]
+                    above64[k] += above[k]
+                    count[k] = 0.0
+                    above[k] = 0.0
+        steps = float64(n)
+        at = (c * D + i) * n_columns
+        for k in range(K):
+            hits = count64[k] + count[k]
+            if where[k] >= 0:
+                out[s, at + where[k]] = hits / steps
+            if where[K + k] >= 0:
+                value = 0.0
+                if hits > 0:
+                    value = (above64[k] + above[k]) / hits - bias[k]
+                out[s, at + where[K + k]] = value
+            if where[2 * K + k] >= 0:
+                out[s, at + where[2 * K + k]] = best[k] / steps
+        if where[3 * K] >= 0:
+            out[s, at + where[3 * K]] = total / steps
+        if where[3 * K + 1] >= 0:
+            out[s, at + where[3 * K + 1]] = high_i
+        if where[3 * K + 2] >= 0:
+            out[s, at + where[3 * K + 2]] = low_i
+        if compete:
+            out[s, compete_at + c * 2 * D + i] = won / steps
+            out[s, compete_at + c * 2 * D + D + i] = lost / steps
+
+    return kernel
+
+
+def pooled_features(
+    U: Any,
+    lengths: Any,
+    inputs: Any,
+    Abar: Any,
+    Bbar: Any,
+    biases: Any,
+    scale: Any,
+    out: Any,
+    columns: Any,
+    *,
+    compete: bool,
+    stream: Any = None,
+) -> Any:
+    """One window's pooled features on the GPU, written into ``out`` in their layout.
+
+    The GPU's ``'pooled_recurrence'`` route: the recurrence and every pool of
+    :func:`lmu_sk.kernels.cpu.pooled_features` in one kernel, one thread per state of
+    every input of every sample, from the zero state over each sample's own steps.
+
+    Parameters
+    ----------
+    U : array of shape (n_samples, n_steps, n_prepared), float64
+        The window's prepared inputs (block means), zero past each sample's end.
+    lengths : int array of shape (n_samples,)
+        Each sample's own steps, ``1 .. n_steps``.
+    inputs : int array of shape (n_inputs,)
+        The columns of ``U`` the window reads.
+    Abar, Bbar : arrays of shape (order, order) and (order,)
+        The discrete system (small: copied to the device on each call).
+    biases : array of shape (n_inputs, order, n_biases)
+        Thresholds of every state, ascending; compared in float32.
+    scale : array of shape (n_inputs, order)
+        Scales of the states for the competition.
+    out : array of shape (n_samples, width), C-contiguous float64
+        Written in place: input ``c``'s state ``i`` has its kept columns at ``(c * order
+        + i) * len(columns)``, then (``compete``) input ``c``'s ``2 * order`` proportions
+        at ``n_inputs * order * len(columns) + 2 * c * order``. A host array is filled
+        from a device copy.
+    columns : int array
+        The per-state columns kept, of ``[ppv x n_biases, mpv x n_biases, lspv x
+        n_biases, mean, max, min]``, ascending.
+    compete : bool
+        Whether the competition's proportions are written.
+    stream : numba CUDA stream, optional
+
+    Returns
+    -------
+    out
+    """
+    stream = _stream_or_default(stream)
+    Abar = _host(Abar)
+    Bbar = _host(Bbar).reshape(-1)
+    order = Bbar.shape[0]
+    n_samples = U.shape[0]
+    n_inputs = len(inputs)
+    K = int(biases.shape[2])
+    if Abar.shape != (order, order):
+        raise ValueError(f"Abar must be ({order}, {order}); got {Abar.shape}.")
+    if tuple(biases.shape[:2]) != (n_inputs, order) or tuple(scale.shape) != (n_inputs, order):
+        raise ValueError(
+            f"biases must have shape ({n_inputs}, {order}, n_biases) and scale "
+            f"({n_inputs}, {order}); got {tuple(biases.shape)} and {tuple(scale.shape)}."
+        )
+    where = _column_of(columns, K)
+    n_columns = len(np.asarray(columns))
+    width = n_inputs * order * (n_columns + (2 if compete else 0))
+    if tuple(out.shape) != (n_samples, width):
+        raise ValueError(f"out must have shape ({n_samples}, {width}); got {tuple(out.shape)}.")
+    U_dev = _to_device(U, np.float64, stream)[0]
+    lengths_dev = _to_device(lengths, None, stream)[0]
+    out_dev, from_host = _to_device(out, np.float64, stream)
+    args = (
+        U_dev,
+        lengths_dev,
+        _to_device(np.asarray(inputs, dtype=np.int64), None, stream)[0],
+        _to_device(np.ascontiguousarray(Abar.T), np.float64, stream)[0],
+        _to_device(Bbar, np.float64, stream)[0],
+        _to_device(biases, None, stream)[0],
+        _to_device(scale, None, stream)[0],
+        _to_device(where, None, stream)[0],
+        n_columns,
+        n_inputs * order * n_columns,
+        out_dev,
+    )
+    threads = n_samples * n_inputs * order
+    if threads:
+        limits = _device_limits()
+        kernel, tpb = _specialized(
+            _pooled_kernel(order, K, bool(where[3 * K :].max() >= 0), bool(compete)),
+            args,
+            min(256, limits["threads"]),
+            limits["warp"],
+        )
+        kernel[-(-threads // tpb), tpb, stream](*args)
+    if from_host:
+        out[...] = out_dev.copy_to_host(stream=stream)
+        stream.synchronize()
+    return out

@@ -536,3 +536,73 @@ def test_launch_configuration_follows_device_limits():
     assert cuda_numba._group_and_shared(64, 10, 4, False, limits)[0] == 1
     with pytest.raises(ValueError, match="shared memory"):
         cuda_numba._group_and_shared(10_000, 10, 8, False, limits)
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    order=st.integers(1, 5),
+    n_biases=st.integers(0, 3),
+    compete=st.booleans(),
+    kept=st.sampled_from(["all", "thresholds", "moments", "some"]),
+    seed=st.integers(0, 2**16),
+)
+def test_cudasim_pooled_features_equal_the_cpu_kernel(
+    numba_cuda, order, n_biases, compete, kept, seed
+):
+    """The GPU's pooled kernel writes the features of the CPU's, in the same layout: the
+    same float64 states (summed in the same order: equal to rounding), the same float32
+    comparisons and counts."""
+    from lmu_sk.kernels import cpu
+
+    rng = np.random.default_rng(seed)
+    X, lengths, Abar, Bbar = driver_case(n_samples=3, n_steps=12, n_channels=3, order=order)
+    for s, length in enumerate(lengths):
+        X[s, length:] = 0
+    inputs = np.array([2, 0])
+    K = n_biases
+    columns = {
+        "all": np.arange(3 * K + 3),
+        "thresholds": np.arange(3 * K),
+        "moments": 3 * K + np.arange(3),
+        "some": np.array([j for j in range(3 * K + 3) if j % 2 == 0]),
+    }[kept]
+    biases = np.sort(0.3 * rng.standard_normal((2, order, K)), -1).astype(np.float32)
+    scale = rng.uniform(0.5, 2, (2, order))
+    width = 2 * order * (len(columns) + (2 if compete else 0))
+    got = np.full((3, width), np.nan)
+    numba_cuda.pooled_features(
+        X, lengths, inputs, Abar, Bbar, biases, scale, got, columns, compete=compete
+    )
+    expected = np.full((3, width), np.nan)
+    cpu.pooled_features(
+        X, lengths, np.ascontiguousarray(Abar.T), Bbar, biases, scale, expected, columns, 0,
+        2 * order * len(columns) if compete else None, inputs=inputs,
+    )  # fmt: skip
+    assert not np.isnan(got).any()  # every feature written
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_cudasim_pooled_features_flush_their_float32_counts(numba_cuda):
+    """Past FLUSH_STEPS steps the float32 counts and sums go into float64 (as on the CPU)."""
+    from lmu_sk.kernels import cpu
+
+    n_steps = cpu.FLUSH_STEPS + 37
+    X, _, Abar, Bbar = driver_case(n_samples=1, n_steps=n_steps, n_channels=1, order=2)
+    lengths = np.array([X.shape[1]])
+    biases = np.array([[[-0.1], [0.05]]], dtype=np.float32)
+    scale = np.ones((1, 2))
+    columns = np.arange(6)
+    got = np.full((1, 16), np.nan)
+    numba_cuda.pooled_features(
+        X, lengths, np.array([0]), Abar, Bbar, biases, scale, got, columns, compete=True
+    )
+    expected = np.full((1, 16), np.nan)
+    cpu.pooled_features(
+        X, lengths, np.ascontiguousarray(Abar.T), Bbar, biases, scale, expected, columns, 0, 12
+    )
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="out must have shape"):
+        numba_cuda.pooled_features(
+            X, lengths, np.array([0]), Abar, Bbar, biases, scale, got[:, :4], columns,
+            compete=True,
+        )  # fmt: skip

@@ -151,9 +151,17 @@ def test_unequal_lengths_are_pooled_over_their_own_steps():
 def test_the_planner_picks_a_pooled_route_per_device():
     args = (100, 500, 2, [(4, 8, 500), (6, 4, 125)], 6, 1000, 8)
     assert plan.plan_pooled(*args, "cpu", 1 << 30).route == "pooled_recurrence"
-    assert plan.plan_pooled(*args, "gpu", 1 << 30, device_budget=1 << 30).route == (
-        "pooled_blocked"
-    )
+    gpu = {"device_budget": 1 << 30}
+    # the GPU's kernel at small orders (every state's thread runs its input's whole
+    # recurrence: 2 order**3 flops a step), block products at large ones
+    assert plan.plan_pooled(*args, "gpu", 1 << 30, **gpu).route == "pooled_recurrence"
+    large = (100, 500, 2, [(4, 64, 500)], 6, 1000, 8)
+    assert plan.plan_pooled(*large, "gpu", 1 << 30, **gpu).route == "pooled_blocked"
+    # where numba.cuda does not see the GPU, the engine offers block products alone
+    only = plan.plan_pooled(*args, "gpu", 1 << 30, routes=("pooled_blocked",), **gpu)
+    assert only.route == "pooled_blocked"
+    with pytest.raises(ValueError, match="routes must be some of"):
+        plan.plan_pooled(*args, "cpu", 1 << 30, routes=("pooled_blocked",))
 
 
 @pytest.mark.gpu
