@@ -672,8 +672,13 @@ def _pooled_routes(route: str, device: str) -> tuple[str, ...] | None:
 
 @lru_cache(maxsize=1)
 def _cuda_kernels_run() -> bool:
-    """Whether the Numba-CUDA kernels can run here (a GPU numba.cuda sees, or its
-    simulator)."""
+    """Whether the Numba-CUDA kernels run on a GPU here: one that numba.cuda sees, not its
+    simulator (which runs them in Python, thousands of times slower: tests ask for the
+    route by name)."""
+    import numba
+
+    if numba.config.ENABLE_CUDASIM:
+        return False
     try:
         return bool(numba_cuda().is_available())
     except Exception:  # no numba.cuda, no driver: the GPU's array routes only
