@@ -68,6 +68,14 @@ __all__ = ["DEFAULT_ALPHAS", "RidgeHeadClassifier", "RidgeHeadRegressor", "ridge
 DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-3, 5, 17))
 # the heads' models: linear, or kernel ridge with a Gaussian kernel
 KERNELS = ("linear", "rbf")
+# kernel='auto' of the classifiers: the Gaussian kernel where the training samples
+# average at least this many per class (and number at most EXACT_LOO_MAX), else linear.
+# Over the 42 development sets of benchmarks/bench_tsc.py (pooled DN features) the
+# Gaussian kernel gains where each class has neighbours of its own (0.8654 linear, 0.8691
+# Gaussian everywhere) and loses where it has few (PigAirwayPressure, 2 per class: 0.938
+# -> 0.870; GestureMidAirD3, 8: 0.500 -> 0.439); the rule gives 0.8707 / 0.8721 / 0.8718
+# / 0.8714 / 0.8713 with 5 / 10 / 15 / 20 / 30 per class.
+AUTO_KERNEL_MIN_PER_CLASS = 10
 # When every class has one training sample: the penalty relative to the mean squared
 # singular value of the centered features. On 27 development sets reduced to one training
 # series per class (pooled DN features, 3 draws), test accuracy is flat from 1e-4 to 0.03
@@ -815,13 +823,13 @@ def _fit_inverse_temperature(
     return scale, _log_loss(scale * logits, indices, weights)
 
 
-def _check_kernel(kernel, width) -> float | None:
+def _check_kernel(kernel, width, allowed: tuple[str, ...] = KERNELS) -> float | None:
     """The Gaussian kernel's width, or ``None`` for the linear model; a clear error for
-    anything else."""
+    anything else (of ``allowed``, which ``kernel`` is resolved from)."""
     if isinstance(kernel, str) and kernel == "linear":
         return None
     if not (isinstance(kernel, str) and kernel == "rbf"):
-        raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}.")
+        raise ValueError(f"kernel must be one of {allowed}; got {kernel!r}.")
     if not (_is_weight(width) and width > 0):
         raise ValueError(
             "width must be a finite number > 0, the Gaussian kernel's squared length scale "
@@ -871,11 +879,17 @@ class _RidgeHead(BaseEstimator):
             return check_device_matrix(X, estimator=self, reset=False)
         return validate_data(self, X, dtype=(np.float64, np.float32), reset=False)
 
-    def _solve(self, X, Y, sample_weight=None, relative=None, feature_weights=None) -> _RidgePath:
+    # the values of ``kernel`` the head takes ('auto' is resolved by the caller of _solve)
+    _kernels: tuple[str, ...] = KERNELS
+
+    def _solve(
+        self, X, Y, sample_weight=None, relative=None, feature_weights=None, kernel=None
+    ) -> _RidgePath:
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
         alphas = _check_alphas(self.alphas)
-        width = _check_kernel(self.kernel, self.width)
+        kernel = self.kernel if kernel is None else kernel
+        width = _check_kernel(kernel, self.width, self._kernels)
         if width is not None and X.shape[0] > EXACT_LOO_MAX:
             raise ValueError(
                 f"kernel='rbf' solves one system of the samples' size and keeps them all: "
@@ -898,6 +912,7 @@ class _RidgeHead(BaseEstimator):
             weights,
             width,
         )
+        self.kernel_ = kernel
         self.feature_weights_ = None if weights is None else weights[path.candidate]
         self.alpha_ = float(path.alphas[path.best])
         self.best_score_ = -float(path.errors[path.best])
@@ -1000,7 +1015,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         Gram matrix or SVD, the eigendecomposition, the leave-one-out errors of the
         penalties, the coefficients, the calibration); ``2`` also every penalty's
         leave-one-out error and the temperature.
-    kernel : {'linear', 'rbf'}, default='linear'
+    kernel : {'linear', 'rbf', 'auto'}, default='linear'
         The model: linear in the features, or kernel ridge with the Gaussian kernel
         ``exp(-gamma_ * |a - b|^2)``, ``gamma_ = 1 / (width * m)`` with ``m`` the median
         squared distance between two training rows (of ``X * feature_weights_``). Both
@@ -1012,6 +1027,11 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         most 3 000 training samples (``EXACT_LOO_MAX``), and its decisions are not
         linear, so it has no ``coef_``. The sample weights weight the squared errors as
         for the linear model; the kernel's ``gamma_`` does not depend on them.
+        'auto' takes 'rbf' where the training samples average at least 10 per class
+        (``AUTO_KERNEL_MIN_PER_CLASS``) and number at most 3 000, else 'linear': on the 42
+        development sets the Gaussian kernel gains where each class has neighbours of its
+        own and loses where it has a few (2 per class: 0.938 -> 0.870); the model fitted
+        is :attr:`kernel_`.
     width : float, default=3.0
         The Gaussian kernel's squared length scale relative to the median squared
         distance between training rows (``kernel='rbf'`` only). Over the 42 development
@@ -1032,6 +1052,8 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         The training rows times ``feature_weights_`` (``kernel='rbf'``).
     gamma_ : float
         The Gaussian kernel's inverse squared length scale (``kernel='rbf'``).
+    kernel_ : {'linear', 'rbf'}
+        The model fitted (``kernel`` with 'auto' resolved).
     intercept_ : ndarray of shape (1,) or (n_classes,)
     alpha_ : float
         The chosen penalty.
@@ -1080,6 +1102,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         "temperature_",
         "n_features_in_",
     )
+    _kernels = ("auto", *KERNELS)
 
     def __init__(
         self,
@@ -1142,7 +1165,11 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         relative = None
         if counts.max() < 2:
             relative = SINGLE_SAMPLE_RELATIVE_ALPHA
-        path = self._solve(X, Y, sample_weight, relative, feature_weights)
+        kernel = self.kernel
+        if isinstance(kernel, str) and kernel == "auto":
+            enough = len(y) >= AUTO_KERNEL_MIN_PER_CLASS * len(self.classes_)
+            kernel = "rbf" if enough and len(y) <= EXACT_LOO_MAX else "linear"
+        path = self._solve(X, Y, sample_weight, relative, feature_weights, kernel)
         if relative is not None:
             logger.info(
                 "%s: every class has a single training sample, so leave-one-out cannot "
@@ -1297,7 +1324,8 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
     dual_coef_ : ndarray of shape (n_targets, n_samples)
         The Gaussian kernel's coefficients (``kernel='rbf'``; one row for one target).
     intercept_ : float or ndarray of shape (n_targets,)
-    alpha_, best_score_, cv_errors_, feature_weights_, X_fit_, gamma_, n_features_in_
+    alpha_, best_score_, cv_errors_, feature_weights_, X_fit_, gamma_, kernel_,
+    n_features_in_
         As in :class:`RidgeHeadClassifier`.
     target_range_ : ndarray of shape (2, n_targets)
         The smallest and largest training target (of the samples of positive weight);

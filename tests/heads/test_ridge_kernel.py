@@ -238,6 +238,49 @@ def test_more_samples_than_the_exact_size_are_refused_with_the_fix(monkeypatch):
         RidgeHeadClassifier(kernel="rbf").fit(X, y)
 
 
+@pytest.mark.parametrize(
+    ("n_samples", "n_classes", "exact_max", "expected"),
+    [
+        (30, 3, 3000, "rbf"),  # 10 per class: the kernel
+        (29, 3, 3000, "linear"),  # fewer
+        (40, 2, 3000, "rbf"),
+        (40, 2, 39, "linear"),  # more than the exact size: linear, no error
+    ],
+)
+def test_auto_takes_the_kernel_where_every_class_has_neighbours(
+    monkeypatch, n_samples, n_classes, exact_max, expected
+):
+    monkeypatch.setattr(ridge, "EXACT_LOO_MAX", exact_max)
+    rng = np.random.default_rng(7)
+    X, y = rng.standard_normal((n_samples, 6)), np.arange(n_samples) % n_classes
+    auto = RidgeHeadClassifier(kernel="auto").fit(X, y)
+    assert auto.kernel_ == expected
+    assert ridge.AUTO_KERNEL_MIN_PER_CLASS == 10
+    # the same model as asking for it
+    same = RidgeHeadClassifier(kernel=expected).fit(X, y)
+    assert same.kernel_ == expected
+    X_new = rng.standard_normal((5, 6))
+    np.testing.assert_array_equal(auto.decision_function(X_new), same.decision_function(X_new))
+    assert auto.get_params()["kernel"] == "auto"  # stored as given
+
+
+def test_auto_is_the_classifiers_alone():
+    X, y = np.random.default_rng(0).standard_normal((10, 3)), np.arange(10.0)
+    with pytest.raises(ValueError, match=r"kernel must be one of \('linear', 'rbf'\)"):
+        RidgeHeadRegressor(kernel="auto").fit(X, y)
+
+
+def test_the_composite_passes_auto_to_its_ridge_head():
+    from lmu_sk import LMUClassifier, LMURegressor
+
+    rng = np.random.default_rng(8)
+    X, y = rng.standard_normal((40, 30)), np.arange(40) % 2
+    model = LMUClassifier(kernel="auto", order=4, device="cpu").fit(X, y)
+    assert model.head_.kernel == "auto" and model.head_.kernel_ == "rbf"
+    with pytest.raises(ValueError, match="kernel"):
+        LMURegressor(kernel="auto", device="cpu").fit(X, y.astype(float))
+
+
 # see test_ridge.py: leave-one-out is not repetition-invariant
 LOO_WEIGHT_CHECK = {
     "check_sample_weight_equivalence_on_dense_data": "leave-one-out is not repetition-invariant"
