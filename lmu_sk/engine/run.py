@@ -605,9 +605,10 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
         if plan.route == "pooled_recurrence" and xp is not np:
             Abar, Bbar = constants.system(d, theta, spec.discretizer)
             rows = xp.empty((N, part.shape[1]), dtype=np.float64)
+            # lengths as int64 whatever the stride's block means gave: one compilation
             cuda.pooled_features(
-                u, n, np.asarray(window.inputs), Abar, Bbar, biases[w], scales[w], rows,
-                columns, compete=compete,
+                u, n.astype(np.int64, copy=False), np.asarray(window.inputs), Abar, Bbar,
+                biases[w], scales[w], rows, columns, compete=compete,
                 stream=_kernel_stream(xp),
             )  # fmt: skip
             # float64 pools beyond float32 become inf: the caller reports them
