@@ -70,7 +70,8 @@ def test_impulse_response_is_powers_of_abar(order, theta, n_steps):
     for k in range(n_steps):
         expected[k] = h
         h = Abar @ h
-    # Doubling reassociates the products: float64 rounding, relative to the largest entry.
+    # Products of m rows with Abar^m reassociate the sums: float64 rounding, relative to the
+    # largest entry.
     np.testing.assert_allclose(H, expected, rtol=0, atol=1e-12 * max(np.abs(Bbar).max(), 1e-300))
 
 

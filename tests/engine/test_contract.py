@@ -28,7 +28,8 @@ state can take for inputs bounded by ``max|u|`` (the error of a sum of products 
 by the unit roundoff times the sum of the products' magnitudes, which this scale bounds):
 
 * float64, ``1e-10``: at most 60 steps of float64 sums (``60 eps ~ 1e-14``), the impulse
-  response from ``log2 n`` doublings, the FFT's ``O(eps log n)``: ``1e-10`` is a wide margin.
+  response from ``n / 8`` products with ``Abar^8``, the FFT's ``O(eps log n)``: ``1e-10``
+  is a wide margin.
 * float32, ``2e-5``: the inputs are rounded to float32 before the oracle sees them, so only
   the routes' own rounding counts: constants rounded once (``6e-8``), at most 60 steps
   accumulated (``60 eps = 3.6e-6`` worst case), and the uncompensated CUDA recurrence,

@@ -14,9 +14,10 @@ Tolerances are relative to the largest state magnitude of the oracle. Inputs are
 to the compute dtype before the oracle sees them, so only the kernels' own error counts:
 
 * float64, ``1e-10``: every route sums at most ``n <= 300`` products of float64 numbers
-  (rounding ~``n eps`` = ``7e-14``), the impulse response comes from ``log2 n`` doublings,
-  the FFT adds ``O(eps log n)``, and cancellation in a sum can make a state smaller than
-  its terms by about ``sqrt(n)``; ``1e-10`` leaves a wide margin over all of that.
+  (rounding ~``n eps`` = ``7e-14``), the impulse response comes from ``n / 8`` products
+  with ``Abar^8``, the FFT adds ``O(eps log n)``, and cancellation in a sum can make a
+  state smaller than its terms by about ``sqrt(n)``; ``1e-10`` leaves a wide margin over
+  all of that.
 * float32, ``1e-4``: the impulse response and block matrices are rounded to float32
   (``6e-8`` relative) and accumulated over up to 300 steps (``n eps`` ~ ``2e-5`` in the
   worst case, ``sqrt(n) eps`` typically); block products carry the state through
