@@ -389,13 +389,18 @@ def _feature_chunk(x, lengths, target, plan: Plan, key: tuple, xp: ModuleType):
     return _into(y.astype(dtype, copy=False).reshape(N, -1), target)
 
 
+def _in_cuda_simulator() -> bool:
+    """Whether Numba's CUDA simulator stands in for a GPU in this process."""
+    import numba
+
+    return bool(numba.config.ENABLE_CUDASIM)
+
+
 def _kernel_stream(xp: ModuleType) -> Any:
     """The Numba-CUDA stream of ``xp``'s current stream, so that a kernel runs in order
     with the array operations around it (None in Numba's CUDA simulator, which runs
     kernels at once and has no external streams)."""
-    import numba
-
-    if numba.config.ENABLE_CUDASIM:
+    if _in_cuda_simulator():
         return None
     return numba_cuda().external_stream(xp.cuda.get_current_stream().ptr)
 
@@ -676,9 +681,7 @@ def _cuda_kernels_run() -> bool:
     """Whether the Numba-CUDA kernels run on a GPU here: one that numba.cuda sees, not its
     simulator (which runs them in Python, thousands of times slower: tests ask for the
     route by name)."""
-    import numba
-
-    if numba.config.ENABLE_CUDASIM:
+    if _in_cuda_simulator():
         return False
     try:
         return bool(numba_cuda().is_available())

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..kernels import cpu
 from . import algebra, constants
-from .plan import COSTS, block_steps, kernel_threads, pooled_update_seconds, rows_within
+from .plan import block_steps, kernel_threads, pooled_update_seconds, rows_within
 from .pooling import MOMENT_POOLS, THRESHOLD_POOLS, WindowSpec, state_columns
 
 __all__ = [
@@ -258,7 +258,7 @@ class CarriedPools:
         self.xp = xp
         # the CPU's compiled kernel carries its pools; off the CPU, block products do (the
         # Numba-CUDA pooled kernel runs whole sequences from the zero state only)
-        self.route = COSTS[_device(xp)].pooled_routes[0] if xp is np else "pooled_blocked"
+        self.route = "pooled_recurrence" if xp is np else "pooled_blocked"
         self.compare = np.dtype(np.float32) if self.route == "pooled_recurrence" else dtype
         Abar, Bbar = constants.system(*self.key)
         self.A_T = np.ascontiguousarray(Abar.T)
