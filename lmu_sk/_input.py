@@ -207,6 +207,12 @@ def _non_finite_error(X) -> ValueError:
 def _all_finite(a) -> bool:
     if is_device_array(a):
         return _device_all_finite(a)
+    # a finite sum says every value is finite in one pass (no array of flags); a sum that
+    # overflows or holds NaN leaves the answer to the element-wise check
+    a = np.asarray(a)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if a.dtype.kind == "f" and np.isfinite(a.sum()):
+            return True
     return bool(np.isfinite(a).all())
 
 

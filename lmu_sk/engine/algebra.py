@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels import cpu
 from ..reference import first_within_tie
 
 __all__ = [
@@ -292,13 +293,12 @@ def block_means(X: Array, lengths: Array, stride: int, xp: ModuleType) -> tuple[
     """
     n_samples, n_steps, n_channels = X.shape
     n_blocks = -(-n_steps // stride)
+    if xp is np:
+        return cpu.block_means(X, lengths, stride), (lengths + stride - 1) // stride
     starts = stride * xp.arange(n_blocks, dtype=xp.int64)
-    if xp is np:  # a few times faster than summing the padded blocks' axis
-        sums = np.add.reduceat(X, starts, axis=1)
-    else:
-        padded = xp.zeros((n_samples, n_blocks * stride, n_channels), dtype=X.dtype)
-        padded[:, :n_steps] = X
-        sums = padded.reshape(n_samples, n_blocks, stride, n_channels).sum(axis=2)
+    padded = xp.zeros((n_samples, n_blocks * stride, n_channels), dtype=X.dtype)
+    padded[:, :n_steps] = X
+    sums = padded.reshape(n_samples, n_blocks, stride, n_channels).sum(axis=2)
     counts = xp.clip(lengths[:, None] - starts[None, :], 1, stride).astype(X.dtype)
     return sums / counts[..., None], (lengths + stride - 1) // stride
 

@@ -28,6 +28,7 @@ from ._threading import parallel_section
 __all__ = [
     "MODES",
     "N_MOMENTS",
+    "block_means",
     "kept_counts",
     "kept_states",
     "pooled_features",
@@ -173,6 +174,53 @@ def recurrence(
     return out[:, 0], last
 
 
+@njit_cached(parallel=True, error_model="numpy")
+def _block_means(X, lengths, stride, out):  # pragma: no cover
+    # the sum of each block's steps in step order (zeros past a sample's length count
+    # as steps), divided by its steps within the sample's length (at least 1)
+    n_samples, n_steps, n_channels = X.shape
+    for s in prange(n_samples):
+        for b in range(out.shape[1]):
+            start = b * stride
+            stop = min(start + stride, n_steps)
+            steps = min(max(lengths[s] - start, 1), stride)
+            for k in range(n_channels):
+                out[s, b, k] = X[s, start, k]
+            for t in range(start + 1, stop):
+                for k in range(n_channels):
+                    out[s, b, k] += X[s, t, k]
+            for k in range(n_channels):
+                out[s, b, k] /= steps
+
+
+def block_means(X: np.ndarray, lengths: np.ndarray, stride: int) -> np.ndarray:
+    """Means of consecutive blocks of ``stride`` steps of every sample, compiled: one pass
+    over ``X`` (``np.add.reduceat`` along the steps takes 2-8x as long).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_steps, n_channels), float32 or float64
+        Left-aligned sequences, zero past each sample's length.
+    lengths : int ndarray of shape (n_samples,)
+        Each sample's own number of steps; a block's mean divides its sum by its steps
+        within that length (at least one).
+    stride : int
+        Steps per block, at least 1; the last block may be shorter.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, ceil(n_steps / stride), n_channels), the dtype of ``X``
+    """
+    if stride < 1:
+        raise ValueError(f"stride must be at least 1, got {stride}.")
+    n_samples, n_steps, n_channels = X.shape
+    out = np.empty((n_samples, -(-n_steps // stride), n_channels), dtype=X.dtype)
+    if out.size:
+        with parallel_section():
+            _block_means(_read(X, X.dtype), _read(lengths, np.int64), int(stride), out)
+    return out
+
+
 def kept_states(
     X: np.ndarray,
     lengths: np.ndarray,
@@ -275,8 +323,12 @@ SCORED_ROWS = 64
 def _threshold_step(m, threshold, count, total, run, best):  # pragma: no cover
     """One step of a float32 state ``m`` against one threshold: the count of steps above
     it, the sum of the states there, the current run above it and the longest run."""
-    hit = np.float32(1.0) if m > threshold else np.float32(0.0)
-    run = (run + np.float32(1.0)) * hit
+    above = m > threshold
+    hit = np.float32(above)
+    # the run a select, not a product with hit: its chain one addition a step (1.1-1.2x
+    # faster per window). Written so, LLVM keeps the sum of the states above in step
+    # order (a select for hit too lets it regroup four steps' additions: other roundings)
+    run = (run + np.float32(1.0)) if above else np.float32(0.0)
     return count + hit, total + hit * m, run, max(best, run)
 
 

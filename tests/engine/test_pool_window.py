@@ -36,6 +36,8 @@ from hypothesis.extra import numpy as hnp
 from lmu_sk.dn import discrete_system, impulse_response
 from lmu_sk.engine import algebra, constants
 from lmu_sk.engine.pooling import POOLS, PooledSpec, WindowSpec
+from lmu_sk.kernels import cpu
+from lmu_sk.reference import _block_means as reference_block_means
 from lmu_sk.reference import pooled, recurrence
 
 TOLERANCE = {np.dtype(np.float64): 1e-10, np.dtype(np.float32): 2e-5}
@@ -186,6 +188,42 @@ def test_pools_match_the_reference_states(xp, dtype, ragged, block, seed):
             assert slack.sum() == 0  # every argmax/argmin decided: exact proportions
     # the random walks give runs longer than a block: the run is carried across blocks
     assert longest_run > min(block, 16)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@given(
+    lengths=st.lists(st.integers(1, 40), min_size=1, max_size=6),
+    n_channels=st.integers(1, 3),
+    stride=st.integers(1, 12),
+    seed=st.integers(0, 2**16),
+)
+def test_compiled_block_means_are_each_samples_own(dtype, lengths, n_channels, stride, seed):
+    """The compiled block means of zero-padded samples are the means of each sample's own
+    steps block by block (``lmu_sk.reference._block_means``, the last block of its own
+    steps); past a sample's length each block is its zeros over one step. A block sums at
+    most ``stride`` values: within ``stride`` roundings of the largest magnitude."""
+    rng = np.random.default_rng(seed)
+    lengths = np.array(lengths)
+    X = np.zeros((len(lengths), lengths.max(), n_channels), dtype=dtype)
+    for x, n in zip(X, lengths, strict=True):
+        x[:n] = rng.standard_normal((n, n_channels))
+    got = cpu.block_means(X, lengths, stride)
+    assert got.dtype == dtype and got.shape == (
+        len(lengths),
+        -(-lengths.max() // stride),
+        n_channels,
+    )
+    tol = stride * np.finfo(dtype).eps * max(1.0, float(np.abs(X).max()))
+    for g, x, n in zip(got, X, lengths, strict=True):
+        own = -(-n // stride)
+        expected = reference_block_means(x[:n].astype(np.float64), stride)
+        np.testing.assert_allclose(g[:own], expected, rtol=0, atol=tol)
+        np.testing.assert_array_equal(g[own:], 0.0)
+
+
+def test_compiled_block_means_refuse_a_stride_below_one():
+    with pytest.raises(ValueError, match="stride must be at least 1"):
+        cpu.block_means(np.zeros((1, 4, 1)), np.array([4]), 0)
 
 
 @pytest.mark.parametrize("stride", [1, 3])
