@@ -195,7 +195,8 @@ def _block_means(X, lengths, stride, out):  # pragma: no cover
 
 def block_means(X: np.ndarray, lengths: np.ndarray, stride: int) -> np.ndarray:
     """Means of consecutive blocks of ``stride`` steps of every sample, compiled: one pass
-    over ``X`` (``np.add.reduceat`` along the steps takes 2-8x as long).
+    over ``X`` (``np.add.reduceat`` along the steps takes 4x as long at stride 2, 2x at 4,
+    as long at 16; one core, 3 channels).
 
     Parameters
     ----------
@@ -323,12 +324,8 @@ SCORED_ROWS = 64
 def _threshold_step(m, threshold, count, total, run, best):  # pragma: no cover
     """One step of a float32 state ``m`` against one threshold: the count of steps above
     it, the sum of the states there, the current run above it and the longest run."""
-    above = m > threshold
-    hit = np.float32(above)
-    # the run a select, not a product with hit: its chain one addition a step (1.1-1.2x
-    # faster per window). Written so, LLVM keeps the sum of the states above in step
-    # order (a select for hit too lets it regroup four steps' additions: other roundings)
-    run = (run + np.float32(1.0)) if above else np.float32(0.0)
+    hit = np.float32(1.0) if m > threshold else np.float32(0.0)
+    run = (run + np.float32(1.0)) * hit
     return count + hit, total + hit * m, run, max(best, run)
 
 
