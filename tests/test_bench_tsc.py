@@ -175,6 +175,33 @@ def test_classification_summary_and_targets(bench):
     assert [met for _, met in bench.classification_targets(alone)] == [None, None, True, None]
 
 
+def test_repeated_runs_give_each_ratio_and_their_median(bench, capsys):
+    def run(lmu, rocket, hydra):
+        rows = [_row("A", LMU=(0.9, lmu), MiniRocket=(0.9, rocket), MR=(0.9, hydra))]
+        return bench.summarise_classification(rows, ["LMU", "MiniRocket", "MR"])
+
+    ratios = bench.repeated_time_ratios(
+        [run(0.8, 1.0, 0.0), run(0.6, 1.0, 0.0), run(0.9, 1.0, 0.0)]
+    )
+    assert ratios["MiniRocket"]["ratios"] == pytest.approx([0.8, 0.6, 0.9])
+    assert ratios["MiniRocket"]["median"] == pytest.approx(0.8)
+    # a peer that took no time has no ratio, and then no median
+    assert ratios["MR"] == {"ratios": [None, None, None], "median": None}
+    bench.print_repeated_time_ratios(ratios, "LMU")
+    printed = capsys.readouterr().out
+    assert "time ratio LMU/MiniRocket over 3 runs: 0.80, 0.60, 0.90; median 0.80" in printed
+    assert "median total fit + predict time <= 0.7x MiniRocket's: NOT met" in printed
+    faster = bench.repeated_time_ratios([run(0.6, 1.0, 1.0), run(0.7, 1.0, 1.0)])
+    bench.print_repeated_time_ratios(faster, "LMU")
+    assert "0.7x MiniRocket's: met" in capsys.readouterr().out  # median 0.65
+
+
+def test_repeats_must_be_positive(bench, data_dir, capsys):
+    with pytest.raises(SystemExit):
+        bench.main([str(data_dir), "--repeats", "0"])
+    assert "--repeats must be at least 1, got 0" in capsys.readouterr().err
+
+
 def test_regression_summary_is_a_geometric_mean(bench):
     def row(name, ours, theirs):
         return {
