@@ -291,16 +291,17 @@ def block_means(X: Array, lengths: Array, stride: int, xp: ModuleType) -> tuple[
     means : array of shape (n_samples, ceil(n_steps / stride), n_channels)
     lengths : int array, each sample's number of blocks
     """
+    block_lengths = (lengths + stride - 1) // stride
+    if xp is np:
+        return cpu.block_means(X, lengths, stride), block_lengths
     n_samples, n_steps, n_channels = X.shape
     n_blocks = -(-n_steps // stride)
-    if xp is np:
-        return cpu.block_means(X, lengths, stride), (lengths + stride - 1) // stride
     starts = stride * xp.arange(n_blocks, dtype=xp.int64)
     padded = xp.zeros((n_samples, n_blocks * stride, n_channels), dtype=X.dtype)
     padded[:, :n_steps] = X
     sums = padded.reshape(n_samples, n_blocks, stride, n_channels).sum(axis=2)
     counts = xp.clip(lengths[:, None] - starts[None, :], 1, stride).astype(X.dtype)
-    return sums / counts[..., None], (lengths + stride - 1) // stride
+    return sums / counts[..., None], block_lengths
 
 
 def input_transforms(
