@@ -69,7 +69,7 @@ DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-3, 5, 17))
 # the heads' models: linear, or kernel ridge with a Gaussian kernel
 KERNELS = ("linear", "rbf")
 # kernel='auto' of the classifiers: the Gaussian kernel where the training samples
-# average at least this many per class (and number at most EXACT_LOO_MAX), else linear.
+# average at least this many per class (and number at most KERNEL_MAX_SAMPLES), else linear.
 # Over the 42 development sets of benchmarks/bench_tsc.py (pooled DN features) the
 # Gaussian kernel gains where each class has neighbours of its own (0.8654 linear, 0.8691
 # Gaussian everywhere) and loses where it has few (PigAirwayPressure, 2 per class: 0.938
@@ -98,8 +98,15 @@ _QUIET = StepLog("", 0)
 # of the features is made. Standardized features (the composites') have means ~1e-16.
 GRAM_MEAN_ENERGY = 1e-3
 # leave-one-out is exact (one eigendecomposition of this size at most); beyond, the
-# penalty is chosen on this many evenly spaced samples (see _ridge_path)
-EXACT_LOO_MAX = 3000
+# penalty is chosen on this many evenly spaced samples (see _ridge_path), whose Gram
+# matrix is a block of the one the solve at that penalty forms anyway. 3 000 until 0.3.0's
+# last changes: on the one development set beyond 1 000 (PhalangesOutlinesCorrect, 1 800
+# series of 14 700 features) the same penalty and accuracy, log loss 0.4040 -> 0.4032, fit
+# + predict 3.9 s -> 2.6 s (an eigendecomposition of 1 000, not 1 800: ~1/6 of its cost).
+EXACT_LOO_MAX = 1000
+# the Gaussian kernel's model is exact only (one system of the samples' size, every
+# training row kept): at most this many training samples
+KERNEL_MAX_SAMPLES = 3000
 # rows of centered features (or of leverages) made at a time where they are made by blocks
 _BLOCK_BYTES = 32 * 1024**2
 # feature weights constant over at most this many runs of adjacent columns share one pass
@@ -157,16 +164,29 @@ def _weighted_grams(X, x_mean, root, weights: np.ndarray, xp: ModuleType) -> lis
     runs = _weight_runs(weights)
     if runs is None:
         return [_centered_gram(X, x_mean, root, xp, w) for w in weights]
+    grams = _uncentered_grams(X, weights, xp, runs)
+    return [
+        _centered_gram(X, x_mean, root, xp, w, gram)
+        for w, gram in zip(weights, grams, strict=True)
+    ]
+
+
+def _uncentered_grams(X, weights, xp: ModuleType, runs=None) -> list:
+    """``X diag(w^2) X^T`` for every row ``w`` of ``weights`` (``None``: ``[X X^T]``),
+    over the runs of columns weighted alike (:func:`_weight_runs`, or ``runs``) as in
+    :func:`_weighted_grams`."""
+    if weights is None:
+        return [X @ X.T]
+    runs = _weight_runs(weights) if runs is None else runs
+    if runs is None:
+        return [(X * xp.asarray(w) ** 2) @ X.T for w in weights]
     grams = [xp.zeros((X.shape[0], X.shape[0])) for _ in weights]
     for run in runs:
         block = X[:, run]
         piece = block @ block.T
         for gram, w in zip(grams, weights, strict=True):
             gram += float(w[run.start]) ** 2 * piece
-    return [
-        _centered_gram(X, x_mean, root, xp, w, gram)
-        for w, gram in zip(weights, grams, strict=True)
-    ]
+    return grams
 
 
 def _decompositions(
@@ -178,6 +198,7 @@ def _decompositions(
     log: StepLog = _QUIET,
     width: float | None = None,
     share=None,
+    grams: list | None = None,
 ):
     """``U``, ``s^2`` and the kernel's values with ``Xw Xw^T = U diag(s^2) U^T``,
     ``Xw = root * (X - x_mean) * w``, for each row ``w`` of ``weights`` in turn (``None``:
@@ -189,19 +210,25 @@ def _decompositions(
     shares ``share`` (where the model has an intercept; else ``None``) and scaled by
     ``root``; the kernel's values are then ``(gamma, c)``, its ``gamma`` and the weighted
     row means ``c`` of the uncentered kernel matrix. ``log`` reports the steps.
+    ``grams``: the linear model's uncentered ``X diag(w^2) X^T`` of every candidate where
+    they are already made (overwritten).
     """
     n_samples, n_features = X.shape
-    if n_samples > n_features and width is None:
+    if grams is not None:
+        ws = [None] if weights is None else list(weights)
+        grams = [_centered_gram(X, x_mean, root, xp, w, g) for w, g in zip(ws, grams, strict=True)]
+    elif n_samples > n_features and width is None:
         for U, s2 in _decompositions_primal(X, x_mean, root, weights, xp, log):
             yield U, s2, None
         return
     # the Gaussian kernel's distances come from the Gram matrix without the rows' weights
     gram_root = None if width is not None else root
-    with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-        if weights is None:
-            grams = [_centered_gram(X, x_mean, gram_root, xp)]
-        else:
-            grams = _weighted_grams(X, x_mean, gram_root, weights, xp)
+    if grams is None:
+        with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
+            if weights is None:
+                grams = [_centered_gram(X, x_mean, gram_root, xp)]
+            else:
+                grams = _weighted_grams(X, x_mean, gram_root, weights, xp)
     for k in range(len(grams)):
         G, grams[k] = grams[k], None
         kernel = None
@@ -348,7 +375,7 @@ def _ridge_path(
     ``O(n p min(n, p))`` in all.
 
     With a ``width`` the model is the Gaussian kernel's (see :func:`_exact_ridge_path`),
-    which is exact only: at most ``EXACT_LOO_MAX`` samples (the heads check it).
+    which is exact only: at most ``KERNEL_MAX_SAMPLES`` samples (the heads check it).
     """
     n_samples, n_features = X.shape
     if width is not None or min(n_samples, n_features) <= EXACT_LOO_MAX:
@@ -362,16 +389,31 @@ def _ridge_path(
         f"the penalty is chosen by leave-one-out on {EXACT_LOO_MAX} of the {n_samples} "
         "samples, evenly spaced"
     )
+    full = None  # the uncentered Gram matrices of every row, where the solve is dual
+    if n_samples <= n_features:
+        n_candidates = 1 if weights is None else len(weights)
+        check_fits(
+            8.0 * n_samples**2 * (n_candidates + 1),
+            f"The Gram matrices of {n_samples} x {n_features} features",
+            "Use fewer samples or features, or the dense head (head='dense').",
+        )
+        with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
+            full = _uncentered_grams(X.astype(xp.float64, copy=False), weights, xp)
     chosen = _exact_ridge_path(
-        X[rows], Y[rows], alphas, fit_intercept, row_weights, relative, log, weights
-    )
+        X[rows], Y[rows], alphas, fit_intercept, row_weights, relative, log, weights,
+        grams=None if full is None else [g[rows][:, rows] for g in full],
+    )  # fmt: skip
     residual = chosen.residual
     if row_weights is not None:  # the path's residuals are scaled by sqrt(w): unscaled here
         fit = X[rows].astype(xp.float64, copy=False) @ chosen.coef.T + chosen.intercept
         residual = xp.asarray(Y[rows], dtype=xp.float64) - fit
     alpha = float(chosen.alphas[chosen.best])
     column_weight = None if weights is None else weights[chosen.candidate]
-    coef, intercept = _solve_at(X, Y, alpha, fit_intercept, sample_weight, log, column_weight)
+    gram = None if full is None else full[chosen.candidate]
+    del full
+    coef, intercept = _solve_at(
+        X, Y, alpha, fit_intercept, sample_weight, log, column_weight, gram
+    )
     return chosen._replace(coef=coef, intercept=intercept, residual=residual, rows=rows)
 
 
@@ -419,11 +461,13 @@ def _solve_at(
     sample_weight,
     log: StepLog = _QUIET,
     column_weight: np.ndarray | None = None,
+    gram=None,
 ):
     """Ridge coefficients and intercept at one penalty, by one linear system in the
     smaller of the samples' and the features' spaces (as :func:`_exact_ridge_path`
     scales the targets, so the two agree); fitted on the columns times ``column_weight``
-    where it is given, the coefficients returned those of ``X`` itself."""
+    where it is given, the coefficients returned those of ``X`` itself. ``gram``: the
+    uncentered ``X diag(column_weight^2) X^T`` where it is already made (overwritten)."""
     xp = array_module_of(X)
     n_samples, n_features = X.shape
     check_fits(
@@ -435,11 +479,14 @@ def _solve_at(
     w = None if column_weight is None else xp.asarray(column_weight)
     with np.errstate(over="ignore", invalid="ignore"):
         if n_samples <= n_features:
-            with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-                if column_weight is None:
-                    K = _centered_gram(X, x_mean, root, xp)
-                else:
-                    (K,) = _weighted_grams(X, x_mean, root, column_weight[None, :], xp)
+            if gram is not None:
+                K = _centered_gram(X, x_mean, root, xp, column_weight, gram)
+            else:
+                with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
+                    if column_weight is None:
+                        K = _centered_gram(X, x_mean, root, xp)
+                    else:
+                        (K,) = _weighted_grams(X, x_mean, root, column_weight[None, :], xp)
             with log.step(f"the {n_samples} x {n_samples} system at alpha={alpha:.4g}"):
                 K[xp.diag_indices(n_samples)] += alpha
                 dual = xp.linalg.solve(K, Yc)
@@ -509,6 +556,7 @@ def _exact_ridge_path(
     log: StepLog = _QUIET,
     weights: np.ndarray | None = None,
     width: float | None = None,
+    grams: list | None = None,
 ):
     """:func:`_ridge_path` by one decomposition that serves every penalty.
 
@@ -522,7 +570,7 @@ def _exact_ridge_path(
     With a ``width`` the model is kernel ridge with the Gaussian kernel of that width on
     the rows of ``X * w`` (``lmu_sk._gaussian_kernel``): the same leave-one-out
     machinery on the centered kernel matrix instead of ``Xw Xw^T``, and the path's
-    ``dual`` and ``gamma`` in place of ``coef``.
+    ``dual`` and ``gamma`` in place of ``coef``. ``grams``: see :func:`_decompositions`.
     """
     xp = array_module_of(X)
     n_samples, n_features = X.shape
@@ -550,7 +598,7 @@ def _exact_ridge_path(
     if width is not None and fit_intercept:
         share = xp.full(n_samples, 1.0 / n_samples) if w is None else w / w.sum()
     chosen = None
-    decompositions = _decompositions(X, x_mean, root, weights, xp, log, width, share)
+    decompositions = _decompositions(X, x_mean, root, weights, xp, log, width, share, grams)
     with np.errstate(over="ignore", invalid="ignore"):
         # Xc = root * (X - x_mean) is never formed where _decompositions need not
         for candidate, (U, s2, kernel) in enumerate(decompositions):
@@ -890,10 +938,10 @@ class _RidgeHead(BaseEstimator):
         alphas = _check_alphas(self.alphas)
         kernel = self.kernel if kernel is None else kernel
         width = _check_kernel(kernel, self.width, self._kernels)
-        if width is not None and X.shape[0] > EXACT_LOO_MAX:
+        if width is not None and X.shape[0] > KERNEL_MAX_SAMPLES:
             raise ValueError(
                 f"kernel='rbf' solves one system of the samples' size and keeps them all: "
-                f"at most {EXACT_LOO_MAX} training samples; got {X.shape[0]}. Use "
+                f"at most {KERNEL_MAX_SAMPLES} training samples; got {X.shape[0]}. Use "
                 "kernel='linear'."
             )
         weights = _check_feature_weights(feature_weights, X.shape[1])
@@ -991,10 +1039,12 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     alphas : sequence of float, default=None
         Penalties to choose from; ``None`` uses 17 values from 1e-3 to 1e5 (half decades).
         Standardized features are assumed (as ``LMUClassifier`` provides). Leave-one-out is
-        exact up to 3000 samples or features (``EXACT_LOO_MAX``); with more of both, the
-        penalty is chosen (and the probabilities calibrated) by leave-one-out on 3000
+        exact up to 1000 samples or features (``EXACT_LOO_MAX``); with more of both, the
+        penalty is chosen (and the probabilities calibrated) by leave-one-out on 1000
         evenly spaced training samples, and the model then solved on all of them at that
-        penalty: one linear system instead of an eigendecomposition of the larger size.
+        penalty: one linear system instead of an eigendecomposition of the larger size
+        (with fewer samples than features, the Gram matrix of the 1000 is a block of the
+        one that system needs).
         When every class has a single training sample, leave-one-out cannot choose (leaving
         a sample out removes its class, and the squared error then favours the largest
         penalty); the penalty is then ``0.01`` times the mean squared singular value of the
@@ -1024,7 +1074,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         matrix; the kernel's costs ``O(n_samples^2)`` more than the Gram matrix, keeps the
         training rows and predicts from their distances to the new ones (``O(n_samples *
         n_features)`` per row instead of ``O(n_classes * n_features)``). 'rbf' takes at
-        most 3 000 training samples (``EXACT_LOO_MAX``), and its decisions are not
+        most 3 000 training samples (``KERNEL_MAX_SAMPLES``), and its decisions are not
         linear, so it has no ``coef_``. The sample weights weight the squared errors as
         for the linear model; the kernel's ``gamma_`` does not depend on them.
         'auto' takes 'rbf' where the training samples average at least 10 per class
@@ -1065,7 +1115,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     loo_decision_ : ndarray of shape (n_samples,) or (n_samples, n_classes)
         The decision function of every training sample by the model fitted at ``alpha_``
         without it (exact, not refitted: see :mod:`lmu_sk.ridge`). With more than
-        ``EXACT_LOO_MAX`` (3000) samples and features, of the samples ``loo_rows_`` only,
+        ``EXACT_LOO_MAX`` (1000) samples and features, of the samples ``loo_rows_`` only,
         by the model of those samples (see ``alphas``).
     loo_rows_ : ndarray of int or None
         The training samples leave-one-out ran on, or ``None`` for all of them.
@@ -1168,7 +1218,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         kernel = self.kernel
         if isinstance(kernel, str) and kernel == "auto":
             enough = len(y) >= AUTO_KERNEL_MIN_PER_CLASS * len(self.classes_)
-            kernel = "rbf" if enough and len(y) <= EXACT_LOO_MAX else "linear"
+            kernel = "rbf" if enough and len(y) <= KERNEL_MAX_SAMPLES else "linear"
         path = self._solve(X, Y, sample_weight, relative, feature_weights, kernel)
         if relative is not None:
             logger.info(

@@ -231,7 +231,7 @@ def test_bad_kernel_parameters(Head, params, match):
 
 
 def test_more_samples_than_the_exact_size_are_refused_with_the_fix(monkeypatch):
-    monkeypatch.setattr(ridge, "EXACT_LOO_MAX", 15)
+    monkeypatch.setattr(ridge, "KERNEL_MAX_SAMPLES", 15)
     X, y = np.random.default_rng(0).standard_normal((20, 3)), np.arange(20) % 2
     match = r"at most 15 training samples; got 20\. Use kernel='linear'"
     with pytest.raises(ValueError, match=match):
@@ -250,7 +250,7 @@ def test_more_samples_than_the_exact_size_are_refused_with_the_fix(monkeypatch):
 def test_auto_takes_the_kernel_where_every_class_has_neighbours(
     monkeypatch, n_samples, n_classes, exact_max, expected
 ):
-    monkeypatch.setattr(ridge, "EXACT_LOO_MAX", exact_max)
+    monkeypatch.setattr(ridge, "KERNEL_MAX_SAMPLES", exact_max)
     rng = np.random.default_rng(7)
     X, y = rng.standard_normal((n_samples, 6)), np.arange(n_samples) % n_classes
     auto = RidgeHeadClassifier(kernel="auto").fit(X, y)
