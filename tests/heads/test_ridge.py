@@ -778,3 +778,39 @@ def test_beyond_the_exact_size_the_penalty_comes_from_evenly_spaced_rows(
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert (ours.classes_[proba.argmax(axis=1)] == ours.predict(X)).all()
     assert 0 < ours.temperature_ < np.inf
+
+
+@pytest.mark.parametrize("candidates", [False, True])
+def test_beyond_the_exact_size_one_gram_matrix_serves_both_steps(monkeypatch, capsys, candidates):
+    """Beyond EXACT_LOO_MAX (here 40) with fewer samples than features, the Gram matrix of
+    every row is formed once (per candidate of the feature weights): the rows' leave-one-out
+    reads a block of it, the solve at the chosen penalty the whole (no second pass over the
+    features); the model is the one formed without the shortcut, to rounding (float64,
+    matrices of 120 x 300 summed in another order: 1e-9 allowed)."""
+    import lmu_sk.ridge as ridge
+
+    monkeypatch.setattr(ridge, "EXACT_LOO_MAX", 40)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((120, 300))
+    y = (X[:, 0] - X[:, 1] + rng.standard_normal(120) > 0).astype(int)
+    weights = None
+    if candidates:  # two candidates constant over two runs of columns
+        weights = np.ones((2, 300))
+        weights[1, 150:] = 0.5
+    ours = RidgeHeadClassifier(alphas=ALPHAS, verbose=2).fit(X, y, feature_weights=weights)
+    log = capsys.readouterr().err
+    assert log.count("Gram matrix of 120 x 300 features") == 1, log
+    assert "Gram matrix of 40 x" not in log, log
+    rows = np.linspace(0, 119, 40).round().astype(int)
+    subset = ridge._exact_ridge_path(
+        X[rows], np.where(y[rows, None] == 1, 1.0, -1.0), np.asarray(ALPHAS), True, None,
+        weights=ridge._check_feature_weights(weights, 300),
+    )  # fmt: skip
+    assert ours.alpha_ == subset.alphas[subset.best]
+    column_weight = None if weights is None else weights[subset.candidate]
+    coef, intercept = ridge._solve_at(
+        X, np.where(y[:, None] == 1, 1.0, -1.0), ours.alpha_, True, None,
+        column_weight=column_weight,
+    )  # fmt: skip
+    np.testing.assert_allclose(ours.coef_, coef, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours.intercept_, intercept, rtol=0, atol=1e-9)
