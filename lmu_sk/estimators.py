@@ -925,17 +925,17 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         The ridge head's model (:class:`~lmu_sk.ridge.RidgeHeadClassifier`'s ``kernel``):
         linear in the features, or kernel ridge with a Gaussian kernel on them, whose
         squared length scale is 3 times the median squared distance between two training
-        sequences' standardized features (up to 3 000 training sequences, the ridge head's
-        exact leave-one-out size). The Gaussian kernel is the more accurate batch model
-        (mean accuracy 0.8654 -> 0.8691 on the 42 development sets) at about 1.3x the
-        time, most of it prediction: it keeps the training features (``head_.X_fit_``, 8
-        bytes per feature and sequence) and scores a new sequence by its distances to all
-        of them, ``O(n_train * n_features)`` per sequence instead of ``O(n_classes *
-        n_features)``, which also makes a stream's step that much costlier. 'auto' takes
-        the Gaussian kernel where the training sequences average at least 10 per class,
-        the linear model where they are fewer (where the kernel loses: 0.938 -> 0.870 on a
-        set of 2 per class): 0.8721 on the 42 development sets. ``head_.kernel_`` says
-        which. See the guide's parameters page.
+        sequences' standardized features (up to 3 000 training sequences, the Gaussian
+        kernel's exact leave-one-out size: ``lmu_sk.ridge.KERNEL_MAX_SAMPLES``). The
+        Gaussian kernel is the more accurate batch model (mean accuracy 0.8654 -> 0.8691 on
+        the 42 development sets) at about 1.3x the time, most of it prediction: it keeps
+        the training features (``head_.X_fit_``, 8 bytes per feature and sequence) and
+        scores a new sequence by its distances to all of them, ``O(n_train * n_features)``
+        per sequence instead of ``O(n_classes * n_features)``, which also makes a stream's
+        step that much costlier. 'auto' takes the Gaussian kernel where the training
+        sequences average at least 10 per class, the linear model where they are fewer
+        (where the kernel loses: 0.938 -> 0.870 on a set of 2 per class): 0.8721 on the 42
+        development sets. ``head_.kernel_`` says which. See the guide's parameters page.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as in :class:`sklearn.linear_model.RidgeClassifierCV`:
         every sequence's weight is multiplied by its class's (``'balanced'``:
