@@ -161,23 +161,19 @@ def _weighted_grams(X, x_mean, root, weights: np.ndarray, xp: ModuleType) -> lis
     Gram matrix whatever the number of candidates, ``n_candidates + 1`` matrices of
     ``n_samples**2`` held.
     """
-    runs = _weight_runs(weights)
-    if runs is None:
-        return [_centered_gram(X, x_mean, root, xp, w) for w in weights]
-    grams = _uncentered_grams(X, weights, xp, runs)
+    grams = _uncentered_grams(X, weights, xp)
     return [
         _centered_gram(X, x_mean, root, xp, w, gram)
         for w, gram in zip(weights, grams, strict=True)
     ]
 
 
-def _uncentered_grams(X, weights, xp: ModuleType, runs=None) -> list:
+def _uncentered_grams(X, weights, xp: ModuleType) -> list:
     """``X diag(w^2) X^T`` for every row ``w`` of ``weights`` (``None``: ``[X X^T]``),
-    over the runs of columns weighted alike (:func:`_weight_runs`, or ``runs``) as in
-    :func:`_weighted_grams`."""
+    over the runs of columns weighted alike (:func:`_weight_runs`) where they are few."""
     if weights is None:
         return [X @ X.T]
-    runs = _weight_runs(weights) if runs is None else runs
+    runs = _weight_runs(weights)
     if runs is None:
         return [(X * xp.asarray(w) ** 2) @ X.T for w in weights]
     grams = [xp.zeros((X.shape[0], X.shape[0])) for _ in weights]
@@ -389,6 +385,7 @@ def _ridge_path(
         f"the penalty is chosen by leave-one-out on {EXACT_LOO_MAX} of the {n_samples} "
         "samples, evenly spaced"
     )
+    X = X.astype(xp.float64, copy=False)  # once, for the rows and the solve alike
     full = None  # the uncentered Gram matrices of every row, where the solve is dual
     if n_samples <= n_features:
         n_candidates = 1 if weights is None else len(weights)
@@ -398,14 +395,14 @@ def _ridge_path(
             "Use fewer samples or features, or the dense head (head='dense').",
         )
         with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-            full = _uncentered_grams(X.astype(xp.float64, copy=False), weights, xp)
+            full = _uncentered_grams(X, weights, xp)
     chosen = _exact_ridge_path(
         X[rows], Y[rows], alphas, fit_intercept, row_weights, relative, log, weights,
         grams=None if full is None else [g[rows][:, rows] for g in full],
     )  # fmt: skip
     residual = chosen.residual
     if row_weights is not None:  # the path's residuals are scaled by sqrt(w): unscaled here
-        fit = X[rows].astype(xp.float64, copy=False) @ chosen.coef.T + chosen.intercept
+        fit = X[rows] @ chosen.coef.T + chosen.intercept
         residual = xp.asarray(Y[rows], dtype=xp.float64) - fit
     alpha = float(chosen.alphas[chosen.best])
     column_weight = None if weights is None else weights[chosen.candidate]
