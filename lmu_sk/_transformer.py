@@ -165,16 +165,26 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         self._check_container()
         return self._transform(X, self.return_gpu_arrays)
 
-    def _transform(self, X, return_gpu_arrays: bool, dtype=None):
+    def _transform(self, X, return_gpu_arrays: bool, dtype=None, reduce=None):
         """:meth:`transform`, returning CuPy arrays when computed on a GPU and asked to;
-        ``dtype`` overrides the dtype (the estimators predict in float64)."""
+        ``dtype`` overrides the dtype (the estimators predict in float64). ``reduce``, a
+        map of feature rows to rows (a model's predictions), returns its rows instead of
+        the features (see :meth:`_reduced_features`; not for dask arrays)."""
         check_is_fitted(self)
         self._checked_params(fitting=False)
         if _dask.is_dask_array(X):
             return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
         U = self._validate_input(X, False, self._finite_input_first, dtype)
         self._check_channels(U)
-        return self._features(U, return_gpu_arrays, dtype, check_verbose(self.verbose))
+        progress = check_verbose(self.verbose)
+        if reduce is not None:
+            return self._reduced_features(U, return_gpu_arrays, dtype, progress, reduce)
+        return self._features(U, return_gpu_arrays, dtype, progress)
+
+    def _reduced_features(self, U, return_gpu_arrays: bool, dtype, progress: bool, reduce):
+        """``reduce`` of the features of ``U``: here of all of them at once; a transformer
+        whose features come in chunks reduces chunk by chunk."""
+        return reduce(self._features(U, return_gpu_arrays, dtype, progress))
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -543,23 +543,32 @@ class _LMUBase(BaseEstimator):
         check_is_fitted(self, "head_")
         X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=False)
-        # float64 at prediction: see _transform
-        F = self.features_._transform(_without_names(X), self.device != "cpu", dtype=np.float64)
-        head, rows = self._head_on(self._as_rows(F))
-        return getattr(head, method)(rows)
+        head, standardize = self._prediction_head()
 
-    def _head_on(self, F):
-        """The head to apply to the float64 feature rows ``F``, and its input.
+        def apply(F):
+            rows = self._as_rows(F)
+            return getattr(head, method)(self._scale(rows) if standardize else rows)
+
+        # float64 at prediction: see _transform. Pooled features reach the head chunk by
+        # chunk as they are computed, never all held at once.
+        on_device = self.device != "cpu"
+        return self.features_._transform(
+            _without_names(X), on_device, dtype=np.float64, reduce=apply
+        )
+
+    def _prediction_head(self) -> tuple:
+        """The head that predicts from float64 feature rows, and whether the rows are to
+        be standardized for it first.
 
         A ridge head is linear, so standardizing the features equals standardizing its
-        coefficients: where that is well conditioned it acts on ``F`` as it is, which spares
-        two passes over the features (most of a small model's prediction time).
+        coefficients: where that is well conditioned it acts on the features as they are,
+        which spares two passes over them (most of a small model's prediction time).
         """
         if self.head_kind_ == "ridge" and self.scale_features:
             folded = self.head_._standardization_folded(self.feature_mean_, self.feature_scale_)
             if folded is not None:
-                return folded, F
-        return self.head_, self._scale(F)
+                return folded, False
+        return self.head_, True
 
     def _transform(self, X):
         """Scaled feature rows of ``X``; on a GPU they stay on the device for the head."""
@@ -793,8 +802,9 @@ class _LMUBase(BaseEstimator):
 
     def _predict_block(self, F, method: str):
         """The head's ``method`` on one block of (float64) features, scaled as in training."""
-        head, rows = self._head_on(_dask.feature_rows(F)[0])
-        result = getattr(head, method)(rows)
+        head, standardize = self._prediction_head()
+        rows = _dask.feature_rows(F)[0]
+        result = getattr(head, method)(self._scale(rows) if standardize else rows)
         return result.reshape(*F.shape[:-1], *result.shape[1:]) if F.ndim == 3 else result
 
     def _predict_dask(self, X, method: str):

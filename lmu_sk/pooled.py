@@ -698,11 +698,14 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         dtype=None,
         progress: bool = False,
         streamed: bool = False,
+        reduce=None,
     ):
         """The features of the validated ``U``, in ``dtype`` where given (the estimators ask
         for float64, which their ridge head computes in: the compiled kernel then writes
         its float64 pools straight into the features). ``streamed``: only the columns
-        :meth:`streamed_columns` (computed alone)."""
+        :meth:`streamed_columns` (computed alone). ``reduce``: its rows of the features,
+        applied chunk by chunk as they are computed (:func:`engine.pooled_features
+        <lmu_sk.engine.run.pooled_features>`), each chunk checked to be finite first."""
         spec, biases, scales = self.spec_, self.biases_, self.scales_
         if streamed:
             spec, biases, scales = streamed_window_arrays(spec, self._n_read, biases, scales)
@@ -722,6 +725,13 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         bar = ProgressBar(
             len(U), enabled=progress, unit="sequences", label=f"{type(self).__name__}: "
         )
+        checked = None
+        if reduce is not None:
+
+            def checked(F):
+                check_finite_result(F, U)
+                return reduce(F)
+
         with bar:
             out = engine.pooled_features(
                 U,
@@ -733,9 +743,14 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 budget=resolve_budget(self.max_memory),
                 progress=bar.advance,
                 return_device=return_gpu_arrays,
+                reduce=checked,
             )
-        check_finite_result(out, U)
+        if reduce is None:
+            check_finite_result(out, U)
         return out
+
+    def _reduced_features(self, U, return_gpu_arrays: bool, dtype, progress: bool, reduce):
+        return self._features(U, return_gpu_arrays, dtype, progress, reduce=reduce)
 
     @property
     def _n_read(self) -> int:

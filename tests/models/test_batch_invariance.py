@@ -5,6 +5,7 @@ one row predicted alone and inside a batch agree to float64 rounding: 1e-12 abso
 probabilities and on targets of unit scale, where float32 prediction differed by ~1e-7.
 """
 
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from lmu_sk import DenseHeadClassifier, LMUClassifier, LMURegressor
+from lmu_sk.engine import run as engine_run
 
 ATOL = 1e-12
 
@@ -79,3 +81,36 @@ def test_dense_head_predicts_float32_features_in_float64():
         head.fit(F, y)
     full = head.predict_proba(F)
     np.testing.assert_allclose(full, _one_by_one(head.predict_proba, F), rtol=0, atol=ATOL)
+
+
+@pytest.mark.parametrize("ragged", [False, True], ids=["equal", "ragged"])
+@pytest.mark.parametrize("estimator", [LMUClassifier, LMURegressor])
+def test_predictions_chunk_by_chunk_hold_a_chunk_of_features_not_all(
+    estimator, ragged, monkeypatch
+):
+    """The default models predict from the pooled features of a few samples at a time
+    (a buffer of ``REDUCED_CHUNK_BYTES``, here seven samples' worth): the predictions are
+    the head's on the features of all the samples, to float64 rounding, and the features of
+    all the samples are never allocated."""
+    X, y = _data(3, n=200, n_steps=50)
+    X_test = _data(4, n=200, n_steps=50)[0]
+    if ragged:
+        X_test = [x[: 20 + (13 * i) % 31] for i, x in enumerate(X_test)]
+    model = estimator().fit(X, y)
+    rows = model._transform(X_test)  # the scaled features of all the samples, at once
+    row_bytes = 8 * rows.shape[1]
+    monkeypatch.setattr(engine_run, "REDUCED_CHUNK_BYTES", 7 * row_bytes)
+    methods = ["predict", "predict_proba"] if estimator is LMUClassifier else ["predict"]
+    for method in methods:
+        tracemalloc.start()
+        try:
+            predicted = getattr(model, method)(X_test)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 0.25 * len(X_test) * row_bytes, (peak, len(X_test) * row_bytes)
+        expected = getattr(model.head_, method)(rows)
+        if method == "predict" and estimator is LMUClassifier:
+            np.testing.assert_array_equal(predicted, expected)
+        else:  # the ridge's standardization folded into its coefficients: float64 rounding
+            np.testing.assert_allclose(predicted, expected, rtol=0, atol=1e-9)
