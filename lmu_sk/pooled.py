@@ -711,7 +711,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             spec, biases, scales = streamed_window_arrays(spec, self._n_read, biases, scales)
             if not spec.windows:  # every window reads 'cumsum' alone
                 xp = get_array_module(self.device)
-                return xp.zeros((len(U), 0), dtype=dtype or np.float64)
+                none = xp.zeros((len(U), 0), dtype=dtype or np.float64)
+                return none if reduce is None else reduce(none)
         mixing = getattr(self, "mixing_", None)  # None too in models saved before it
         if mixing is not None:
             U = mixed_channels(U, mixing)
