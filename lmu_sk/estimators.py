@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import types
+from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import numpy as np
@@ -543,22 +544,20 @@ class _LMUBase(BaseEstimator):
         check_is_fitted(self, "head_")
         X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=False)
-        head, standardize = self._prediction_head()
-
-        def apply(F):
-            rows = self._as_rows(F)
-            return getattr(head, method)(self._scale(rows) if standardize else rows)
-
+        predict = self._head_method(method)
         # float64 at prediction: see _transform. Pooled features reach the head chunk by
         # chunk as they are computed, never all held at once.
         on_device = self.device != "cpu"
         return self.features_._transform(
-            _without_names(X), on_device, dtype=np.float64, reduce=apply
+            _without_names(X),
+            on_device,
+            dtype=np.float64,
+            reduce=lambda F: predict(self._as_rows(F)),
         )
 
-    def _prediction_head(self) -> tuple:
-        """The head that predicts from float64 feature rows, and whether the rows are to
-        be standardized for it first.
+    def _head_method(self, method: str) -> Callable:
+        """The fitted head's ``method`` as a map of float64 feature rows, standardized as
+        in training.
 
         A ridge head is linear, so standardizing the features equals standardizing its
         coefficients: where that is well conditioned it acts on the features as they are,
@@ -567,8 +566,9 @@ class _LMUBase(BaseEstimator):
         if self.head_kind_ == "ridge" and self.scale_features:
             folded = self.head_._standardization_folded(self.feature_mean_, self.feature_scale_)
             if folded is not None:
-                return folded, False
-        return self.head_, True
+                return getattr(folded, method)
+        head_method = getattr(self.head_, method)
+        return lambda rows: head_method(self._scale(rows))
 
     def _transform(self, X):
         """Scaled feature rows of ``X``; on a GPU they stay on the device for the head."""
@@ -802,9 +802,7 @@ class _LMUBase(BaseEstimator):
 
     def _predict_block(self, F, method: str):
         """The head's ``method`` on one block of (float64) features, scaled as in training."""
-        head, standardize = self._prediction_head()
-        rows = _dask.feature_rows(F)[0]
-        result = getattr(head, method)(self._scale(rows) if standardize else rows)
+        result = self._head_method(method)(_dask.feature_rows(F)[0])
         return result.reshape(*F.shape[:-1], *result.shape[1:]) if F.ndim == 3 else result
 
     def _predict_dask(self, X, method: str):
