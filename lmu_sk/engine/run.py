@@ -205,26 +205,30 @@ def _pinned_feed(source: _Source, start: int, rows: int, xp: ModuleType, dtype: 
 
 # ----------------------------------------------------------------------------- sinks
 class _ArraySink:
-    """Results into one array ``out`` (host or device), in place where the route allows."""
+    """Results into one array ``out`` (host or device), in place where the route allows;
+    chunks that take the samples in another order (shortest first) are computed into
+    ``buffer`` where one is given (reused, so its memory is touched once) and scattered
+    from there."""
 
-    def __init__(self, out: Array, source: _Source, progress: Callable[[int], None]):
+    def __init__(self, out: Array, source: _Source, progress: Callable[[int], None], buffer=None):
         self.out = out
         self.order = source.order
         self.progress = progress
+        self.buffer = buffer
         self.done = 0
 
     def target(self, a: int, b: int) -> Array:
-        return self.out[a:b] if self.order is None else None
+        if self.order is None:
+            return self.out[a:b]
+        return None if self.buffer is None else self.buffer[: b - a]
 
     def put(self, a: int, b: int, y: Array, target: Array, xp: ModuleType) -> None:
-        if y is target:
-            pass  # computed in place
-        elif self.order is not None:
+        if self.order is not None:
             if is_device_array(self.out):
                 self.out[xp.asarray(self.order[a:b])] = y
             else:
                 self.out[self.order[a:b]] = to_numpy(y)
-        else:
+        elif y is not target:  # else computed in place
             self.out[a:b] = y if is_device_array(self.out) else to_numpy(y)
         self._stored(b - a)
 
@@ -845,7 +849,10 @@ def pooled_features(
     def make_sink(rows):
         if device == "gpu" and host_out:
             return _PinnedSink(out, source, progress, xp, rows)
-        return _ArraySink(out, source, progress)
+        buffer = None
+        if source.order is not None and xp is np:
+            buffer = np.empty((min(rows, n_samples), n_features), dtype=dtype)
+        return _ArraySink(out, source, progress, buffer)
 
     _run(source, plan, xp, compute_dtype, make_sink, compute)
     return out if reduce is None else reduce(out)

@@ -101,3 +101,26 @@ def test_no_samples_reduce_to_no_rows():
     empty = np.empty((0, 40, 2))
     reduced = _features(empty, biases, scales, reduce=lambda F: F.sum(axis=1))
     assert reduced.shape == (0,)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ragged_chunks_go_through_one_reused_buffer(dtype, monkeypatch):
+    """Unequal lengths are computed shortest first into one reused buffer and scattered
+    back: every row equals the sample's features computed alone, bit for bit (a sample's
+    features do not depend on its chunk), over several chunks of one buffer."""
+    U, biases, scales = _arrays(23, True)
+    alone = np.vstack([pooled_features([u], SPEC, biases, scales, dtype=dtype) for u in U])
+    targets = []
+    chunk = engine_run._pooled_chunk
+
+    def recording(x, lengths, target, *args):
+        targets.append(target)
+        return chunk(x, lengths, target, *args)
+
+    monkeypatch.setattr(engine_run, "_pooled_chunk", recording)
+    budget = 16 * 1024  # chunks of two samples
+    F = pooled_features(U, SPEC, biases, scales, dtype=dtype, budget=budget)
+    assert F.dtype == dtype
+    np.testing.assert_array_equal(F, alone)
+    assert len(targets) > 1
+    assert all(t is not None and np.shares_memory(t, targets[0]) for t in targets)
