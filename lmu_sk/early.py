@@ -164,8 +164,10 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     cost : float or None, default=None
         What the rule optimises on the training series: ``None`` the harmonic mean of
         accuracy and ``1 - earliness`` (the measure of TEASER and aeon), a number ``>= 0``
-        the least ``(1 - accuracy) + cost * earliness`` (0: accuracy alone, the whole
-        series).
+        the least ``(1 - accuracy) + cost * earliness`` (0: accuracy alone; a case is then
+        decided early only by a rule more accurate on the training series' leave-one-out
+        probabilities than the whole series, and of equally accurate rules the latest
+        wins).
 
     Attributes
     ----------

@@ -174,6 +174,22 @@ def test_a_higher_cost_of_waiting_never_waits_longer():
         assert m.loo_score_ == pytest.approx(-(1 - m.loo_accuracy_) - cost * m.loo_earliness_)
 
 
+def test_accuracy_alone_decides_early_only_where_that_is_more_accurate():
+    """cost=0: of equally accurate rules the latest (here: never before the end); a rule
+    that decides early wins only where the whole series is wrong more often."""
+    from lmu_sk._decisions import choose_rule
+
+    y = np.array([0, 1, 0, 1])
+    end = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.4, 0.6]])  # all right
+    early = np.array([[0.95, 0.05], [0.1, 0.9], [0.9, 0.1], [0.2, 0.8]])  # all right too
+    steps, lengths = np.array([5]), np.full(4, 10)
+    waits = choose_rule([early], end, steps, lengths, y, cost=0.0)
+    assert waits["threshold"] == np.inf and waits["earliness"] == 1.0
+    end[3] = [0.6, 0.4]  # the whole series now misleads one case
+    hurries = choose_rule([early], end, steps, lengths, y, cost=0.0)
+    assert hurries["accuracy"] == 1.0 and hurries["earliness"] < 1.0
+
+
 def test_checkpoint_heads_are_calibrated_ridge_heads_on_prefixes(fitted):
     X, y = bumps()
     steps = int(fitted.checkpoints_[2])
