@@ -270,11 +270,36 @@ def _refuse_text(X) -> None:
         )
 
 
+def _inhomogeneous_error(X) -> ValueError:
+    """The error of a list of sequences of one length whose other axes differ: most often
+    aeon's or sktime's ``(n_channels, n_timepoints)`` arrays of different lengths read
+    channels last."""
+    shapes = [np.shape(seq) for seq in X]
+    distinct = sorted(set(shapes), key=shapes.index)
+    shown = ", ".join(str(shape) for shape in distinct[:4])
+    shown += ", ..." if len(distinct) > 4 else ""
+    if all(len(shape) == 2 for shape in shapes) and len({shape[0] for shape in shapes}) == 1:
+        return ValueError(
+            f"X is a list of sequences of shapes {shown}: the same first axis "
+            f"({shapes[0][0]}) and different second ones. lmu_sk reads a sequence as "
+            "(n_steps, n_channels); for aeon's and sktime's (n_channels, n_timepoints) "
+            "layout pass channels_first=True."
+        )
+    return ValueError(
+        f"X is a list of sequences whose shapes do not fit together: {shown}. Every "
+        "sequence must be (n_steps,) or (n_steps, n_channels) with the same channels "
+        "(or (n_channels, n_steps) with channels_first=True)."
+    )
+
+
 def _validate_array(
     X, dtype: np.dtype | None, estimator_name: str, check_finite: bool = True
 ) -> np.ndarray:
     if isinstance(X, (list, tuple, np.ndarray)):
-        X = np.asarray(X)
+        try:
+            X = np.asarray(X)
+        except ValueError as error:  # sequences of the same length, shaped unlike
+            raise _inhomogeneous_error(X) from error
         _refuse_text(X)
     elif any(getattr(kind, "kind", "O") in "OSU" for kind in getattr(X, "dtypes", ())):
         _refuse_text(np.asarray(X))  # a DataFrame with a column of text
@@ -409,14 +434,20 @@ def channels_last(X, channels_first, estimator_name: str = "LMUFeatures"):
             return X.swapaxes(1, 2) if hasattr(X, "swapaxes") else np.swapaxes(X, 1, 2)
         return X
     if channels_first is None:
-        shape = getattr(X, "shape", None)
-        if shape is not None and len(shape) == 3 and shape[1] < shape[2]:
-            warnings.warn(
-                f"{estimator_name} reads X of shape {tuple(shape)} as (n_samples, n_steps, "
-                f"n_channels): {shape[1]} steps of {shape[2]} channels. If X is laid out as "
-                "(n_samples, n_channels, n_steps) (aeon, sktime), pass channels_first=True; "
-                "pass channels_first=False to silence this warning.",
-                UserWarning,
-                stacklevel=3,
-            )
+        warn_channels_last(X, estimator_name)
     return X
+
+
+def warn_channels_last(X, estimator_name: str) -> None:
+    """Warn where ``X``, read channels last, is a 3-D array of fewer steps than channels
+    (the sign of aeon data passed as it comes), in ``estimator_name``'s name."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 3 and shape[1] < shape[2]:
+        warnings.warn(
+            f"{estimator_name} reads X of shape {tuple(shape)} as (n_samples, n_steps, "
+            f"n_channels): {shape[1]} steps of {shape[2]} channels. If X is laid out as "
+            "(n_samples, n_channels, n_steps) (aeon, sktime), pass channels_first=True; "
+            "pass channels_first=False to silence this warning.",
+            UserWarning,
+            stacklevel=4,
+        )

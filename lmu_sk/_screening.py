@@ -66,11 +66,24 @@ def channel_scores(
 ) -> tuple[np.ndarray, float]:
     """Every channel's score (the largest F statistic of its features, columns of ``F``
     whose channel is ``channel_of``) and the score a channel must exceed to count as
-    significant."""
-    stat, df_between, df_within = f_statistics(F, y)
+    significant.
+
+    ``y`` of shape ``(n_samples, n_outputs)`` (several targets): a feature's statistic is
+    its largest over the outputs, and the correction counts every pair of feature and
+    output (the outputs' degrees of freedom may differ: each statistic is compared on the
+    scale of the first output's, through its p-value).
+    """
+    y = np.asarray(y)
+    outputs = [y] if y.ndim == 1 else [y[:, j] for j in range(y.shape[1])]
+    stat, df_between, df_within = f_statistics(F, outputs[0])
+    for target in outputs[1:]:
+        other, df_b, df_w = f_statistics(F, target)
+        if (df_b, df_w) != (df_between, df_within):  # the same p-value on the first's scale
+            other = scipy.stats.f.isf(scipy.stats.f.sf(other, df_b, df_w), df_between, df_within)
+        stat = np.maximum(stat, other)
     scores = np.zeros(n_channels)
     np.maximum.at(scores, np.asarray(channel_of, dtype=np.intp), stat)
-    level = FAMILY_LEVEL / max(F.shape[1], 1)
+    level = FAMILY_LEVEL / max(F.shape[1] * len(outputs), 1)
     return scores, float(scipy.stats.f.isf(level, df_between, df_within))
 
 

@@ -29,7 +29,7 @@ from sklearn.utils.validation import (
 
 from . import _dask
 from ._device import array_module_of, portable_device, resolve_device, to_numpy
-from ._input import from_nested
+from ._input import check_dtype_param, from_nested, is_ragged, warn_channels_last
 from ._persistence import VersionedPickleMixin
 from ._progress import StepLog, verbosity
 from ._threads import limits_threads
@@ -125,6 +125,29 @@ def _features_of(
     return transformer, transformer._fit_transform(
         X, return_gpu_arrays=on_device, dtype=dtype, y=y
     )
+
+
+_SEQUENCE_LENGTHS = (
+    "feature_output='sequence' needs sequences of equal length (one target per step of "
+    "each); pad them or fit one model per length."
+)
+
+
+def _screening_targets(y):
+    """``y`` as the pooled features' channel screening reads it: one target per sequence,
+    a column vector as 1-D and several outputs as columns; ``None`` for anything else (the
+    targets of every step of sequences of different lengths)."""
+    if y is None:
+        return None
+    targets = y
+    if not _dask.is_dask_array(y):  # a dask y stays lazy: only the rows screened are computed
+        try:
+            targets = np.asarray(y)
+        except ValueError:  # ragged targets per step
+            return None
+    if targets.ndim == 2 and targets.shape[1] == 1:
+        return targets[:, 0]
+    return targets if targets.ndim in (1, 2) else None
 
 
 def _fitted_order(features) -> int:
@@ -468,7 +491,7 @@ class _LMUBase(BaseEstimator):
         if not isinstance(self.scale_features, (bool, np.bool_)):
             raise TypeError(f"scale_features must be True or False; got {self.scale_features!r}.")
         output = self._resolved_output(self.head_kind_)
-        dtype = self.dtype if self.dtype in ("float32", "float64") else None
+        dtype = check_dtype_param(self.dtype).name
         # checked here (device='gpu' needs one now) but stored as 'auto' so that the
         # fitted model also transforms on machines without a GPU
         device = portable_device(resolve_device(self.device))
@@ -482,7 +505,7 @@ class _LMUBase(BaseEstimator):
                 "output": output,
                 "dtype": dtype,
                 "device": device,
-                "channels_first": self.channels_first,
+                "channels_first": bool(self.channels_first),  # None's warning: see _layout
                 "channels": self.channels,
                 "channel_sums": self.channel_sums,
             }
@@ -496,7 +519,7 @@ class _LMUBase(BaseEstimator):
             "output": output,
             "dtype": dtype,
             "device": device,
-            "channels_first": self.channels_first,
+            "channels_first": bool(self.channels_first),  # None's warning: see _layout
         }
 
     def _fit_features(self, X, y=None, sample_weight=None):
@@ -512,11 +535,8 @@ class _LMUBase(BaseEstimator):
         compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
         # the ridge head solves in float64: its features are made so, and scaled in place
         float64 = self.head_kind_ == "ridge"
-        # one target per sequence screens the channels of many-channel data (pooled features)
-        targets = None if y is None else np.asarray(y)
-        targets = targets if targets is not None and targets.ndim == 1 else None
         self.features_, F = compute(
-            params, X, targets, on_device, verbose=self.verbose, float64=float64
+            params, X, _screening_targets(y), on_device, verbose=self.verbose, float64=float64
         )
         self.features_.set_params(verbose=self.verbose)  # a cached transformer may differ
         self.order_ = _fitted_order(self.features_)
@@ -539,10 +559,19 @@ class _LMUBase(BaseEstimator):
         else:
             self.feature_mean_, self.feature_scale_ = standardization(F, sample_weight)
 
+    def _layout(self, X):
+        """``X`` as the feature transformer reads it (sktime's nested DataFrames as lists),
+        with ``channels_first=None``'s warning in this estimator's name (the transformer
+        is given ``channels_first=False`` then, which reads alike without warning)."""
+        X = from_nested(X, self.channels_first)
+        if self.channels_first is None:
+            warn_channels_last(X, type(self).__name__)
+        return X
+
     def _apply_head(self, X, method: str):
         """The fitted head's ``method`` on the features of ``X`` (not a dask array)."""
         check_is_fitted(self, "head_")
-        X = from_nested(X, self.channels_first)
+        X = self._layout(X)
         _check_feature_names(self, X, reset=False)
         predict = self._head_method(method)
         # float64 at prediction: see _transform. Pooled features reach the head chunk by
@@ -684,7 +713,7 @@ class _LMUBase(BaseEstimator):
         self
         """
         self._validate_params()
-        X = from_nested(X, self.channels_first)
+        X = self._layout(X)
         _check_feature_names(self, X, reset=True)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
@@ -697,7 +726,7 @@ class _LMUBase(BaseEstimator):
         weights = self._weights(sample_weight, X, y)
         F = self._fit_features(X, y, weights)
         if X_val is not None:
-            X_val = _without_names(from_nested(X_val, self.channels_first))
+            X_val = _without_names(self._layout(X_val))
             X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
         return self._fit_head(
             F, self._targets(y, X), partial=False, sample_weight=weights, X_val=X_val, y_val=y_val
@@ -707,7 +736,7 @@ class _LMUBase(BaseEstimator):
         """``partial_fit`` of both composites: the first call fits the features."""
         self._validate_params()
         first = not hasattr(self, "head_")
-        X = from_nested(X, self.channels_first)
+        X = self._layout(X)
         _check_feature_names(self, X, reset=first)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
@@ -786,11 +815,11 @@ class _LMUBase(BaseEstimator):
 
     def _fit_transformer(self, X, y=None):
         """Fit ``features_`` on the dask array ``X``; its lazy training features. One
-        target per sequence (``y``, NumPy or dask) screens the channels of many-channel
-        data, as in memory: only the targets of the sample screened are computed."""
+        target (or row of targets) per sequence (``y``, NumPy or dask) screens the channels
+        of many-channel data, as in memory: only the targets of the sample screened are
+        computed."""
         params = self._transformer_params(X.shape[0])
-        targets = y if y is not None and np.ndim(y) == 1 else None
-        self.features_ = _make_transformer(params, self.verbose).fit(X, targets)
+        self.features_ = _make_transformer(params, self.verbose).fit(X, _screening_targets(y))
         self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
         return self.features_.transform(X)
@@ -809,6 +838,7 @@ class _LMUBase(BaseEstimator):
         """Lazy ``predict`` / ``predict_proba`` / ``decision_function`` of a dask array:
         the same float64 features and head as in memory, block by block."""
         check_is_fitted(self, "head_")
+        X = self._layout(X)
         _check_feature_names(self, X, reset=False)
         F = self.features_._transform(X, False, dtype=np.float64)
         probe = self._predict_block(np.zeros((1, *F.shape[1:]), F.dtype), method)
@@ -901,8 +931,9 @@ momentum, nesterovs_momentum, early_stopping, validation_fraction, n_iter_no_cha
 beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         The dense head's parameters, as in :class:`~lmu_sk.head.DenseHeadClassifier` and
         :class:`sklearn.neural_network.MLPClassifier` (``learning_rate`` also takes
-        'plateau' and 'cosine', and every schedule applies to Adam too). ``dtype`` is also the
-        features'. They are validated by ``fit`` and ``partial_fit`` whatever the head, with
+        'plateau' and 'cosine', and every schedule applies to Adam too). ``dtype`` ('float32'
+        or 'float64', or ``np.float32`` / ``np.float64`` as the transformers take it) is also
+        the features'. They are validated by ``fit`` and ``partial_fit`` whatever the head, with
         errors that name this estimator. ``warm_start=True`` continues the dense head as
         ``MLPClassifier`` does (``n_iter_`` counts the epochs of the last call, ``t_`` and
         ``loss_curve_`` carry over); the features and their scaling are fitted again on the
@@ -972,7 +1003,24 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         prediction checks them as scikit-learn estimators do.
     loss_, loss_curve_, validation_scores_, best_loss_, best_validation_score_, n_iter_, \
 t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
-        As in :class:`sklearn.neural_network.MLPClassifier`, from the head.
+        As in :class:`sklearn.neural_network.MLPClassifier`, from the head (the dense
+        head's only: with the ridge head reading them raises an AttributeError that says
+        so).
+
+    Notes
+    -----
+    scikit-learn's ``check_estimator`` passes but for these checks, by design:
+    ``check_n_features_in_after_fitting`` and the part of ``check_classifiers_train``
+    that expects an error for another number of columns at prediction (sequences of any
+    length can be predicted: the Delay Network is causal);
+    ``check_non_transformer_estimators_n_iter`` (``max_iter`` is the dense head's: the
+    ridge head, solved in closed form, has no ``n_iter_``);
+    ``check_sample_weight_equivalence_on_dense_data`` (the ridge head's leave-one-out
+    penalty, as :class:`sklearn.linear_model.RidgeCV`'s, and the pooled features'
+    thresholds are not invariant to repeating rows; the dense head's float32 training
+    agrees to ~1e-6, not to the check's 1e-7); and with the linear ridge head
+    ``check_class_weight_classifiers`` (its blobs, read as 2-step sequences, fall under
+    the check's accuracy bar; the Gaussian kernel's model passes).
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -1176,7 +1224,13 @@ feature_names_in_
         As in :class:`LMUClassifier`.
     loss_, loss_curve_, validation_scores_, best_loss_, best_validation_score_, n_iter_, \
 t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
-        As in :class:`sklearn.neural_network.MLPRegressor`, from the head.
+        As in :class:`sklearn.neural_network.MLPRegressor`, from the head (the dense
+        head's only).
+
+    Notes
+    -----
+    ``check_estimator`` passes but for the checks :class:`LMUClassifier` lists (those of
+    the regressor: the number of columns, ``n_iter_`` and the sample weights' equivalence).
     """
 
     _head_class = DenseHeadRegressor
@@ -1196,14 +1250,13 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         if self.feature_output != "sequence":
             return F
         if isinstance(F, list):
-            raise ValueError(
-                "feature_output='sequence' needs sequences of equal length; pad them or "
-                "fit one model per length."
-            )
+            raise ValueError(_SEQUENCE_LENGTHS)
         return F.reshape(-1, F.shape[-1])
 
     def _sequence_shape(self, X) -> tuple[int, int]:
         """``(n_samples, n_steps)`` of an equal-length batch of sequences."""
+        if is_ragged(X):
+            raise ValueError(_SEQUENCE_LENGTHS)
         shape = np.shape(X)
         if len(shape) < 2:
             raise ValueError("feature_output='sequence' needs X of shape (n_samples, n_steps).")
@@ -1212,10 +1265,12 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return shape[0], shape[1]
 
     def _weights(self, sample_weight, X, y=None):
-        """Per-sequence weights, repeated for every step with 'sequence' features."""
-        if sample_weight is None or self.feature_output != "sequence":
+        """Per-sequence weights, repeated for every step with 'sequence' features (whose
+        sequences' lengths are checked here, before anything reads their targets)."""
+        if self.feature_output != "sequence":
             return sample_weight
-        return np.repeat(sample_weight, self._sequence_shape(X)[1])
+        n_steps = self._sequence_shape(X)[1]
+        return None if sample_weight is None else np.repeat(sample_weight, n_steps)
 
     def _targets(self, y, X):
         if self.feature_output != "sequence":

@@ -61,7 +61,7 @@ from sklearn.utils.validation import (
 )
 
 from ._device import array_module_of, get_array_module, portable_device, to_numpy
-from ._input import check_device_matrix, is_device_array
+from ._input import check_device_matrix, check_dtype_param, is_device_array
 from ._persistence import VersionedPickleMixin
 from .neural.activations import HIDDEN_ACTIVATIONS
 from .neural.network import DenseNetwork, forward_pass
@@ -122,7 +122,8 @@ class _BaseDenseHead(BaseEstimator):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "input_dropout": [Interval(Real, 0, 1, closed="left")],
-        "dtype": [StrOptions(set(_DTYPES))],
+        # 'float32' or 'float64', or the NumPy type or dtype of either (checked at fit)
+        "dtype": [StrOptions(set(_DTYPES)), type, np.dtype],
         "device": [StrOptions({"cpu", "gpu", "auto"})],
     }
 
@@ -360,7 +361,7 @@ class _BaseDenseHead(BaseEstimator):
         """
         self._validate_params()
         xp = self._array_module()
-        dtype = np.dtype(_DTYPES[self.dtype])
+        dtype = check_dtype_param(self.dtype)
         hidden = self._hidden_sizes()
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
 
@@ -655,8 +656,9 @@ default='constant'
         Inverted-dropout rate of the input features during training: each feature of
         each sample is zeroed with this probability (and the rest scaled up), which
         keeps the network from relying on a few features.
-    dtype : {'float32', 'float64'}, default='float32'
-        Compute dtype of weights and activations.
+    dtype : {'float32', 'float64'} or NumPy float type, default='float32'
+        Compute dtype of weights and activations (``np.float32`` and ``np.float64`` are
+        taken too).
     device : {'cpu', 'auto', 'gpu'}, default='cpu'
         Where training runs: 'cpu' on NumPy, 'auto' on a CUDA GPU when CuPy finds one,
         'gpu' on CuPy (the ``gpu-cuda12`` or ``gpu-cuda13`` extra) or a ValueError without

@@ -109,12 +109,13 @@ def _screen_features_per_channel() -> int:
 
 
 def _check_screening_targets(y, n_samples: int) -> None:
-    """Refuse targets that are not one per sequence (a dask ``y`` by its shape alone)."""
+    """Refuse targets that are not one per sequence, or one row of outputs per sequence
+    (a dask ``y`` by its shape alone)."""
     shape = tuple(np.shape(y))
-    if len(shape) != 1 or shape[0] != n_samples:
+    if len(shape) not in (1, 2) or shape[0] != n_samples:
         raise ValueError(
-            f"y must hold one target per sequence to screen the channels: {n_samples} "
-            f"sequences, y of shape {shape}."
+            f"y must hold one target (or one row of targets) per sequence to screen the "
+            f"channels: {n_samples} sequences, y of shape {shape}."
         )
 
 
@@ -329,8 +330,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         screened against the target ``y`` given to :meth:`fit` (the channels whose pooled
         states of three short, two-state windows separate the classes, or correlate with a
         continuous target, significantly: one-way analysis of variance at a family-wise
-        level of 1 %, the highest-scoring first; the ``k`` highest when none does).
-        'auto': every channel up to 16; beyond, the screening with ``k = 16`` when ``y``
+        level of 1 %, the highest-scoring first; the ``k`` highest when none does; with
+        several targets, ``y`` of shape ``(n_samples, n_outputs)``, a channel's best over
+        them). 'auto': every channel up to 16; beyond, the screening with ``k = 16`` when ``y``
         is given, every channel without it. The features then grow with the channels kept,
         not with the channels given. A dask array is screened on at most 4096 of its rows
         (``SCREEN_SAMPLES``), evenly spaced, not stratified, and their targets (``y`` a
@@ -507,7 +509,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
 
     def _fit(self, U, y=None):
         """Choose the channels and the windows, build the Delay Networks and fit the
-        thresholds; ``y`` (one target per sequence) screens many channels."""
+        thresholds; ``y`` (one target, or one row of targets, per sequence) screens many
+        channels."""
         n_steps = max(len(u) for u in U) if isinstance(U, list) else U.shape[1]
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
         n_biases = _check_count(self.n_biases, "n_biases (the number of quantile thresholds)", 1)

@@ -99,7 +99,10 @@ def test_channels_k_without_a_target_is_the_in_memory_error(no_compute):
 def test_targets_of_the_wrong_length_are_an_error_before_anything_is_computed(no_compute):
     X, y = bumps(30, 20, informative=(1,))
     Xd = da.from_array(X, chunks=10)
-    message = r"y must hold one target per sequence to screen the channels: 30 sequences"
+    message = (
+        r"y must hold one target \(or one row of targets\) per sequence to screen the "
+        r"channels: 30 sequences"
+    )
     for targets in (y[:-1], da.from_array(y[:-1], chunks=10), y.reshape(15, 2)):
         with pytest.raises(ValueError, match=message):
             LMUPooledFeatures().fit(Xd, targets)

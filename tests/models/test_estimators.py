@@ -130,6 +130,27 @@ def test_per_step_regression_predicts_every_step():
     assert residual < 0.05
     with pytest.raises(ValueError, match="one target per step"):
         reg.fit(X, y[:, :10])
+    # unequal lengths, their targets per step a list too: refused before anything reads them
+    ragged = [x[: 20 + i % 7] for i, x in enumerate(X[:14])]
+    for weights in (None, np.ones(14)):
+        with pytest.raises(ValueError, match="needs sequences of equal length"):
+            reg.fit(ragged, [np.cumsum(x) for x in ragged], sample_weight=weights)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.dtype("float32")])
+def test_numpy_dtypes_are_taken_as_their_names(dtype):
+    """dtype=np.float64 (as the transformers take it) is dtype='float64': the same
+    features, head and predictions; other types are refused at fit."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40, 30)), np.arange(40) % 2
+    name = np.dtype(dtype).name
+    for params in ({}, {"head": "dense", "max_iter": 5, "random_state": 0}):
+        ours = LMUClassifier(dtype=dtype, device="cpu", **params).fit(X, y)
+        named = LMUClassifier(dtype=name, device="cpu", **params).fit(X, y)
+        assert ours.features_.dtype == name
+        np.testing.assert_array_equal(ours.predict_proba(X), named.predict_proba(X))
+    with pytest.raises(ValueError, match="'float32' or 'float64'"):
+        LMUClassifier(dtype=int).fit(X, y)
 
 
 def test_string_labels_and_reproducibility(digits):

@@ -3,6 +3,8 @@ of the kept channels."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -79,8 +81,10 @@ def test_an_integer_caps_the_channels_and_needs_the_target():
     assert len(f.channels_) == 2 and set(f.channels_.tolist()) <= {1, 2, 4}
     with pytest.raises(ValueError, match="pass y to fit, or use channels='all'"):
         LMUPooledFeatures(channels=2).fit(X)
-    with pytest.raises(ValueError, match="one target per sequence"):
+    with pytest.raises(ValueError, match=r"one target .*per sequence"):
         LMUPooledFeatures(channels=2).fit(X, y[:-1])
+    with pytest.raises(ValueError, match=r"one target .*per sequence"):
+        LMUPooledFeatures(channels=2).fit(X, y[:, None, None])
     for bad in (0, -1):
         with pytest.raises(ValueError, match="channels"):
             LMUPooledFeatures(channels=bad).fit(X, y)
@@ -111,6 +115,41 @@ def test_the_default_models_screen_and_stream_the_kept_channels():
     target = np.where(y == 1, 1.0, -1.0) + 0.1 * np.random.default_rng(2).standard_normal(160)
     reg = LMURegressor().fit(X, target)
     assert reg.features_.channels_.tolist() == [5]
+
+
+def test_several_targets_screen_on_each_ones_best_channels():
+    """Two outputs, each in a channel of its own: both channels are kept, a channel's
+    score its best over the outputs; the correction counts every pair of feature and
+    output (their degrees of freedom differ here: classes and a continuous target)."""
+    from lmu_sk._screening import channel_scores
+
+    X, y = bumps(120, 30, informative=(4,))
+    other = X[:, :, 21].mean(axis=1)  # a continuous target in channel 21
+    Y = np.column_stack([y, other])
+    f = LMUPooledFeatures(n_biases=2).fit(X, Y)
+    assert f.channels_.tolist() == [4, 21]
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((50, 6))
+    labels = np.repeat([0, 1], 25)
+    F[:, 0] += labels
+    both, threshold = channel_scores(F, np.arange(6) // 2, 3, np.column_stack([labels, labels]))
+    one, threshold_one = channel_scores(F, np.arange(6) // 2, 3, labels)
+    np.testing.assert_allclose(both, one, rtol=1e-12)  # the same output twice: the same best
+    assert threshold > threshold_one  # twice the comparisons: a stricter bar
+
+
+@pytest.mark.parametrize("Model", [LMUClassifier, LMURegressor])
+def test_a_column_of_targets_screens_as_its_vector(Model):
+    """y of shape (n, 1) (a one-column DataFrame) screens as y.ravel(): the same channels
+    and features, not every channel."""
+    X, y = bumps(80, 24, informative=(9,))
+    target = y if Model is LMUClassifier else np.where(y == 1, 1.0, -1.0)
+    flat = Model(n_jobs=1).fit(X, target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the classifier's DataConversionWarning
+        column = Model(n_jobs=1).fit(X, target[:, None])
+    assert column.features_.channels_.tolist() == flat.features_.channels_.tolist() == [9]
+    np.testing.assert_allclose(column.predict(X[:10]).ravel(), flat.predict(X[:10]), atol=1e-12)
 
 
 def test_the_composites_pass_channels_to_the_pooled_features():

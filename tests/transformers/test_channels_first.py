@@ -35,6 +35,35 @@ def test_channels_first_list_of_different_lengths(aeon_layout):
     np.testing.assert_array_equal(features.transform(sequences), expected)
 
 
+@pytest.mark.parametrize("Model", [LMUClassifier, LMURegressor])
+def test_the_composites_warn_once_in_their_own_name(aeon_layout, Model):
+    X, y = aeon_layout  # read as 3 steps of 20 channels
+    target = y if Model is LMUClassifier else y.astype(float)
+    model = Model(order=2)
+    for call in (lambda: model.fit(X, target), lambda: model.predict(X)):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            call()
+        layout = [w for w in seen if "channels_first=True" in str(w.message)]
+        assert len(layout) == 1
+        assert str(layout[0].message).startswith(f"{Model.__name__} reads X of shape")
+
+
+@pytest.mark.parametrize("n_channels", [1, 3])
+def test_aeons_unequal_lengths_without_the_flag_name_it(n_channels):
+    """aeon's list of (n_channels, n_timepoints) arrays read channels last: every sequence
+    has n_channels steps and channel counts that differ, which NumPy cannot stack; the
+    error names the layout and the parameter."""
+    rng = np.random.default_rng(0)
+    sequences = [rng.standard_normal((n_channels, n)) for n in (5, 9, 3, 7)]
+    for model in (LMUFeatures(order=2), LMUClassifier()):
+        with pytest.raises(ValueError, match=r"channels_first=True") as error:
+            model.fit(sequences, [0, 1, 0, 1])
+        assert f"({n_channels}, 5), ({n_channels}, 9)" in str(error.value)
+    with pytest.raises(ValueError, match="do not fit together"):
+        LMUFeatures(order=2).fit([np.zeros((4, 2)), np.zeros((4, 2, 1))])
+
+
 def test_fewer_steps_than_channels_warns_and_names_the_parameter(aeon_layout):
     X, _ = aeon_layout  # read as 3 steps of 20 channels
     with pytest.warns(UserWarning, match="channels_first=True"):
