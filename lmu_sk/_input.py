@@ -124,8 +124,32 @@ def _overflow_error(X, dtype: np.dtype) -> ValueError:
     )
 
 
-def _cast(X, dtype: np.dtype):
-    """``X`` as ``dtype``; a ValueError naming the overflow where finite values exceed it."""
+def _underflow_error(largest: float, dtype: np.dtype) -> ValueError:
+    """The error for an ``X`` whose every value is below the normal range of ``dtype``."""
+    return ValueError(
+        f"X's values are at most {largest:.3g} in magnitude, below the smallest normal "
+        f"{dtype.name} ({np.finfo(dtype).tiny:.3g}): converted to {dtype.name} they lose "
+        "their precision or vanish, and every feature would be (nearly) constant. Rescale "
+        "the input (e.g. sklearn.preprocessing.StandardScaler), or use dtype='float64'."
+    )
+
+
+def _refuse_underflow(parts: list, dtype: np.dtype) -> None:
+    """Raise where the arrays ``parts``, to be converted to ``dtype``, are not all zero but
+    every value is below its normal range (NaN compares as False: the callers report
+    non-finite values)."""
+    floats = [part for part in parts if part.dtype.kind == "f" and part.size]
+    if not floats or np.finfo(dtype).tiny <= max(np.finfo(p.dtype).tiny for p in floats):
+        return
+    largest = max(max(float(part.max()), -float(part.min())) for part in floats)
+    if 0 < largest < np.finfo(dtype).tiny:
+        raise _underflow_error(largest, dtype)
+
+
+def _cast(X, dtype: np.dtype, whole: bool = True):
+    """``X`` as ``dtype``; a ValueError naming the overflow where finite values exceed it,
+    or (``whole``: ``X`` is all the data) the underflow where every nonzero value is below
+    its normal range."""
     if X.dtype == dtype:
         return X
     if is_device_array(X):
@@ -136,9 +160,12 @@ def _cast(X, dtype: np.dtype):
     try:
         # only finite values out of range raise: NaN and infinity cast silently
         with np.errstate(over="raise"):
-            return X.astype(dtype, copy=False)
+            cast = X.astype(dtype, copy=False)
     except FloatingPointError:
         raise _overflow_error(X, dtype) from None
+    if whole:
+        _refuse_underflow([X], dtype)
+    return cast
 
 
 def _validate_device_array(X, dtype: np.dtype | None):
@@ -378,8 +405,9 @@ def as_sequences(
         raise ValueError(
             f"All sequences must have the same number of channels; found {sorted(channels)}."
         )
-    common = dtype or np.result_type(*[seq.dtype for seq in sequences])
-    return [_cast(seq, np.dtype(common)) for seq in sequences]
+    common = np.dtype(dtype or np.result_type(*[seq.dtype for seq in sequences]))
+    _refuse_underflow(sequences, common)  # of the sequences together: one may be tiny
+    return [_cast(seq, common, whole=False) for seq in sequences]
 
 
 def from_nested(X, channels_first):

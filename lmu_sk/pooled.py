@@ -235,6 +235,22 @@ def _check_state_range(U, orders: np.ndarray, transforms: tuple[str, ...]) -> No
         )
 
 
+def _refuse_unresolved_states(states: list[np.ndarray]) -> None:
+    """Refuse training states (every window's, float64) whose every nonzero value is below
+    float32's normal range: the thresholds they are compared with are float32, which
+    cannot tell them apart (every feature would be constant)."""
+    largest = max((float(np.abs(s).max()) for s in states if s.size), default=0.0)
+    tiny = float(np.finfo(np.float32).tiny)
+    if 0 < largest < tiny:
+        raise ValueError(
+            f"The Delay Network states of the training sequences are at most {largest:.3g} "
+            f"in magnitude, below the smallest normal float32 ({tiny:.3g}): the pooled "
+            "features compare them with float32 thresholds, which cannot tell them apart, "
+            "whatever the dtype. Rescale the input (e.g. sklearn.preprocessing."
+            "StandardScaler)."
+        )
+
+
 def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> np.ndarray:
     """The quantiles ``(n_levels, n_states)`` of ``states`` ``(n_states, n_steps)`` at
     ``levels`` (NumPy's linear method, from one sort: NumPy's vectorised sort of a row is
@@ -666,6 +682,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         levels = np.arange(1, spec.n_biases + 1) / (spec.n_biases + 1)
         biases, scales = [], []
         states = engine.sampled_states(taken, spec, _BIAS_MAX_STEPS, budget=budget)
+        _refuse_unresolved_states(states)
         for window, steps in zip(spec.windows, states, strict=True):
             # steps: (n_kept, n_inputs * order)
             shape = (len(window.inputs), window.order)

@@ -176,6 +176,27 @@ def test_overflowing_features_are_an_error_not_inf():
     assert np.all(np.isfinite(LMUFeatures(order=64, theta=64.0, dtype="float64").fit_transform(X)))
 
 
+def test_inputs_below_float32s_normal_range_are_an_error_not_zeros():
+    """float64 input whose every value is below float32's normal range (1.2e-38) became
+    zeros (or a few bits) with dtype='float32', silently: refused, naming the fix; kept in
+    float64 (dtype None or 'float64') the same input is computed (to the reference's
+    rounding, relative)."""
+    X = np.random.default_rng(0).standard_normal((3, 40)) * 1e-42
+    with pytest.raises(ValueError, match=r"dtype='float64'"):
+        LMUFeatures(order=4, dtype="float32").fit_transform(X)
+    expected = dn_states(X, 4, 40)
+    for dtype in (None, "float64"):
+        F = LMUFeatures(order=4, theta=40, dtype=dtype).fit_transform(X)
+        np.testing.assert_allclose(F, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
+    LMUFeatures(order=4, dtype="float32").fit_transform(X * 1e6)  # above it: computed
+    # sequences of different lengths are judged together: one tiny sequence among others
+    # is data (it is near zero in float32, as it is beside them), all of them tiny is not
+    ragged = [X[0, :20], X[1] * 1e6, X[2, :30] * 1e6]
+    assert LMUFeatures(order=4, dtype="float32").fit_transform(ragged).shape == (3, 4)
+    with pytest.raises(ValueError, match=r"dtype='float64'"):
+        LMUFeatures(order=4, dtype="float32").fit_transform([X[0, :20], X[1]])
+
+
 def test_channel_mismatch_between_fit_and_transform(X):
     est = LMUFeatures(order=3).fit(X)
     with pytest.raises(ValueError, match=r"X has 1 channel.* fitted with 2"):

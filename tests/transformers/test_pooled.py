@@ -308,6 +308,25 @@ def test_states_beyond_float32_are_refused_naming_the_limit(pools, scale):
     assert np.abs(big - plain).mean() < 1e-3
 
 
+@pytest.mark.parametrize(("scale", "dtype", "match"), [
+    (1e-42, "float32", r"below the smallest normal float32 \(1.18e-38\)"),
+    (1e-200, "float64", r"compare them with float32 thresholds"),
+])  # fmt: skip
+def test_states_below_float32_are_refused_naming_the_limit(scale, dtype, match):
+    """Inputs so small that float32 (the input's dtype, or the thresholds') cannot hold
+    them made every feature constant, silently: refused at fit, naming the limit; inputs
+    above it (1e-30) keep their proportions, as for the largest, and all-zero inputs fit."""
+    X = np.random.default_rng(0).standard_normal((40, 30))
+    with pytest.raises(ValueError, match=match):
+        LMUPooledFeatures(dtype=dtype, n_biases=4).fit(X * scale)
+    fitted = LMUPooledFeatures(dtype=dtype, n_biases=4).fit(X)
+    proportions = [i for i, name in enumerate(fitted.get_feature_names_out()) if "ppv" in name]
+    small = LMUPooledFeatures(dtype=dtype, n_biases=4).fit_transform(X * 1e-30)[:, proportions]
+    assert np.abs(small - fitted.transform(X)[:, proportions]).mean() < 1e-3
+    zeros = LMUPooledFeatures(dtype=dtype, n_biases=4).fit_transform(np.zeros((4, 30)))
+    assert np.ptp(zeros, axis=0).max() == 0.0
+
+
 def _with_constant_stretches(n_samples: int, n_steps: int, seed: int) -> np.ndarray:
     """Series made of stretches of 5 to 60 steps, most of them constant (a few levels
     shared by the series), the others noise."""
