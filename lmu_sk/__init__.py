@@ -50,4 +50,12 @@ TRUSTED_TYPES: tuple[str, ...] = type_names(
     _optimizers.PlateauLearningRate,
     _optimizers.AdaptiveLearningRate,
     _optimizers.InverseScalingLearningRate,
+) + tuple(  # the aeon wrappers, by name: importing lmu_sk does not import aeon
+    f"lmu_sk.aeon.{name}"
+    for name in (
+        "LMUAeonClassifier",
+        "LMUAeonRegressor",
+        "LMUAeonTransformer",
+        "LMUAeonEarlyClassifier",
+    )
 )

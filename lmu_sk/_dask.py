@@ -187,6 +187,16 @@ def transform_block(block, transformer, return_gpu_arrays, compute_dtype, channe
     return transformer._transform(block, return_gpu_arrays, compute_dtype)
 
 
+def _without_empty_chunks(U):
+    """``U`` without chunks of zero rows (as filtering and ``compute_chunk_sizes()`` leave
+    them), whose tasks the transformers would refuse as empty input; ``U`` itself where
+    it has none, or no rows at all."""
+    rows = tuple(size for size in U.chunks[0] if size)
+    if not rows or len(rows) == len(U.chunks[0]):
+        return U
+    return U.rechunk({0: rows})
+
+
 def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
     """Lazy features of a dask array: the fitted ``transformer`` mapped over row blocks.
 
@@ -196,7 +206,7 @@ def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
     """
     import dask.array as da
 
-    U = check_dask_input(X)
+    U = _without_empty_chunks(check_dask_input(X))
     if U.shape[2] != transformer.n_channels_:
         raise ValueError(
             f"X has {U.shape[2]} channel(s) but {type(transformer).__name__} was fitted with "
@@ -293,15 +303,20 @@ def column_moments(F) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(mean), np.asarray(std)
 
 
-def gathered(F, what: str):
-    """``F`` computed into memory on the client, refused above :func:`gather_limit`."""
+# what a refused gather of training features suggests; held-out rows suggest fewer of them
+TRAINING_FIX = "use fewer sequences, or use head='dense', which trains block by block"
+HELD_OUT_FIX = "hold out fewer rows (a lower validation_fraction, or a smaller X_val)"
+
+
+def gathered(F, what: str, fix: str = TRAINING_FIX):
+    """``F`` computed into memory on the client, refused above :func:`gather_limit` with
+    the advice ``fix`` besides raising the limit."""
     limit = gather_limit()
     if F.nbytes > limit:
         raise ValueError(
             f"{what} needs all {format_bytes(F.nbytes)} of features in memory, more than the "
             f"gather limit of {format_bytes(limit)} (dask config {GATHER_LIMIT_KEY!r}). "
-            "Raise the limit, use fewer sequences, or use head='dense', which trains block by "
-            "block."
+            f"Raise the limit, or {fix}."
         )
     return F.compute() if is_dask_array(F) else F
 
@@ -365,7 +380,7 @@ def validation_blocks(F, y, prepare, validation_fraction: float, rng):
     slices = _row_slices(F.chunks[0])
     held_out = np.sort(blocks[:n_val])
     rows = np.concatenate([np.arange(slices[b].start, slices[b].stop) for b in held_out])
-    F_val = gathered(F[rows], "Early stopping on held-out blocks")
+    F_val = gathered(F[rows], "Early stopping on held-out blocks", HELD_OUT_FIX)
     X_val, y_val = prepare(F_val, y[rows])
     return np.sort(blocks[n_val:]), X_val, y_val
 

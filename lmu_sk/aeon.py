@@ -150,6 +150,13 @@ class _LMUAeonPredictor(_CheckedCollection):
         }
 
     def _fit(self, X, y):
+        if self.feature_output == "sequence":  # LMURegressor's: one target per time point
+            raise ValueError(
+                f"{type(self).__name__} takes one target per series, so "
+                "feature_output='sequence' (a target per time point) is not one of its "
+                "choices: use 'auto', 'final', 'mean', 'max' or 'pooled', or "
+                "lmu_sk.LMURegressor(feature_output='sequence') outside aeon."
+            )
         self._n_jobs = check_n_jobs(self.n_jobs)
         params = _merged_params(self, self._own_params(), self._lmu_class)
         estimator = self._lmu_class(**params)
@@ -573,8 +580,9 @@ class LMUAeonEarlyClassifier(_CheckedCollection, BaseEarlyClassifier):
         After ``predict`` or an update, per case: the index of the latest checkpoint passed
         (-1 before the first), the consecutive checkpoints that agreed (at least
         ``estimator_.consecutive_`` once decided), the index of the class decided or of
-        the latest estimate (-1 before any), and the time points seen when decided or so
-        far.
+        the latest estimate (before the first checkpoint: the most frequent training
+        class, whose prior the probabilities are then), and the time points seen when
+        decided or so far.
 
     See Also
     --------

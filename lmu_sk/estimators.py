@@ -777,7 +777,8 @@ class _LMUBase(BaseEstimator):
             self._fit_scaling(F)
             if X_val is not None:
                 F_val = self._transform(X_val)
-                F_val = _dask.gathered(F_val, "X_val") if _dask.is_dask_array(F_val) else F_val
+                if _dask.is_dask_array(F_val):
+                    F_val = _dask.gathered(F_val, "X_val", _dask.HELD_OUT_FIX)
                 y_val = _dask.aligned_targets(y_val, X_val.shape[0])
                 X_val, y_val = F_val, self._targets(y_val, X_val)
             return self._fit_head(
@@ -786,7 +787,7 @@ class _LMUBase(BaseEstimator):
         self._fit_scaling(F)
         indices = None
         if X_val is not None:
-            F_val = _dask.gathered(self.features_.transform(X_val), "X_val")
+            F_val = _dask.gathered(self.features_.transform(X_val), "X_val", _dask.HELD_OUT_FIX)
             X_val, y_val = self._prepare_block(F_val, _dask.aligned_targets(y_val, len(F_val)))
         elif self.early_stopping:
             rng = check_random_state(self.random_state)

@@ -1493,6 +1493,8 @@ class EarlyClassifierStream:
             mask = np.ones(n, dtype=bool)
         else:
             picked = np.asarray(rows)
+            if picked.size == 0 and picked.ndim == 1:  # [] reads as floats: no row
+                picked = picked.astype(np.intp)
             if picked.dtype == bool:
                 if picked.shape != (n,):
                     raise ValueError(

@@ -395,7 +395,8 @@ def _interrupted_message(exc: Interrupted, output: str) -> str:
 
 
 def _run_demo() -> int:
-    status = demo_main()
+    # no arguments of its own: its parser would read sys.argv, where 'demo' is
+    status = demo_main([])
     return 0 if status is None else int(status)
 
 

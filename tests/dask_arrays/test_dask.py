@@ -160,6 +160,40 @@ def test_unknown_chunk_sizes_are_an_error_naming_the_fix(sync):
         LMUFeatures(order=4).fit(sequences()).transform(Xd)
 
 
+def test_chunks_of_no_rows_are_skipped(sync):
+    """Filtering and compute_chunk_sizes() (the fix the error above names) leave chunks of
+    no rows, whose tasks the transformers refused as empty input: the features, the
+    predictions and the fit are those of the rows there are."""
+    X = sequences(60)
+    y = (X[:, -5:].sum(axis=1) > 0).astype(int)
+    keep = np.r_[np.ones(20, bool), np.zeros(20, bool), np.ones(20, bool)]
+    Xd = da.from_array(X, chunks=20)[da.from_array(keep, chunks=20)]
+    Xd.compute_chunk_sizes()
+    assert 0 in Xd.chunks[0]
+    features = LMUFeatures(order=4).fit(X)
+    np.testing.assert_allclose(
+        features.transform(Xd).compute(), features.transform(X[keep]), **TOL[np.float64]
+    )
+    clf = LMUClassifier(n_jobs=1).fit(X, y)
+    np.testing.assert_array_equal(clf.predict(Xd).compute(), clf.predict(X[keep]))
+    fitted = LMUClassifier(n_jobs=1).fit(Xd, y[keep])
+    in_memory = LMUClassifier(n_jobs=1).fit(X[keep], y[keep])
+    np.testing.assert_array_equal(fitted.predict(X), in_memory.predict(X))
+
+
+def test_held_out_rows_over_the_gather_limit_get_advice_that_fits(sync):
+    """The dense head trains block by block, but early stopping gathers its held-out
+    blocks: beyond the gather limit the advice is to hold out fewer (not head='dense',
+    which the model has)."""
+    X = sequences(80).astype(np.float32)
+    y = (X[:, -5:].sum(axis=1) > 0).astype(int)
+    model = LMUClassifier(head="dense", order=8, max_iter=2, early_stopping=True)
+    with dask.config.set({GATHER_LIMIT_KEY: 100}):
+        with pytest.raises(ValueError, match="hold out fewer rows") as error:
+            model.fit(da.from_array(X, chunks=7), y)
+    assert "head='dense'" not in str(error.value)
+
+
 def test_integers_are_cast_to_float64_and_objects_refused(sync):
     X = np.arange(60).reshape(6, 10)
     F = LMUFeatures(order=3).fit_transform(da.from_array(X, chunks=3))

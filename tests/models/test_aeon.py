@@ -176,6 +176,10 @@ def test_bad_output_and_n_jobs():
         LMUAeonTransformer(output="sequence").fit(X)
     with pytest.raises(ValueError, match="n_jobs` must be None or an integer"):
         LMUAeonTransformer(n_jobs=1.5).fit(X)
+    # a target per time point: LMURegressor's, which aeon's one target per series cannot
+    # pass (its error asked for y of a shape aeon refuses)
+    with pytest.raises(ValueError, match="one target per series"):
+        LMUAeonRegressor(feature_output="sequence").fit(X, np.arange(8.0))
 
 
 @needs_aeon

@@ -382,6 +382,8 @@ def test_finish_decides_with_the_classifier_of_whole_series(fitted):
     X, _ = bumps(n_cases=9, seed=6)
     stream = fitted.stream(len(X)).update(X[:, :3])
     assert not stream.decided.any()
+    stream.finish([])  # no case ends at this step (a list of none reads as floats)
+    assert not stream.decided.any()
     stream.finish([0, 2])
     assert list(np.flatnonzero(stream.decided)) == [0, 2]
     assert (stream.decision_steps[[0, 2]] == 3).all()
