@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import stat
 from pathlib import Path
 from typing import TextIO
@@ -70,6 +71,28 @@ class UsageError(Exception):
 def one_line(exc: BaseException) -> str:
     """The message of ``exc`` on one line."""
     return " ".join(str(exc).split())
+
+
+# the estimators' parameters that are options of ``lmu-sk features``, as their messages
+# name them (``dtype='float64'``): said as the options on the command line
+_AS_OPTIONS = re.compile(
+    r"\b(order|theta|discretizer|output|dtype|method|device)=(['\"]?)([\w.+-]+)\2"
+)
+_LAYOUTS = {"channels_first=True": "--channels-first", "channels_first=False": "--channels-last"}
+
+
+def as_options(message: str) -> str:
+    """``message`` with the parameters it names that are options of the command said as
+    those options (``dtype='float64'``: ``--dtype float64``)."""
+    message = _AS_OPTIONS.sub(lambda match: f"--{match[1]} {match[3]}", message)
+    for name, option in _LAYOUTS.items():
+        message = message.replace(name, option)
+    return message
+
+
+def feature_error(exc: BaseException) -> str:
+    """The command's one-line message for an error of the feature computation."""
+    return f"cannot compute features: {as_options(one_line(exc))}"
 
 
 def progress_bar(n_rows: int, args: argparse.Namespace, stderr: TextIO) -> ProgressBar:

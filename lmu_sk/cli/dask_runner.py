@@ -42,6 +42,7 @@ from .common import (
     check_input_file,
     check_npy_name,
     check_regular_file,
+    feature_error,
     make_transformer,
     not_regular_kind,
     npy_bytes,
@@ -489,7 +490,7 @@ def _run(args, stderr, input_path, output_path, target, kind, client) -> int:
         transformer = make_transformer(args).fit(X)
         F = transformer.transform(X)
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"cannot compute features: {one_line(exc)}") from exc
+        raise UsageError(feature_error(exc)) from exc
     needed = _needed_bytes(kind, F)
     if needed is not None:
         check_free_space(target, needed, output_path)
@@ -511,7 +512,7 @@ def _run(args, stderr, input_path, output_path, target, kind, client) -> int:
             else:
                 _run_on_cluster(tasks, F.chunks[0], client, progress, args.worker_timeout)
         except ValueError as exc:
-            raise UsageError(f"cannot compute features: {one_line(exc)}") from exc
+            raise UsageError(feature_error(exc)) from exc
         partial.commit()
     except OSError as exc:
         raise UsageError(write_error(output_path, exc, needed)) from exc

@@ -43,11 +43,11 @@ from .common import (
     check_name_lengths,
     check_npy_name,
     check_regular_file,
+    feature_error,
     feature_shape,
     fit_rows,
     make_transformer,
     npy_bytes,
-    one_line,
     output_target,
     partial_name_extra,
     progress_bar,
@@ -324,7 +324,7 @@ def _fitted_transformer(args: argparse.Namespace, array: np.ndarray):
     try:
         return transformer.fit(sample)
     except ValueError as exc:
-        raise UsageError(f"cannot compute features: {one_line(exc)}") from exc
+        raise UsageError(feature_error(exc)) from exc
 
 
 def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
@@ -363,7 +363,7 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
             try:
                 features = np.asarray(transformer.transform(batch))
             except ValueError as exc:
-                raise UsageError(f"cannot compute features: {one_line(exc)}") from exc
+                raise UsageError(feature_error(exc)) from exc
             if not partial.started:
                 partial.start((n_rows, *features.shape[1:]), features.dtype)
             partial.append(features)

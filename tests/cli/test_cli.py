@@ -222,6 +222,25 @@ def test_transformer_errors_are_usage_errors(sequences, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("lmu-sk: error: cannot compute features:") and err.count("\n") == 1
     assert leftovers(tmp_path) == [] and not (tmp_path / "o.npy").exists()
+    # the transformer's advice names the command's options, not the Python parameters
+    huge = tmp_path / "huge.npy"
+    np.save(huge, np.array([[1e300, 1.0], [1.0, 2.0]]))
+    assert run("features", "--quiet", huge, tmp_path / "o.npy") == 2
+    err = capsys.readouterr().err
+    assert "Use --dtype float64" in err and "dtype=" not in err
+
+
+def test_messages_say_the_options_of_the_command():
+    from lmu_sk.cli.common import as_options
+
+    said = as_options(
+        "Use dtype='float64'. Or use device='cpu'. pass channels_first=True; order=8 ok; "
+        "max_memory='1GB' and n_biases=4 stay (no such options)"
+    )
+    assert said == (
+        "Use --dtype float64. Or use --device cpu. pass --channels-first; --order 8 ok; "
+        "max_memory='1GB' and n_biases=4 stay (no such options)"
+    )
 
 
 @pytest.mark.parametrize(
