@@ -146,10 +146,8 @@ def _refuse_underflow(parts: list, dtype: np.dtype) -> None:
         raise _underflow_error(largest, dtype)
 
 
-def _cast(X, dtype: np.dtype, whole: bool = True):
-    """``X`` as ``dtype``; a ValueError naming the overflow where finite values exceed it,
-    or (``whole``: ``X`` is all the data) the underflow where every nonzero value is below
-    its normal range."""
+def _cast(X, dtype: np.dtype):
+    """``X`` as ``dtype``; a ValueError naming the overflow where finite values exceed it."""
     if X.dtype == dtype:
         return X
     if is_device_array(X):
@@ -160,12 +158,9 @@ def _cast(X, dtype: np.dtype, whole: bool = True):
     try:
         # only finite values out of range raise: NaN and infinity cast silently
         with np.errstate(over="raise"):
-            cast = X.astype(dtype, copy=False)
+            return X.astype(dtype, copy=False)
     except FloatingPointError:
         raise _overflow_error(X, dtype) from None
-    if whole:
-        _refuse_underflow([X], dtype)
-    return cast
 
 
 def _validate_device_array(X, dtype: np.dtype | None):
@@ -356,6 +351,7 @@ def _validate_array(
     if check_finite and not np.isfinite(X).all():
         raise _non_finite_error(X)
     if dtype is not None:
+        _refuse_underflow([X], dtype)
         X = _cast(X, dtype)
     return X
 
@@ -407,7 +403,7 @@ def as_sequences(
         )
     common = np.dtype(dtype or np.result_type(*[seq.dtype for seq in sequences]))
     _refuse_underflow(sequences, common)  # of the sequences together: one may be tiny
-    return [_cast(seq, common, whole=False) for seq in sequences]
+    return [_cast(seq, common) for seq in sequences]
 
 
 def from_nested(X, channels_first):

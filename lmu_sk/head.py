@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DenseHeadClassifier", "DenseHeadRegressor", "TrainingDivergedError"]
 
-_DTYPES = {"float32": np.float32, "float64": np.float64}
+_DTYPES = ("float32", "float64")
 
 
 class _BaseDenseHead(BaseEstimator):

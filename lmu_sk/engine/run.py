@@ -247,8 +247,7 @@ class _ReducedSink(_ArraySink):
     sample (the first touch of fresh memory costs more than writing it)."""
 
     def __init__(self, buffer: Array, source: _Source, progress, reduce: Callable):
-        super().__init__(None, source, progress)
-        self.buffer = buffer
+        super().__init__(None, source, progress, buffer)
         self.reduce = reduce
         self.parts: list = []
 
