@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from sklearn import get_config
@@ -238,12 +239,13 @@ def _all_finite(a) -> bool:
     return bool(np.isfinite(a).all())
 
 
-def check_finite_result(result, U) -> None:
+def check_finite_result(result, U, cause: Callable[[], str | None] | None = None) -> None:
     """Raise if the features ``result`` of the inputs ``U`` hold NaN or infinity.
 
     Every feature is a weighted sum of inputs with nonzero weights, so a non-finite input
     always makes some feature non-finite: checking the (smaller) result checks the input
-    too, and also catches features that overflow their dtype.
+    too, and also catches features that overflow their dtype. ``cause``, called only when
+    finite inputs overflow, names what made them (an unstable system) where it knows.
     """
     parts = result if isinstance(result, list) else [result]
     if all(_all_finite(part) for part in parts):
@@ -252,6 +254,11 @@ def check_finite_result(result, U) -> None:
     if not all(_all_finite(part) for part in inputs):
         raise ValueError(_MISSING) if isinstance(U, list) else _non_finite_error(U)
     dtype = np.dtype(parts[0].dtype)
+    reason = cause() if cause is not None else None
+    if reason is not None:
+        raise ValueError(
+            f"The input X is finite but its Delay Network features overflow {dtype.name}: {reason}"
+        )
     fix = "Use dtype='float64', or rescale" if dtype != np.float64 else "Rescale"
     raise ValueError(
         f"The input X is finite but its Delay Network features overflow {dtype.name} (largest "

@@ -31,6 +31,7 @@ __all__ = [
     "continuous_system",
     "discrete_system",
     "discretize",
+    "euler_instability",
     "euler_is_stable",
     "impulse_response",
     "legendre_decoder",
@@ -182,6 +183,18 @@ def euler_is_stable(order: int, theta: float) -> bool:
     A, _ = continuous_system(order, theta)
     radius = np.max(np.abs(np.linalg.eigvals(np.eye(A.shape[0]) + A)))
     return bool(radius <= 1.0 + 1e-12)
+
+
+def euler_instability(order: int, theta: float, method: str) -> str | None:
+    """Why the states of the Delay Network of ``order`` and ``theta`` grow without bound,
+    and the fix, where ``method='euler'`` makes it unstable; ``None`` where it is stable."""
+    if method != "euler" or euler_is_stable(order, theta):
+        return None
+    return (
+        f"the Euler-discretized Delay Network of order {order} and theta {theta:g} is "
+        "unstable: its impulse response grows without bound. Use discretizer='zoh' (exact "
+        "and always stable), a larger theta, or a smaller order."
+    )
 
 
 def warn_if_euler_unstable(order: int, theta: float, method: str) -> None:

@@ -16,7 +16,7 @@ from ._memory import resolve_budget
 from ._progress import ProgressBar
 from ._transformer import SequenceTransformer
 from ._typing import Result
-from .dn import validate_order_theta, warn_if_euler_unstable
+from .dn import euler_instability, validate_order_theta, warn_if_euler_unstable
 from .engine import constants
 from .streaming import DNStream
 
@@ -267,7 +267,7 @@ class LMUFeatures(SequenceTransformer):
                 progress=bar.advance,
                 return_device=return_gpu_arrays,
             )
-        check_finite_result(F, U)
+        check_finite_result(F, U, lambda: euler_instability(order, self.theta_, self.discretizer))
         return F
 
     def stream(self, n_streams: int = 1) -> DNStream:

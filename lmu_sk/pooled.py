@@ -16,6 +16,7 @@ import itertools
 import math
 import numbers
 import re
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -30,7 +31,7 @@ from ._progress import ProgressBar
 from ._screening import channel_scores, choose_channels
 from ._transformer import SequenceTransformer
 from ._typing import Result
-from .dn import validate_order_theta, warn_if_euler_unstable
+from .dn import euler_instability, validate_order_theta, warn_if_euler_unstable
 from .engine.plan import rows_within
 from .engine.pooling import (
     MOMENT_POOLS,
@@ -235,12 +236,21 @@ def _check_state_range(U, orders: np.ndarray, transforms: tuple[str, ...]) -> No
         )
 
 
-def _refuse_unresolved_states(states: list[np.ndarray]) -> None:
+def _refuse_unresolved_states(states: list[np.ndarray], cause: Callable[[], str | None]) -> None:
     """Refuse training states (every window's, float64) whose every nonzero value is below
-    float32's normal range: the thresholds they are compared with are float32, which
-    cannot tell them apart (every feature would be constant)."""
+    float32's normal range, or some beyond it: the thresholds they are compared with are
+    float32, which cannot tell them apart (every feature would be constant), or would be
+    infinite. ``cause`` names what made them grow (an unstable window) where it knows."""
     largest = max((float(np.abs(s).max()) for s in states if s.size), default=0.0)
-    tiny = float(np.finfo(np.float32).tiny)
+    huge, tiny = float(np.finfo(np.float32).max), float(np.finfo(np.float32).tiny)
+    if not largest <= huge:  # NaN too: infinite states' differences
+        reason = cause() or ("rescale the input (e.g. sklearn.preprocessing.StandardScaler).")
+        size = f"{largest:.3g}" if np.isfinite(largest) else "infinity"
+        raise ValueError(
+            f"The Delay Network states of the training sequences reach {size} in "
+            f"magnitude, beyond float32's range ({huge:.3g}) of the thresholds the pooled "
+            f"features compare them with: {reason}"
+        )
     if 0 < largest < tiny:
         raise ValueError(
             f"The Delay Network states of the training sequences are at most {largest:.3g} "
@@ -646,6 +656,15 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     def _input_dtype(self, dtype):
         return check_dtype_param(self.dtype)  # a dtype asked for is the features' only
 
+    def _instability(self) -> str | None:
+        """Why the fitted windows' states grow without bound (the first window that
+        ``discretizer='euler'`` makes unstable, and the fix), or ``None``."""
+        for window in self.spec_.windows:
+            reason = euler_instability(window.order, window.theta, self.discretizer)
+            if reason is not None:
+                return reason
+        return None
+
     def _check_memory(self, spec: PooledSpec, budget: int) -> None:
         """Refuse, before allocating, thresholds and features that exceed ``max_memory``."""
         n_thresholds = sum(len(w.inputs) * w.order for w in spec.windows) * spec.n_biases
@@ -682,7 +701,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         levels = np.arange(1, spec.n_biases + 1) / (spec.n_biases + 1)
         biases, scales = [], []
         states = engine.sampled_states(taken, spec, _BIAS_MAX_STEPS, budget=budget)
-        _refuse_unresolved_states(states)
+        _refuse_unresolved_states(states, self._instability)
         for window, steps in zip(spec.windows, states, strict=True):
             # steps: (n_kept, n_inputs * order)
             shape = (len(window.inputs), window.order)
@@ -750,7 +769,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         if reduce is not None:
 
             def checked(F):
-                check_finite_result(F, U)
+                check_finite_result(F, U, self._instability)
                 return reduce(F)
 
         with bar:
@@ -767,7 +786,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 reduce=checked,
             )
         if reduce is None:
-            check_finite_result(out, U)
+            check_finite_result(out, U, self._instability)
         return out
 
     def _reduced_features(self, U, return_gpu_arrays: bool, dtype, progress: bool, reduce):

@@ -10,7 +10,7 @@ import pytest
 
 from lmu_sk import LMUFeatures, LMUPooledFeatures
 from lmu_sk.datasets import mackey_glass
-from lmu_sk.dn import discrete_system, impulse_response
+from lmu_sk.dn import EulerInstabilityWarning, discrete_system, impulse_response
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -153,6 +153,26 @@ def test_float64_input_beyond_float32_names_the_overflow(X, call):
 def test_pooled_float64_input_beyond_float32_names_the_overflow(X):
     with pytest.raises(ValueError, match=CAST_OVERFLOW):
         LMUPooledFeatures(order=2, thetas=[5], dtype="float32", device="cpu").fit(X * 1e39)
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_features_overflowing_an_unstable_euler_system_name_the_instability(pooled):
+    """An Euler-discretized system that grows without bound (warned at fit) overflows
+    float64 on long enough input: the error names that cause and its fix, not the
+    rescaling that cannot help (the input is standard normal). The pooled features see
+    it in their training states, the thresholds' source."""
+    X = np.random.default_rng(0).standard_normal((4, 2000))
+    if pooled:
+        est = LMUPooledFeatures(order=8, thetas=[2.0], stride=1, discretizer="euler")
+    else:
+        est = LMUFeatures(order=64, theta=10.0, discretizer="euler")
+    with pytest.warns(EulerInstabilityWarning):
+        with np.errstate(over="ignore", invalid="ignore"):
+            with pytest.raises(ValueError, match="is unstable") as info:
+                est.fit_transform(X)
+    message = str(info.value)
+    assert "discretizer='zoh'" in message
+    assert "Rescale" not in message and "rescale" not in message
 
 
 def test_features_overflowing_float32_name_the_overflow():
