@@ -16,7 +16,10 @@ a short fit on a few random sequences (the timings do not depend on the values).
   targets).
 * The default ``LMUClassifier()`` (pooled features, ridge head), fitted on 200 noisy
   sines of 300 steps: 500 streams given their 300 steps as one chunk, then ``predict``,
-  against the model's batch ``predict`` of the same 500 series (no target).
+  against the model's batch ``predict`` of the same 500 series (no target); and one
+  stream's single step (``update`` then ``predict_proba``) against the batch
+  ``predict_proba`` of its 300 steps so far, which a model without a stream repeats at
+  every step (no target).
 
 Accuracy (``--part accuracy``). For every feature output ('final', 'sequence', 'mean',
 'max', 'pooled') and every head (dense and ridge, classifier and regressor), in float32
@@ -252,6 +255,26 @@ def speed(args, results: dict) -> None:
     print(f"  batch predict           {times['batch'] * 1e3:8.2f} ms")
     print(f"  stream, one chunk       {times['chunk'] * 1e3:8.2f} ms (update + predict)")
     print(f"  the chunk takes {ratio:.2f}x the batch predict")
+
+    # the default model online: one step of one stream against predicting the series so
+    # far with the batch model, what a user without a stream repeats at every step
+    one = np.ascontiguousarray(test[:1])
+    stream = default.stream(1).update(one)
+    inputs = rng.standard_normal((max(40, args.steps // 10), 1))
+    times = best_seconds_per_step(
+        {
+            "batch": lambda u: default.predict_proba(one),
+            "stream": lambda u: stream.update(u).predict_proba(),
+        },
+        inputs,
+        args.repeats,
+    )
+    ratio = times["batch"] / times["stream"]
+    results["default_step"] = ratio
+    print("LMUClassifier(), one stream, update + predict_proba per step:")
+    print(f"  batch predict_proba of the 300 steps so far {times['batch'] * 1e6:8.1f} us")
+    print(f"  stream                                      {times['stream'] * 1e6:8.1f} us")
+    print(f"  the step {ratio:.1f}x faster than predicting the series so far")
 
 
 def _timed(function) -> float:

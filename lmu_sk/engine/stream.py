@@ -267,6 +267,12 @@ class CarriedPools:
         self.biases64 = xp.asarray(biases, dtype=np.float64)
         self.scale = xp.asarray(scale, dtype=np.float64)
         self._rows: dict[int, tuple[Array, Array]] = {}  # per n: biases, scale of the rows
+        if self.route == "pooled_recurrence":  # the compiled kernels, prepared once
+            used = self.biases if self.thresholds else self.biases[..., :0]
+            self.columns = state_columns(used.shape[-1], pools)
+            self.kernels = cpu.WindowKernels(
+                self.A_T, self.B, used, self.scale, self.columns, self.moments
+            )
 
     def empty(self, n: int) -> tuple:
         """The pools before the first block."""
@@ -301,15 +307,12 @@ class CarriedPools:
             pools = tuple(None if a is None else a.copy() for a in pools)
         dn, thresholds, moments, wins = self._filled_in(pools)
         if self.route == "pooled_recurrence":
-            biases = self.biases if self.thresholds else self.biases[..., :0]
             updates = U.shape[0] * U.shape[1] * U.shape[2]
             seconds = updates * pooled_update_seconds(
-                self.order, biases.shape[-1], self.route, "cpu"
+                self.order, self.kernels.n_biases, self.route, "cpu"
             )
-            cpu.pooled_window_carried(
-                U, self.A_T, self.B, biases, self.scale, dn, thresholds, moments,
-                wins.reshape(n, self.n_inputs, 2 * self.order), threads=kernel_threads(seconds),
-            )  # fmt: skip
+            carried = (dn, thresholds, moments, wins.reshape(n, self.n_inputs, 2 * self.order))
+            self.kernels.advance(U, carried, threads=kernel_threads(seconds))
             if "mpv" not in self.pools:
                 thresholds[..., 1, :] = 0.0  # unused, and infinite for states beyond float32
         else:
@@ -395,11 +398,9 @@ class CarriedPools:
                 pools = (dn, thresholds, moments, wins.reshape(n, k, 2 * d))
             updates = n * k * max(1, U.shape[1])
             seconds = updates * pooled_update_seconds(d, biases.shape[-1], self.route, "cpu")
-            cpu.pooled_features(
-                U, np.full(n, U.shape[1]), self.A_T, self.B, biases, self.scale, F, columns,
-                at, compete_at, positions=positions, with_moments=self.moments,
-                carried=pools,
-                counted=np.full(n, blocks), threads=kernel_threads(seconds),
+            self.kernels.write(
+                U, np.full(n, U.shape[1]), pools, np.full(n, blocks), F, positions, at,
+                compete_at, threads=kernel_threads(seconds),
             )  # fmt: skip
             return
         pools = self.empty(n) if pools is None else pools
@@ -429,15 +430,12 @@ class CarriedPools:
         n = U.shape[0]
         if self.route == "pooled_recurrence" and U.shape[1] <= 1:
             dn, thresholds, moments, wins = self._filled_in(pools)
-            biases = self.biases if self.thresholds else self.biases[..., :0]
-            columns = state_columns(biases.shape[-1], self.pools)
-            K = biases.shape[-1]
+            carried = (dn, thresholds, moments, wins.reshape(n, k, 2 * self.order))
+            K = self.kernels.n_biases
             seconds = n * k * pooled_update_seconds(self.order, K, self.route, "cpu")
-            cpu.pooled_scores(
-                U, np.full(n, U.shape[1]), self.A_T, self.B, biases, self.scale,
-                (dn, thresholds, moments, wins.reshape(n, k, 2 * self.order)),
-                np.full(n, blocks), columns, self.compete, weights, scores,
-                with_moments=self.moments, threads=kernel_threads(seconds),
+            self.kernels.add_scores(
+                U, np.full(n, U.shape[1]), carried, np.full(n, blocks), self.compete,
+                weights, scores, threads=kernel_threads(seconds),
             )  # fmt: skip
             return
         F = xp.empty((n, weights.shape[0]))

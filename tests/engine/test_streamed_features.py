@@ -128,12 +128,10 @@ def test_pools_finished_over_at_most_one_step_are_the_kernels_own(
         positions=positions, carried=(dn, sums, moments, wins), counted=counted,
     )  # fmt: skip
     resumed = np.full((n, width), np.nan)
-    where = np.full(3 * K + 3, -1, dtype=np.int64)
-    where[columns] = np.arange(len(columns))
-    cpu._run_pooled(
-        U, inputs, lengths, A_T, Bbar, biases, scale, with_moments, True, False, dn, sums,
-        moments, wins, counted, resumed, positions, where, values_at,
-        -1 if compete_at is None else compete_at,
+    kernels = cpu.WindowKernels(A_T, Bbar, biases, scale, columns, with_moments, inputs)
+    kernels.pool(
+        U, lengths, (dn, sums, moments, wins), counted, resumed, positions, values_at,
+        compete_at,
     )  # fmt: skip
     if pending == "none":  # the same arithmetic on the carried values: bit for bit
         np.testing.assert_array_equal(finished, resumed)
