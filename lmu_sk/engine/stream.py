@@ -267,9 +267,9 @@ class CarriedPools:
         self.biases64 = xp.asarray(biases, dtype=np.float64)
         self.scale = xp.asarray(scale, dtype=np.float64)
         self._rows: dict[int, tuple[Array, Array]] = {}  # per n: biases, scale of the rows
+        used = self.biases if self.thresholds else self.biases[..., :0]
+        self.columns = state_columns(used.shape[-1], pools)  # the per-state columns kept
         if self.route == "pooled_recurrence":  # the compiled kernels, prepared once
-            used = self.biases if self.thresholds else self.biases[..., :0]
-            self.columns = state_columns(used.shape[-1], pools)
             self.kernels = cpu.WindowKernels(
                 self.A_T, self.B, used, self.scale, self.columns, self.moments
             )
@@ -388,16 +388,14 @@ class CarriedPools:
         them); elsewhere :meth:`advance` and :meth:`features` and a scatter into ``F``."""
         xp, d, k = self.xp, self.order, self.n_inputs
         n = U.shape[0]
-        biases = self.biases if self.thresholds else self.biases[..., :0]
-        columns = state_columns(biases.shape[-1], self.pools)
-        C = len(columns)
+        C = len(self.columns)
         compete_at = at + n_positions * d * C if self.compete else None
         if self.route == "pooled_recurrence":
             if pools is not None:
                 dn, thresholds, moments, wins = self._filled_in(pools)
                 pools = (dn, thresholds, moments, wins.reshape(n, k, 2 * d))
             updates = n * k * max(1, U.shape[1])
-            seconds = updates * pooled_update_seconds(d, biases.shape[-1], self.route, "cpu")
+            seconds = updates * pooled_update_seconds(d, self.kernels.n_biases, self.route, "cpu")
             self.kernels.write(
                 U, np.full(n, U.shape[1]), pools, np.full(n, blocks), F, positions, at,
                 compete_at, threads=kernel_threads(seconds),
