@@ -1029,6 +1029,12 @@ class _ModelStream:
         self._head = copy.deepcopy(estimator.head_)
         self._dense = _is_dense_head(self._head)
         self._outputs_of = None
+        # a linear ridge head takes the features as they come, its standardization folded
+        # into its coefficients, as the estimator's batch prediction does where that is
+        # well conditioned: no pass over the features to scale them (None: scale them)
+        self._folded = None
+        if self._mean is not None and hasattr(self._head, "_standardization_folded"):
+            self._folded = self._head._standardization_folded(self._mean, self._scale)
 
     # ------------------------------------------------------------------ delegation
     n_streams = property(lambda self: self._stream.n_streams)
@@ -1064,11 +1070,12 @@ class _ModelStream:
         return to_numpy(self._stream.transform())
 
     # ------------------------------------------------------------------ head
-    def _feature_rows(self) -> tuple[Array, ModuleType]:
+    def _feature_rows(self, float64: bool = False) -> tuple[Array, ModuleType]:
         stream = self._stream
         if hasattr(stream, "_feature_rows"):
-            return stream._feature_rows(), stream._xp
-        return np.asarray(stream.transform()), np  # another stream: its public answer
+            return stream._feature_rows(float64=float64), stream._xp
+        F = np.asarray(stream.transform())  # another stream: its public answer
+        return (F.astype(np.float64) if float64 else F), np
 
     def _outputs(self) -> Array:
         """Output activations of the dense head, on the stream's device (a buffer)."""
@@ -1079,6 +1086,15 @@ class _ModelStream:
                 self._head, self._mean, self._scale, F.shape[0], xp
             )
         return forward(F)
+
+    def _head_and_rows(self) -> tuple[object, Array]:
+        """The head and the feature rows it takes: a ridge head whose standardization is
+        folded into its coefficients (``_folded``) and the rows in float64, as the
+        estimator's batch prediction gives them; else the head and the scaled rows."""
+        folded = getattr(self, "_folded", None)  # (streams saved before it: None)
+        if folded is not None:
+            return folded, self._feature_rows(float64=True)[0]
+        return self._head, self._scaled_features()
 
     def _scaled_features(self) -> Array:
         """Scaled feature rows as the estimator gives them to its head: standardized in
@@ -1114,7 +1130,9 @@ class ClassifierStream(_ModelStream):
     def predict_proba(self) -> np.ndarray:
         """Class probabilities of the prefixes seen, ``(n_streams, n_classes)``, float64."""
         if not self._dense:
-            return to_numpy(self._head.predict_proba(self._scaled_features()))
+            head, rows = self._head_and_rows()
+            checked = getattr(head, "_predict_proba_checked", None)  # rows checked finite
+            return to_numpy(checked(rows) if checked is not None else head.predict_proba(rows))
         p = to_numpy(self._outputs()).astype(np.float64)
         if p.shape[1] == 1:
             return np.column_stack([1.0 - p[:, 0], p[:, 0]])
@@ -1133,13 +1151,15 @@ class ClassifierStream(_ModelStream):
     def decision_function(self) -> np.ndarray:
         """The head's scores of the prefixes seen, ``(n_streams,)`` or
         ``(n_streams, n_classes)``."""
-        return to_numpy(self._head.decision_function(self._scaled_features()))
+        head, rows = self._head_and_rows()
+        return to_numpy(head.decision_function(rows))
 
     @_exclusive
     def predict(self) -> np.ndarray:
         """Predicted class labels of the prefixes seen, ``(n_streams,)``."""
         if not self._dense:
-            return to_numpy(self._head.predict(self._scaled_features()))
+            head, rows = self._head_and_rows()
+            return to_numpy(head.predict(rows))
         y = to_numpy(self._outputs())
         if y.shape[1] == 1:
             y = y.ravel()
@@ -1157,7 +1177,8 @@ class RegressorStream(_ModelStream):
     def predict(self) -> np.ndarray:
         """Predicted targets, ``(n_streams,)`` or ``(n_streams, n_outputs)``, float64."""
         if not self._dense:
-            return to_numpy(self._head.predict(self._scaled_features()))
+            head, rows = self._head_and_rows()
+            return to_numpy(head.predict(rows))
         y = to_numpy(self._outputs()).astype(np.float64)
         return y.ravel() if y.shape[1] == 1 else y
 
