@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from ._decisions import Decisions, choose_rule, harmonic_mean
 from ._input import as_sequences, channels_last, from_nested
@@ -447,7 +447,9 @@ or a list of sequences of different lengths
         """The harmonic mean of accuracy and ``1 - earliness``, the accuracy and the mean
         earliness of the decisions on ``X`` (see :meth:`decide`)."""
         decisions = self.decide(X)
-        accuracy = float(np.mean(decisions.labels == column_or_1d(np.asarray(y))))
+        y = column_or_1d(np.asarray(y))
+        check_consistent_length(decisions.labels, y)
+        accuracy = float(np.mean(decisions.labels == y))
         earliness = float(np.mean(decisions.earliness))
         return EarlyScore(harmonic_mean(accuracy, earliness), accuracy, earliness)
 

@@ -723,6 +723,7 @@ class _LMUBase(BaseEstimator):
         if not self.warm_start or not hasattr(self, "head_"):
             self.__dict__.pop("head_", None)
         self.head_kind_ = self._resolved_head(_num_samples(X))
+        self._check_targets_for_head(y)
         weights = self._weights(sample_weight, X, y)
         F = self._fit_features(X, y, weights)
         if X_val is not None:
@@ -869,6 +870,10 @@ class _LMUBase(BaseEstimator):
     def _targets(self, y, X):
         """The head's targets for ``y`` (per-step targets are flattened to rows)."""
         return y
+
+    def _check_targets_for_head(self, y) -> None:
+        """Refuse targets the resolved head (``head_kind_``) cannot take, before any
+        feature is computed."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1121,6 +1126,14 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             kernel=kernel,
         )
         self.class_weight = class_weight
+
+    def _check_targets_for_head(self, y) -> None:
+        if self.head_kind_ == "ridge" and np.ndim(y) == 2 and np.shape(y)[1] > 1:
+            raise ValueError(
+                f"{type(self).__name__} with the ridge head (head={self.head!r}) takes one "
+                f"label per sample; got y of shape {np.shape(y)} (several labels per "
+                "sample). Use head='dense', which takes them."
+            )
 
     def _weights(self, sample_weight, X, y=None):
         """Per-sequence weights times the class weights, as ``RidgeClassifierCV`` and

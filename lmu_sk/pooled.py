@@ -34,6 +34,7 @@ from ._typing import Result
 from .dn import euler_instability, validate_order_theta, warn_if_euler_unstable
 from .engine.plan import rows_within
 from .engine.pooling import (
+    FLOAT32_MAX,
     MOMENT_POOLS,
     POOLS,
     THRESHOLD_POOLS,
@@ -41,6 +42,7 @@ from .engine.pooling import (
     PooledSpec,
     WindowSpec,
     cumsum_windows,
+    state_gain,
     streamed_window_arrays,
 )
 from .streaming import PooledStream
@@ -205,33 +207,21 @@ def _check_names(value, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v for v in allowed if v in chosen)
 
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
 def _check_state_range(U, orders: np.ndarray, transforms: tuple[str, ...]) -> None:
     """Refuse inputs whose states may pass float32's range: they are compared with float32
     thresholds (on the CPU; on a GPU a float32 output computes in float32), where they would
-    become infinite and count wrongly, whatever the output ``dtype``.
-
-    A state of order ``d`` is at most ``d`` times the largest input it sums (the impulse
-    response's absolute sum is below the order: 1.7 for 4, 2.4 for 8, 13 for 256); the
-    first difference at most doubles the input, the centred cumulative sum of ``n`` steps
-    multiplies it by ``2 sqrt(n)`` at most.
-    """
+    become infinite and count wrongly, whatever the output ``dtype`` (see
+    :func:`~lmu_sk.engine.pooling.state_gain`)."""
     parts = U if isinstance(U, list) else [U]
     largest = max(float(abs(part).max()) if part.size else 0.0 for part in parts)
     n_steps = max(len(part) for part in U) if isinstance(U, list) else U.shape[1]
-    gain = float(np.max(orders))
-    if "cumsum" in transforms:
-        gain *= 2.0 * math.sqrt(n_steps)
-    elif "difference" in transforms:
-        gain *= 2.0
-    if largest * gain > _FLOAT32_MAX:
+    gain = state_gain(orders, transforms, n_steps)
+    if largest * gain > FLOAT32_MAX:
         raise ValueError(
             f"X holds values up to {largest:.3g}, which can give Delay Network states beyond "
-            f"the largest float32 ({_FLOAT32_MAX:.3g}): LMUPooledFeatures compares its "
+            f"the largest float32 ({FLOAT32_MAX:.3g}): LMUPooledFeatures compares its "
             "states with float32 thresholds, whatever its dtype, so they would count "
-            f"wrongly. Scale X down, below {_FLOAT32_MAX / gain:.3g} in magnitude (e.g. "
+            f"wrongly. Scale X down, below {FLOAT32_MAX / gain:.3g} in magnitude (e.g. "
             "sklearn.preprocessing.StandardScaler)."
         )
 

@@ -1197,6 +1197,12 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         X, y = self._validate_X_y(X, y, y_numeric=False)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         check_classification_targets(y)
+        if np.ndim(y) == 2 and np.shape(y)[1] > 1:
+            raise ValueError(
+                f"{type(self).__name__} takes one label per sample; got y of shape "
+                f"{np.shape(y)} (several labels per sample). A dense head takes them: "
+                "LMUClassifier(head='dense'), or lmu_sk.head.DenseHeadClassifier."
+            )
         y = column_or_1d(y, warn=True)
         self.classes_, indices, counts = np.unique(y, return_inverse=True, return_counts=True)
         if len(self.classes_) < 2:

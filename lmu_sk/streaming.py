@@ -43,7 +43,7 @@ from ._decisions import Decisions
 from ._device import array_module_of, get_array_module, portable_device, to_numpy
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
-from .engine.pooling import PooledSpec, checked_window_arrays
+from .engine.pooling import FLOAT32_MAX, PooledSpec, checked_window_arrays, state_gain
 from .engine.stream import CarriedDN, CarriedPooledFeatures
 from .neural.network import forward_rows
 
@@ -808,6 +808,7 @@ class PooledStream(_FeatureStream):
         self._check_range(X, original)
         if self._mixing is not None:
             X = X @ self._mixing
+        self._check_state_range(X)
         # inputs and states of moderate size cannot make a pool overflow: the pools are
         # advanced where they are, unchecked; else into new arrays, checked, then kept
         in_place = self._moderate(X)
@@ -837,6 +838,27 @@ class PooledStream(_FeatureStream):
         if weights is not None and scores is None:
             scores = self._streamed_scores(weights)
         return scores
+
+    def _check_state_range(self, X: Array) -> None:
+        """Refuse a chunk ``X`` (the windows' channels) whose states may pass float32's
+        range over the steps seen after it, as the batch transform refuses such input (see
+        :func:`~lmu_sk.engine.pooling.state_gain`): the states are compared with float32
+        thresholds, whatever the dtype."""
+        if not X.size:
+            return
+        spec = self._pooled.spec
+        orders = [window.order for window in spec.windows]
+        gain = state_gain(orders, tuple(spec.transforms), self._steps_seen + X.shape[1])
+        largest = float(self._xp.abs(X).max())
+        if largest * gain > FLOAT32_MAX:
+            raise ValueError(
+                f"U holds values up to {largest:.3g}, which can give Delay Network states "
+                f"beyond the largest float32 ({FLOAT32_MAX:.3g}): the pooled features "
+                "compare their states with float32 thresholds, whatever their dtype, so they "
+                "would count wrongly; the stream was left unchanged. Scale the input down, "
+                f"below {FLOAT32_MAX / gain:.3g} in magnitude (e.g. sklearn.preprocessing."
+                "StandardScaler, fitted on the training input)."
+            )
 
     def _update_scored(self, U: Array, weights: np.ndarray) -> Array:
         """:meth:`update` with a chunk ``U`` ``(n_streams, n_steps, n_channels)``,
@@ -1111,6 +1133,11 @@ class _ModelStream:
         saved["_outputs_of"] = None
         saved.pop("_lock", None)
         return saved
+
+    def __copy__(self):
+        """An independent stream, as ``copy.copy`` of a features' stream is (a stream is
+        its state): a shallow copy would advance this one's features too."""
+        return copy.deepcopy(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._stream!r})"
@@ -1548,6 +1575,11 @@ class EarlyClassifierStream:
         self._decisions.label = np.asarray(label, dtype=np.int64).copy()
 
     # ------------------------------------------------------------------ pickling
+    def __copy__(self):
+        """An independent stream, as ``copy.copy`` of a features' stream is: a shallow
+        copy would share this one's features but not its decisions."""
+        return copy.deepcopy(self)
+
     def __getstate__(self) -> dict:
         saved = dict(self.__dict__)
         saved.pop("_lock", None)

@@ -206,6 +206,30 @@ def test_checkpoint_heads_are_calibrated_ridge_heads_on_prefixes(fitted):
 
 
 # ---------------------------------------------------------------------------- the stream
+def test_score_early_refuses_labels_of_another_length(fitted):
+    """One label was compared with every decision (a score), other lengths met NumPy's
+    broadcast error: scikit-learn's length check, as ``score`` makes it."""
+    X, y = bumps(n_cases=12, seed=3)
+    assert 0 <= fitted.score_early(X, y).accuracy <= 1
+    for wrong in (y[:1], y[:7]):
+        with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+            fitted.score_early(X, wrong)
+
+
+def test_a_copied_stream_is_independent(fitted):
+    """copy.copy of an early stream shared its features' stream but not its decisions:
+    the original then decided on features ahead of its own steps."""
+    import copy
+
+    X, _ = bumps(n_cases=6, seed=4)
+    stream = fitted.stream(len(X)).update(X[:, :10])
+    other = copy.copy(stream)
+    other.update(X[:, 10:20])
+    assert stream.steps_seen == 10 and other.steps_seen == 20
+    stream.update(X[:, 10:])
+    np.testing.assert_array_equal(stream.predict(), fitted.decide(X).labels)
+
+
 def test_stream_step_by_step_decides_as_the_batch(fitted):
     X, _ = bumps(n_cases=30, seed=2)
     batch = fitted.decide(X)

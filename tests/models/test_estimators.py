@@ -382,3 +382,15 @@ def test_gpu_device_without_a_gpu(digits, monkeypatch):
     clf.head_.device, clf.features_.device = "gpu", "auto"
     loaded = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(loaded.predict_proba(X), expected)
+
+
+def test_multilabel_targets_with_the_ridge_head_name_the_dense_head():
+    """The ridge head takes one label per sample: a multilabel y met a bare scikit-learn
+    message from inside the head, after the features were computed; now the estimator
+    names itself and the head that takes them, before any feature."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 20))
+    Y = rng.integers(0, 2, (30, 3))
+    with pytest.raises(ValueError, match=r"LMUClassifier with the ridge head.*head='dense'"):
+        LMUClassifier().fit(X, Y)
+    assert LMUClassifier(head="dense", max_iter=5).fit(X, Y).predict(X).shape == (30, 3)

@@ -1082,6 +1082,39 @@ def test_default_classifier_stream_pickles_mid_block_and_continues_identically(
     assert loaded.steps_seen == 40 and {"sum", "dn_0", "moments_0"} <= set(loaded.state)
 
 
+def test_a_copied_model_stream_is_independent(default_classifier):
+    """copy.copy of a model stream advanced the original's features with the copy's, as
+    copy.copy of a features' stream does not."""
+    import copy
+
+    model, rng = default_classifier
+    X = rng.standard_normal((2, 30))
+    stream = model.stream(2).update(X[:, :10])
+    other = copy.copy(stream)
+    other.update(X[:, 10:])
+    assert stream.steps_seen == 10 and other.steps_seen == 30
+    np.testing.assert_allclose(
+        stream.update(X[:, 10:]).decision_function(), other.decision_function(), rtol=0, atol=0
+    )
+
+
+def test_stream_refuses_input_the_batch_refuses_for_float32_thresholds(default_classifier):
+    """Values whose states may pass float32's range (the thresholds' type): the batch
+    transform refused them and the stream took them, answering silently; now both
+    refuse, and the stream is left unchanged."""
+    model, rng = default_classifier
+    X = rng.standard_normal((2, 40))
+    X[0, 5] = 1e38  # below float32's largest: the range check of the dtype passes
+    with pytest.raises(ValueError, match="beyond the largest float32"):
+        model.predict(X)
+    stream = model.stream(2).update(X[:, :5])
+    state = stream.state
+    with pytest.raises(ValueError, match=r"beyond the largest float32.*left unchanged"):
+        stream.update(X[:, 5:])
+    for key, value in stream.state.items():
+        np.testing.assert_array_equal(value, state[key])
+
+
 # ------------------------------------------------------------------ any features that stream
 class _RecomputingStream:
     """A stream of its own kind: keeps every step and transforms the whole prefix."""
