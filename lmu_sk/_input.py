@@ -15,6 +15,7 @@ from ._device import is_device_array
 __all__ = [
     "as_sequences",
     "channels_last",
+    "check_channel_names",
     "check_device_matrix",
     "check_dtype_param",
     "check_finite_result",
@@ -413,6 +414,46 @@ def as_sequences(
     return [_cast(seq, common) for seq in sequences]
 
 
+def _nested_channel_names(X) -> np.ndarray | None:
+    """The column names of sktime's nested DataFrame ``X`` (they name its channels) where
+    all are strings; ``None`` for anything else."""
+    if not (hasattr(X, "columns") and hasattr(X, "to_numpy")) or 0 in X.shape:
+        return None
+    first = X.iloc[0, 0] if hasattr(X, "iloc") else X.to_numpy()[0, 0]
+    if isinstance(first, (str, bytes)) or not hasattr(first, "__len__"):
+        return None  # a plain table of numbers: its columns are steps
+    names = list(X.columns)
+    if not all(isinstance(name, str) for name in names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
+def check_channel_names(estimator, X, reset: bool) -> None:
+    """Record (``reset``) or check the channel names of sktime's nested DataFrame ``X``.
+
+    Its columns name channels, which scikit-learn's feature names cannot hold (they name
+    the steps of a plain table): fitted on them, ``estimator.channel_names_in_`` keeps
+    them, and a nested DataFrame whose channels come in another order or under other
+    names is refused, as scikit-learn refuses reordered columns (the model would read one
+    channel as another, silently). Other inputs are not checked.
+    """
+    names = _nested_channel_names(X)
+    if reset:
+        estimator.__dict__.pop("channel_names_in_", None)
+        if names is not None:
+            estimator.channel_names_in_ = names
+        return
+    fitted = getattr(estimator, "channel_names_in_", None)
+    if fitted is None or names is None or np.array_equal(fitted, names):
+        return
+    raise ValueError(
+        f"The channels of X are named {list(names)}, but {type(estimator).__name__} was "
+        f"fitted on channels {list(fitted)}: a nested DataFrame's columns must come in the "
+        f"order of fit, under the same names (the model reads channels by position). "
+        f"Reorder them: X[{list(fitted)!r}]."
+    )
+
+
 def from_nested(X, channels_first):
     """sktime's nested DataFrame as a list of arrays; anything else as it is.
 
@@ -422,7 +463,14 @@ def from_nested(X, channels_first):
     (``(n_channels, n_steps_i)`` for True, ``(n_steps_i, n_channels)`` otherwise), so that
     :func:`channels_last` and :func:`as_sequences` take it from there. Call it before
     checking feature names: its column names name channels, not steps.
+
+    A pandas Series is read as what it holds: sequences (a Series of arrays) as their
+    list, numbers (one row of a table) as their 1-D array, which is refused with the
+    reshape advice a 1-D array gets.
     """
+    if getattr(X, "ndim", None) == 1 and hasattr(X, "to_numpy"):  # a pandas Series
+        values = X.to_numpy()
+        return list(values) if values.dtype == object else values
     if not (hasattr(X, "columns") and hasattr(X, "to_numpy")) or 0 in X.shape:
         return X
     cells = X.to_numpy()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import time
 from pathlib import Path
@@ -198,7 +199,7 @@ def resolve_budget(max_memory: int | float | str | None) -> int:
                     break
                 return resolve_budget(value)
         raise ValueError(f"max_memory={max_memory!r} is not understood; use bytes or e.g. '2GB'.")
-    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, float)):
+    if isinstance(max_memory, bool) or not isinstance(max_memory, numbers.Real):
         raise TypeError(
             f"max_memory must be None, a number of bytes or a string like '2GB'; "
             f"got {type(max_memory).__name__}."

@@ -12,13 +12,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from . import _dask
 from ._device import DEVICES, get_array_module
-from ._input import as_sequences, channels_last, check_dtype_param, from_nested
+from ._input import (
+    as_sequences,
+    channels_last,
+    check_channel_names,
+    check_dtype_param,
+    from_nested,
+)
 from ._memory import resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import check_verbose
@@ -86,10 +93,31 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
     def _validate_input(self, X, reset: bool, check_finite: bool, dtype=None):
         """``X`` validated once: sktime's nested DataFrames read, feature names, layout,
         dtype and, with ``check_finite``, NaN and infinity."""
+        check_channel_names(self, X, reset)
         X = from_nested(X, self.channels_first)
         _check_feature_names(self, X, reset=reset)
         X = self._channels_last(X)
         return as_sequences(X, self._input_dtype(dtype), type(self).__name__, check_finite)
+
+    def _check_input_features(self, input_features) -> None:
+        """scikit-learn's rule for ``get_feature_names_out(input_features)``: where given,
+        they are the names seen by ``fit`` (``feature_names_in_``), or as many as
+        ``n_features_in_`` where it saw none. The names out do not depend on them (they
+        name channels, windows and states, not steps)."""
+        if input_features is None:
+            return
+        names = np.asarray(input_features, dtype=object)
+        fitted = getattr(self, "feature_names_in_", None)
+        if fitted is not None and not np.array_equal(names, fitted):
+            raise ValueError(
+                f"input_features is not equal to feature_names_in_ of {type(self).__name__} "
+                f"(the {len(fitted)} column names seen by fit)."
+            )
+        if fitted is None and len(names) != self.n_features_in_:
+            raise ValueError(
+                f"input_features should have length equal to the number of features seen by "
+                f"fit ({self.n_features_in_}), got {len(names)}."
+            )
 
     def _check_channels(self, U) -> None:
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]

@@ -16,6 +16,8 @@ aeon``); ``import lmu_sk`` does not import it.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import ClassVar
 
 import numpy as np
@@ -61,6 +63,24 @@ _COMMON_TAGS = {
 }
 
 _FEATURE_OUTPUTS = ("pooled", "final", "mean", "max")
+
+
+@contextlib.contextmanager
+def _errors_named(wrapper, wrapped: type) -> Iterator[None]:
+    """The wrapped estimator's errors in the wrapper's name: its parameters are the
+    wrapper's to the user ("The 'device' parameter of LMUAeonRegressor...", not of the
+    ``LMURegressor`` inside)."""
+    try:
+        yield
+    except (TypeError, ValueError) as error:
+        message, name = str(error), wrapped.__name__
+        if name not in message:
+            raise
+        try:
+            renamed = type(error)(message.replace(name, type(wrapper).__name__))
+        except Exception:  # an error type that takes other arguments: as it is
+            raise error from None
+        raise renamed from error
 
 
 def _merged_params(owner, own: dict, lmu_class: type) -> dict:
@@ -160,7 +180,7 @@ class _LMUAeonPredictor(_CheckedCollection):
         self._n_jobs = check_n_jobs(self.n_jobs)
         params = _merged_params(self, self._own_params(), self._lmu_class)
         estimator = self._lmu_class(**params)
-        with thread_limit(self._n_jobs):
+        with thread_limit(self._n_jobs), _errors_named(self, self._lmu_class):
             estimator.fit(X, y)
         self.estimator_ = estimator
         return self
@@ -503,7 +523,7 @@ class LMUAeonTransformer(_CheckedCollection, BaseCollectionTransformer):
     def _fit_transform(self, X, y=None, transform: bool = True) -> np.ndarray | None:
         self._n_jobs = check_n_jobs(self.n_jobs)
         estimator = self._wrapped()
-        with thread_limit(self._n_jobs):
+        with thread_limit(self._n_jobs), _errors_named(self, type(estimator)):
             Xt = estimator.fit_transform(X) if transform else estimator.fit(X)
         self.estimator_ = estimator
         return np.asarray(Xt) if transform else None
@@ -642,7 +662,8 @@ class LMUAeonEarlyClassifier(_CheckedCollection, BaseEarlyClassifier):
         }
         params = _merged_params(self, own, LMUClassifier)
         early = LMUEarlyClassifier(LMUClassifier(**params), self.checkpoints, self.cost)
-        self.estimator_ = early.fit(X, y)
+        with _errors_named(self, LMUClassifier), _errors_named(self, LMUEarlyClassifier):
+            self.estimator_ = early.fit(X, y)
         self.n_timepoints_ = int(early.n_features_in_)
         return self
 

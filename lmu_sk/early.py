@@ -33,7 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from ._decisions import Decisions, choose_rule, harmonic_mean
-from ._input import as_sequences, channels_last, from_nested
+from ._input import as_sequences, channels_last, check_channel_names, from_nested
 from ._persistence import VersionedPickleMixin
 from ._threads import thread_limit
 from .estimators import LMUClassifier, standardization
@@ -265,10 +265,12 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
             )
         return estimator.set_params(head="ridge")
 
-    def _sequences(self, X, estimator: LMUClassifier):
+    def _sequences(self, X, estimator: LMUClassifier, reset: bool = False):
         """``X`` as validated float64 sequences: ``(n, n_steps, n_channels)`` or a list of
-        ``(n_steps_i, n_channels)`` arrays."""
+        ``(n_steps_i, n_channels)`` arrays (a nested DataFrame's channel names recorded
+        where ``reset``, else checked)."""
         channels_first = estimator.channels_first
+        check_channel_names(self, X, reset)
         X = from_nested(X, channels_first)
         if hasattr(X, "columns") and hasattr(X, "to_numpy"):
             X = X.to_numpy()
@@ -295,7 +297,7 @@ or a list of sequences of different lengths
         y = column_or_1d(np.asarray(y), warn=True)
         with thread_limit(estimator.n_jobs):
             estimator.fit(X, y)
-            U = self._sequences(X, estimator)
+            U = self._sequences(X, estimator, reset=True)
             n_steps = int(estimator.n_features_in_)
             checkpoints = checkpoint_steps(self.checkpoints, n_steps)
             self._fit_checkpoints(estimator, U, y, checkpoints, cost)

@@ -29,7 +29,13 @@ from sklearn.utils.validation import (
 
 from . import _dask
 from ._device import array_module_of, portable_device, resolve_device, to_numpy
-from ._input import check_dtype_param, from_nested, is_ragged, warn_channels_last
+from ._input import (
+    check_channel_names,
+    check_dtype_param,
+    from_nested,
+    is_ragged,
+    warn_channels_last,
+)
 from ._persistence import VersionedPickleMixin
 from ._progress import StepLog, verbosity
 from ._threads import limits_threads
@@ -512,6 +518,13 @@ class _LMUBase(BaseEstimator):
             if n_samples > _MANY_SAMPLES:
                 params["n_biases"] = _MANY_SAMPLES_BIASES
             return params
+        if np.ndim(self.theta) > 0 and not isinstance(self.theta, str):
+            raise ValueError(
+                f"theta={self.theta!r} (several windows) is for pooled features, of "
+                f"feature_output='pooled' (the default of the ridge head); with "
+                f"feature_output={self.feature_output!r} and head={self.head!r} the features "
+                f"are those of one window ({output!r}): pass one theta."
+            )
         return {
             "order": self.order,
             "theta": self.theta,
@@ -559,10 +572,12 @@ class _LMUBase(BaseEstimator):
         else:
             self.feature_mean_, self.feature_scale_ = standardization(F, sample_weight)
 
-    def _layout(self, X):
-        """``X`` as the feature transformer reads it (sktime's nested DataFrames as lists),
-        with ``channels_first=None``'s warning in this estimator's name (the transformer
-        is given ``channels_first=False`` then, which reads alike without warning)."""
+    def _layout(self, X, reset: bool = False):
+        """``X`` as the feature transformer reads it (sktime's nested DataFrames as lists,
+        their channel names recorded where ``reset``, else checked), with
+        ``channels_first=None``'s warning in this estimator's name (the transformer is
+        given ``channels_first=False`` then, which reads alike without warning)."""
+        check_channel_names(self, X, reset)
         X = from_nested(X, self.channels_first)
         if self.channels_first is None:
             warn_channels_last(X, type(self).__name__)
@@ -713,7 +728,7 @@ class _LMUBase(BaseEstimator):
         self
         """
         self._validate_params()
-        X = self._layout(X)
+        X = self._layout(X, reset=True)
         _check_feature_names(self, X, reset=True)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
@@ -737,7 +752,7 @@ class _LMUBase(BaseEstimator):
         """``partial_fit`` of both composites: the first call fits the features."""
         self._validate_params()
         first = not hasattr(self, "head_")
-        X = self._layout(X)
+        X = self._layout(X, reset=first)
         _check_feature_names(self, X, reset=first)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
@@ -902,16 +917,16 @@ class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
         ``max(2, min(8, 16 // n_channels))``.
     theta : float or sequence of float, default=None
         DN window in time steps; ``None`` uses the training sequences' length. Pooled
-        features take several windows; ``None`` gives eight, from 1/128 of the training
-        length to the whole of it.
+        features take several windows; ``None`` gives 16 in geometric progression, from
+        1/128 of the training length to the whole of it.
     discretizer : {'zoh', 'euler'}, default='zoh'
         See :class:`~lmu_sk.features.LMUFeatures`.
     feature_output : {'auto', 'final', 'mean', 'max', 'pooled'}, default='auto'
         The DN state at each sequence's end, the states averaged or maximised over time, or
         multi-scale states of the series and its difference pooled over time
         (:class:`~lmu_sk.pooled.LMUPooledFeatures`, 16 thresholds, windows from 1/128 of the
-        training length to all of it; series longer than 512 steps enter as means of blocks
-        of ``ceil(n_steps / 256)`` steps). 'auto' is 'pooled' for
+        training length to all of it, each fed the means of blocks of about ``theta / (2
+        order)`` steps). 'auto' is 'pooled' for
         the ridge head and 'final' for the dense head.
     scale_features : bool, default=True
         Standardize the features with the training set's mean and standard deviation.
@@ -921,7 +936,7 @@ class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
     head : {'auto', 'dense', 'ridge'}, default='auto'
         The dense network (the LMU papers' setting) or a ridge classifier solved in closed
         form with the penalty chosen by leave-one-out cross-validation
-        (:class:`~lmu_sk.ridge.RidgeHeadClassifier`). On pooled features of up to 1 000
+        (:class:`~lmu_sk.ridge.RidgeHeadClassifier`). On pooled features of up to 400
         training sequences leave-one-out also chooses whether the longer windows' features
         are down-weighted (by ``2 ** (-2 r)``, ``r`` the window's log length from 0 for the
         shortest to 1 for the longest: a stronger prior on them), the head's

@@ -279,6 +279,7 @@ class LMUFeatures(SequenceTransformer):
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Names ``'c{k}_m{i}'``: state ``i`` of channel ``k``, in output order."""
         check_is_fitted(self)
+        self._check_input_features(input_features)
         order = self.order_
         return np.asarray(
             [f"c{k}_m{i}" for k in range(self.n_channels_) for i in range(order)], dtype=object

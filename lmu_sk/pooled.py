@@ -178,7 +178,12 @@ def _check_thetas(thetas) -> np.ndarray:
     values = np.atleast_1d(np.asarray(thetas, dtype=object))
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"thetas must be a non-empty sequence of windows; got {thetas!r}.")
-    return np.asarray([validate_order_theta(1, theta)[1] for theta in values])
+    try:
+        return np.asarray([validate_order_theta(1, theta)[1] for theta in values])
+    except (TypeError, ValueError) as error:
+        raise type(error)(
+            f"thetas must be positive, finite numbers of time steps; got {thetas!r}."
+        ) from error
 
 
 def _check_count(value, name: str, minimum: int) -> int:
@@ -810,6 +815,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         threshold ``j``; ``mean``, ``max``, ``min``; ``top`` and ``bottom`` for
         'compete')."""
         check_is_fitted(self)
+        self._check_input_features(input_features)
         spec = self.spec_
         mixing = getattr(self, "mixing_", None)
         if mixing is None:

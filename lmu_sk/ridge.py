@@ -718,12 +718,16 @@ def ridge_loo(X, Y, alphas, fit_intercept: bool = True, sample_weight=None):
 
 
 def _check_alphas(alphas) -> np.ndarray:
-    values = np.asarray(DEFAULT_ALPHAS if alphas is None else alphas, dtype=np.float64)
+    message = f"alphas must be a non-empty sequence of positive, finite penalties; got {alphas!r}."
+    if isinstance(alphas, (str, bytes)):
+        raise ValueError(message)
+    try:
+        values = np.asarray(DEFAULT_ALPHAS if alphas is None else alphas, dtype=np.float64)
+    except (TypeError, ValueError) as error:  # not numbers
+        raise ValueError(message) from error
     values = np.atleast_1d(values)
     if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values) & (values > 0)):
-        raise ValueError(
-            f"alphas must be a non-empty sequence of positive, finite penalties; got {alphas!r}."
-        )
+        raise ValueError(message)
     return values
 
 

@@ -406,3 +406,26 @@ def test_aeon_early_reads_series_longer_than_the_training_ones_up_to_their_lengt
     np.testing.assert_array_equal(more, labels)
     np.testing.assert_array_equal(clf.get_state_info(), state)
     assert clf.score(longer, y_test) == pytest.approx(clf.score(X_test, y_test))
+
+
+@needs_aeon
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("LMUAeonRegressor", {"device": -1}),
+        ("LMUAeonClassifier", {"device": "tpu"}),
+        ("LMUAeonTransformer", {"device": "tpu"}),
+        ("LMUAeonEarlyClassifier", {"device": "tpu"}),
+    ],
+)
+def test_parameter_errors_name_the_wrapper(name, params):
+    """The wrapped estimator validates the parameters at fit: its errors named it
+    ("The 'device' parameter of LMURegressor ..."), a class the user never built."""
+    from lmu_sk import aeon
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((12, 1, 20)), np.arange(12) % 2
+    if name == "LMUAeonRegressor":
+        y = rng.standard_normal(12)
+    with pytest.raises(ValueError, match=f"The 'device' parameter of {name} must be"):
+        getattr(aeon, name)(**params).fit(X, y)

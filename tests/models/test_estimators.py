@@ -394,3 +394,17 @@ def test_multilabel_targets_with_the_ridge_head_name_the_dense_head():
     with pytest.raises(ValueError, match=r"LMUClassifier with the ridge head.*head='dense'"):
         LMUClassifier().fit(X, Y)
     assert LMUClassifier(head="dense", max_iter=5).fit(X, Y).predict(X).shape == (30, 3)
+
+
+def test_alphas_and_a_list_of_thetas_with_one_window_are_named():
+    """``alphas="1e-3,1e3"`` met NumPy's "could not convert string to float"; a list of
+    windows with the dense head (whose features have one) was "theta must be a positive
+    number", which it is not about."""
+    X = np.random.default_rng(0).standard_normal((20, 12))
+    y = np.arange(20) % 2
+    for model in (LMUClassifier(alphas="1e-3,1e3"), LMUClassifier(alphas=["a"])):
+        with pytest.raises(ValueError, match="alphas must be a non-empty sequence"):
+            model.fit(X, y)
+    with pytest.raises(ValueError, match=r"theta=\[5, 10\] \(several windows\) is for pooled"):
+        LMUClassifier(theta=[5, 10], head="dense", max_iter=2).fit(X, y)
+    LMUClassifier(theta=[5, 10]).fit(X, y)  # pooled features: several windows

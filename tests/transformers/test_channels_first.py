@@ -170,6 +170,50 @@ def test_sktime_nested_dataframes_of_different_lengths(aeon_layout):
         LMUFeatures(order=4).fit(bad)
 
 
+def test_nested_dataframes_channels_in_another_order_are_refused(aeon_layout):
+    """A nested DataFrame's columns name its channels: a model fitted on them read the
+    same columns in another order as the fitted order, silently (accuracy 1.0 -> 0.53 in
+    a user's report). The names are kept (``channel_names_in_``) and another order or
+    other names refused, as scikit-learn refuses reordered columns; the fitted order
+    and other inputs pass."""
+    X, y = aeon_layout
+    nested = _nested(X)
+    swapped = nested[list(nested.columns[::-1])]
+    for model in (
+        LMUClassifier(channels_first=True, device="cpu").fit(nested, y),
+        LMUPooledFeatures(order=3).fit(nested),
+        LMUFeatures(order=3).fit(nested),
+    ):
+        np.testing.assert_array_equal(model.channel_names_in_, list(nested.columns))
+        method = model.predict if hasattr(model, "predict") else model.transform
+        method(nested)
+        method(X if hasattr(model, "predict") else X.swapaxes(1, 2))  # no names: as given
+        with pytest.raises(ValueError, match=r"fitted on channels \['dim_0', 'dim_1'"):
+            method(swapped)
+        renamed = nested.rename(columns={"dim_0": "pressure"})
+        with pytest.raises(ValueError, match="order of fit, under the same names"):
+            method(renamed)
+    refit = LMUPooledFeatures(order=3).fit(nested).fit(X.swapaxes(1, 2))
+    assert not hasattr(refit, "channel_names_in_")  # a refit without names forgets them
+
+
+def test_a_pandas_series_is_read_as_what_it_holds():
+    """A pandas Series met a raw TypeError ('Float64DType' object is not iterable): a
+    Series of sequences is their list, a Series of numbers (one row of a table) is
+    refused with the reshape advice a 1-D array gets."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    sequences = [rng.standard_normal(n) for n in (10, 15, 20)]
+    features = LMUFeatures(order=2)
+    np.testing.assert_array_equal(
+        features.fit_transform(pd.Series(sequences)), features.fit_transform(sequences)
+    )
+    table = pd.DataFrame(rng.standard_normal((20, 12)))
+    clf = LMUClassifier(device="cpu").fit(table, np.arange(20) % 2)
+    with pytest.raises(ValueError, match=r"Reshape your data: X.reshape\(1, -1\)"):
+        clf.predict(table.iloc[0])
+
+
 def test_nan_padded_unequal_lengths_say_how_to_pass_them(aeon_layout):
     """sktime/aeon pad unequal lengths with NaN; the error was scikit-learn's advice to use
     HistGradientBoosting. It now names the padding and gives the list to pass, and that

@@ -128,6 +128,37 @@ def test_bad_parameters(X, params, error, match):
         LMUFeatures(**params).fit(X)
 
 
+def test_max_memory_takes_numpy_numbers(X):
+    """``max_memory=np.int64(...)`` was refused as "not a number of bytes"."""
+    expected = LMUFeatures(order=3, max_memory=2**28).fit_transform(X)
+    for budget in (np.int64(2**28), np.float64(2**28)):
+        np.testing.assert_array_equal(
+            LMUFeatures(order=3, max_memory=budget).fit_transform(X), expected
+        )
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_input_features_are_checked_as_scikit_learn_checks_them(pooled):
+    """``get_feature_names_out(input_features)`` ignored them, even wrong: they must be
+    the names seen by fit, or as many as the steps where fit saw none (the names out do
+    not depend on them)."""
+    pd = pytest.importorskip("pandas")
+    from lmu_sk import LMUPooledFeatures
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(rng.standard_normal((12, 15)), columns=[f"t{i}" for i in range(15)])
+    make = (lambda: LMUPooledFeatures(thetas=[3.0, 9.0])) if pooled else LMUFeatures
+    named = make().fit(table)
+    names = named.get_feature_names_out()
+    np.testing.assert_array_equal(named.get_feature_names_out(list(table.columns)), names)
+    with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
+        named.get_feature_names_out(["a", "b"])
+    plain = make().fit(table.to_numpy())
+    assert len(plain.get_feature_names_out([f"x{i}" for i in range(15)])) == len(names)
+    with pytest.raises(ValueError, match="input_features should have length equal"):
+        plain.get_feature_names_out(["a", "b"])
+
+
 @pytest.mark.parametrize(
     ("data", "error", "match"),
     [

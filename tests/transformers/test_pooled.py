@@ -206,8 +206,10 @@ def test_memory_budget_that_forbids_all_states():
 @pytest.mark.parametrize(
     ("params", "error", "match"),
     [
-        ({"thetas": [10, 0]}, ValueError, "theta must be a positive"),
-        ({"thetas": -3.0}, ValueError, "theta must be a positive"),
+        # the parameter's own name (it said "theta", which these features do not have)
+        ({"thetas": [10, 0]}, ValueError, r"thetas must be positive.*got \[10, 0\]"),
+        ({"thetas": -3.0}, ValueError, "thetas must be positive"),
+        ({"thetas": ["a"]}, TypeError, "thetas must be positive"),
         ({"thetas": []}, ValueError, "non-empty"),
         ({"n_biases": 0}, ValueError, "n_biases"),
         ({"order": 0}, ValueError, "order"),
