@@ -122,10 +122,15 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
     def _check_channels(self, U) -> None:
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
         if n_channels != self.n_channels_:
+            where = (
+                "axis 1 (channels_first=True: (n_samples, n_channels, n_steps))"
+                if self.channels_first
+                else "the last axis"
+            )
             raise ValueError(
                 f"X has {n_channels} channel(s) but {type(self).__name__} was fitted with "
                 f"{self.n_channels_}; pass sequences with {self.n_channels_} channel(s) on "
-                "the last axis, or fit again."
+                f"{where}, or fit again."
             )
 
     def _fit_validated(self, X, check_finite: bool = True, dtype=None, y=None):

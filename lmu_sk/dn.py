@@ -58,7 +58,9 @@ def validate_order_theta(order: object, theta: object) -> tuple[int, float]:
     ValueError
         If ``order < 1`` or ``theta`` is not positive and finite.
     """
-    if isinstance(order, bool) or not isinstance(order, numbers.Integral):
+    if isinstance(order, (bool, np.bool_)):  # a flag, not a count (True read as 1)
+        raise TypeError(f"order must be an integer >= 1; got {order!r}.")
+    if not isinstance(order, numbers.Integral):
         if isinstance(order, numbers.Real) and float(order).is_integer():
             order = int(float(order))
         else:
@@ -234,7 +236,8 @@ def impulse_response(Abar: np.ndarray, Bbar: np.ndarray, n_steps: int) -> np.nda
     check_fits(
         8.0 * n_steps * d * 2,
         f"The impulse response for {n_steps} steps of order {d}",
-        "Use shorter sequences or a smaller order.",
+        "Use shorter sequences or a smaller order, or (for LMUFeatures) "
+        "method='recurrence', which needs no impulse response.",
     )
     H = np.empty((n_steps, d))
     if n_steps == 0:

@@ -43,7 +43,7 @@ from ._typing import Result
 from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
 from .neural.training import check_sample_weight
-from .pooled import LMUPooledFeatures
+from .pooled import LMUPooledFeatures, check_thetas
 from .ridge import RidgeHeadClassifier, RidgeHeadRegressor, with_class_weight
 from .streaming import ClassifierStream, RegressorStream
 
@@ -502,6 +502,8 @@ class _LMUBase(BaseEstimator):
         # fitted model also transforms on machines without a GPU
         device = portable_device(resolve_device(self.device))
         if output == "pooled":
+            if self.theta is not None:  # checked in this estimator's name
+                check_thetas(self.theta, "theta")
             # LMUPooledFeatures' own defaults, but for what the composite is given, and
             # fewer thresholds for many training sequences
             params = {
@@ -1143,11 +1145,14 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         self.class_weight = class_weight
 
     def _check_targets_for_head(self, y) -> None:
-        if self.head_kind_ == "ridge" and np.ndim(y) == 2 and np.shape(y)[1] > 1:
+        if self.head_kind_ != "ridge":
+            return
+        shape = np.asarray(y).shape  # (array-likes without NumPy's functions too)
+        if len(shape) == 2 and shape[1] > 1:
             raise ValueError(
                 f"{type(self).__name__} with the ridge head (head={self.head!r}) takes one "
-                f"label per sample; got y of shape {np.shape(y)} (several labels per "
-                "sample). Use head='dense', which takes them."
+                f"label per sample; got y of shape {shape} (several labels per sample). Use "
+                "head='dense', which takes them."
             )
 
     def _weights(self, sample_weight, X, y=None):

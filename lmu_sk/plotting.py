@@ -293,10 +293,10 @@ def plot_delay_decoding(
     Raises
     ------
     TypeError
-        If ``order`` or ``n_steps`` is not an integer, ``theta`` or a delay not a number,
-        or ``signal`` does not hold real numbers.
+        If ``order``, ``n_steps`` or ``seed`` is not an integer, ``theta`` or a delay not a
+        number, or ``signal`` does not hold real numbers.
     ValueError
-        If ``order < 1``, ``theta`` is not positive and finite, a delay lies outside
+        If ``order < 1``, ``seed < 0``, ``theta`` is not positive and finite, a delay lies outside
         ``[0, theta]``, ``delays`` is empty, ``signal`` is not a non-empty finite 1-D
         array, ``n_steps < 1``, ``discretizer`` is unknown, or ``figsize`` or ``dpi`` is
         not positive.
@@ -307,6 +307,12 @@ def plot_delay_decoding(
     discretizer = _check_discretizer(discretizer)
     delays = _check_delays(delays, theta)
     _check_figure_options(figsize, dpi)
+    if seed is not None and (
+        isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0
+    ):
+        raise (ValueError if isinstance(seed, numbers.Integral) else TypeError)(
+            f"seed must be None or a non-negative integer; got {seed!r}."
+        )
     if signal is None:
         n_steps = _check_count(n_steps, "n_steps", 1)
     else:

@@ -47,7 +47,13 @@ from .engine.pooling import (
 )
 from .streaming import PooledStream
 
-__all__ = ["LMUPooledFeatures", "default_orders", "default_strides", "default_thetas"]
+__all__ = [
+    "LMUPooledFeatures",
+    "check_thetas",
+    "default_orders",
+    "default_strides",
+    "default_thetas",
+]
 
 logger = get_logger(__name__)
 
@@ -174,15 +180,17 @@ def default_strides(thetas: np.ndarray, orders: np.ndarray) -> np.ndarray:
     )
 
 
-def _check_thetas(thetas) -> np.ndarray:
+def check_thetas(thetas, name: str = "thetas") -> np.ndarray:
+    """The windows ``thetas`` (one or a sequence) as a float array; a clear error naming
+    the parameter ``name`` (the composites call theirs ``theta``) for anything else."""
     values = np.atleast_1d(np.asarray(thetas, dtype=object))
     if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"thetas must be a non-empty sequence of windows; got {thetas!r}.")
+        raise ValueError(f"{name} must be a non-empty sequence of windows; got {thetas!r}.")
     try:
         return np.asarray([validate_order_theta(1, theta)[1] for theta in values])
     except (TypeError, ValueError) as error:
         raise type(error)(
-            f"thetas must be positive, finite numbers of time steps; got {thetas!r}."
+            f"{name} must be positive, finite numbers of time steps; got {thetas!r}."
         ) from error
 
 
@@ -539,7 +547,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         transforms = _check_names(self.transforms, "transforms", TRANSFORMS)
         pools = _check_names(self.pools, "pools", POOLS)
         budget = resolve_budget(self.max_memory)
-        thetas = default_thetas(n_steps) if self.thetas is None else _check_thetas(self.thetas)
+        thetas = default_thetas(n_steps) if self.thetas is None else check_thetas(self.thetas)
         kept, scores = self._choose_channels(U, y, n_steps, n_channels)
         mixing = self._mixing(kept, n_channels)
         # the channels the windows read: the kept ones of the input, or all the mixed ones
@@ -607,14 +615,14 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 return None
             return MAX_CHANNELS
         most = _check_count(self.channels, "channels (or 'auto' or 'all')", 1)
-        if n_channels <= most:
+        if not has_target and n_channels <= most:  # at most k, and nothing to screen on
             return None
         if not has_target:
             raise ValueError(
                 f"channels={most} keeps the {most} of {n_channels} channels that best "
                 "separate the target: pass y to fit, or use channels='all'."
             )
-        return most
+        return min(most, n_channels)  # screened however large k is: at most k are kept
 
     def _choose_channels(self, U, y, n_steps: int, n_channels: int):
         """The channels that feed the windows, and the screening scores (or ``None``)."""

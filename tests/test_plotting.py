@@ -302,3 +302,10 @@ def test_validation_axis_says_what_the_score_is():
         Ridge(), Xr, yr, cv=3, train_sizes=[0.5, 1.0], scoring="neg_mean_absolute_error"
     )
     assert figure.axes[0].get_ylabel() == "neg_mean_absolute_error"
+
+
+@pytest.mark.parametrize(("seed", "error"), [("x", TypeError), (-1, ValueError), (1.5, TypeError)])
+def test_delay_decoding_names_a_bad_seed(seed, error):
+    """A bad ``seed`` met NumPy's SeedSequence errors, which do not name the parameter."""
+    with pytest.raises(error, match="seed must be None or a non-negative integer"):
+        plotting.plot_delay_decoding(order=4, theta=10.0, n_steps=50, seed=seed)

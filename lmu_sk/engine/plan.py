@@ -235,6 +235,18 @@ def choose_route(output: str, method: str, order: int, n_steps: int, itemsize: i
     return "fft" if fft < blocked else "blocked"
 
 
+def _constant_bytes(route: str, output: str, order: int, n_steps: int, itemsize: int) -> int:
+    """Memory of the constants ``route`` makes once for all samples: the impulse response
+    (float64) and, for one GEMM, its reversal (and for the mean its reversed cumulative
+    sum) in the compute dtype; for the FFT route its spectrum."""
+    d, n = order, n_steps
+    if route == "gemm":
+        return n * d * 8 + n * d * itemsize * (2 if output == "mean" else 1)
+    if route == "fft":
+        return n * d * 8 + (fft_length(n) // 2 + 1) * d * 2 * itemsize
+    return 0
+
+
 def _working_bytes(
     route: str,
     output: str,
@@ -394,20 +406,31 @@ def plan_features(
         Whether the inputs come from, and the results go to, host memory (GPU staging).
     """
     route = choose_route(output, method, order, n_steps, itemsize, device)
+    costs = COSTS[device]
+    limit = _gpu_budget(budget, device_budget, costs) if device == "gpu" else budget
+    constants = _constant_bytes(route, output, order, n_steps, itemsize)
+    if constants > limit:  # the impulse response alone exceeds max_memory
+        if method != "auto":
+            asked = method if route != "blocked" else "gemm"
+            raise MemoryBudgetError(
+                f"method={asked!r} makes the impulse response of {n_steps} steps of order "
+                f"{order} once, {format_bytes(constants)}, but max_memory allows "
+                f"{format_bytes(limit)}; raise max_memory, or use method='recurrence', "
+                "which needs almost none."
+            )
+        route, constants = "recurrence", 0  # what 'auto' picks when the constants do not fit
     block = block_steps(order, n_steps, device)
     n_fft = fft_length(n_steps)
     per_sample = _working_bytes(
         route, output, order, n_steps, n_channels, itemsize, ragged, device
     )
     seconds = n_channels * _route_seconds(route, output, order, n_steps, itemsize, device)
-    costs = COSTS[device]
-    limit = _gpu_budget(budget, device_budget, costs) if device == "gpu" else budget
     if route == "recurrence":
         fix = ""
     else:
         fix = " or use method='recurrence', which needs almost none"
     rows = rows_within(
-        limit,
+        limit - constants,  # what the chunks of samples may use beside the constants
         per_sample,
         n_samples,
         seconds_per_row=seconds,

@@ -406,19 +406,15 @@ def test_overflow_raises_and_leaves_the_stream_unchanged(output, as_chunk):
 
 @pytest.mark.parametrize("as_chunk", [True, False])
 def test_pooled_overflow_raises_and_leaves_the_stream_unchanged(as_chunk):
-    # finite float64 inputs whose running sums (of 'cumsum') overflow float64; without
-    # 'mpv', whose sums of the states rounded to float32 (as the batch kernel sums them)
-    # are infinite from the first such step
+    # finite float64 inputs whose running sums (of 'cumsum') would overflow float64: their
+    # states pass float32's range (the thresholds'), which the batch transform refuses, and
+    # so does the stream, from the first such step, before any sum is made
     pools = ("ppv", "lspv", "mean", "max", "min", "compete")
     stream, _ = pooled_stream(dtype="float64", stride=2, pools=pools)
     stream.update(np.random.default_rng(5).standard_normal((3, 3, 2)))
-    if as_chunk:
-        huge = np.full((3, 4, 2), 1e308)
-    else:
-        huge = np.full((3, 2), 1e308)
-        stream.update(huge)  # one such step fits
+    huge = np.full((3, 4, 2), 1e308) if as_chunk else np.full((3, 2), 1e308)
     before = stream.state
-    with pytest.raises(ValueError, match="would overflow float64"):
+    with pytest.raises(ValueError, match="beyond the largest float32"):
         stream.update(huge)
     assert_unchanged(stream, before)
 

@@ -158,8 +158,8 @@ def test_partial_fit_needs_the_dense_head_and_says_so():
     ("params", "y", "error", "match"),
     [
         ({"head": "svm"}, None, ValueError, "Unknown head"),
-        ({"theta": [10, 0]}, None, ValueError, "theta must be a positive"),
-        ({"theta": -1.0}, None, ValueError, "theta must be a positive"),
+        ({"theta": [10, 0]}, None, ValueError, r"theta must be positive.*\[10, 0\]"),
+        ({"theta": -1.0}, None, ValueError, "theta must be positive"),
         ({"feature_output": "median"}, None, ValueError, "Unknown feature_output"),
         ({"alphas": [0.0]}, None, ValueError, "alphas"),
         ({"kernel": "poly"}, None, ValueError, "'kernel' parameter of LMUClassifier"),

@@ -75,6 +75,20 @@ def test_few_channels_and_no_target_keep_every_channel():
     assert everything.channel_scores_ is None and len(everything.channels_) == MAX_CHANNELS + 4
 
 
+def test_an_integer_at_least_the_channel_count_still_screens():
+    """``channels=k`` is "at most k, screened": from k equal to the channel count on, every
+    channel was kept unscreened (one more than the count: 8x the features). Without a
+    target, as many as k or fewer are all kept (nothing to screen on)."""
+    X, y = bumps(80, 6, informative=(1, 2, 4))
+    below = LMUPooledFeatures(n_biases=2, channels=5).fit(X, y)
+    for k in (6, 7, 100):
+        f = LMUPooledFeatures(n_biases=2, channels=k).fit(X, y)
+        assert f.channel_scores_ is not None
+        assert set(f.channels_.tolist()) <= {1, 2, 4}
+        np.testing.assert_array_equal(f.channels_, below.channels_)
+    assert LMUPooledFeatures(n_biases=2, channels=6).fit(X).channels_.tolist() == list(range(6))
+
+
 def test_an_integer_caps_the_channels_and_needs_the_target():
     X, y = bumps(80, 6, informative=(1, 2, 4))
     f = LMUPooledFeatures(n_biases=2, channels=2).fit(X, y)

@@ -128,6 +128,34 @@ def test_bad_parameters(X, params, error, match):
         LMUFeatures(**params).fit(X)
 
 
+@pytest.mark.parametrize("output", ["final", "mean"])
+def test_max_memory_bounds_the_impulse_response_too(output):
+    """The one GEMM of final and mean states makes the impulse response ``(n_steps,
+    order)`` once, which max_memory did not count (800 MB at max_memory='10MB' in a
+    user's run): where it does not fit, method='auto' takes the recurrence (the same
+    states to rounding) and method='gemm' says so."""
+    X = np.random.default_rng(0).standard_normal((2, 20_000))
+    small = LMUFeatures(order=16, output=output, max_memory="1MB").fit_transform(X)
+    expected = LMUFeatures(order=16, output=output, method="recurrence").fit_transform(X)
+    np.testing.assert_allclose(small, expected, rtol=1e-5, atol=1e-6)  # float32 features
+    with pytest.raises(MemoryBudgetError, match=r"impulse response.*method='recurrence'"):
+        LMUFeatures(order=16, output=output, method="gemm", max_memory="1MB").fit_transform(X)
+
+
+def test_order_true_is_refused(X):
+    """A flag is not a count: ``order=True`` was read as order 1."""
+    with pytest.raises(TypeError, match="order must be an integer"):
+        LMUFeatures(order=True).fit(X)
+
+
+def test_a_channel_count_error_names_the_axis_of_the_layout():
+    """With channels_first=True the advice said "on the last axis", which is the steps."""
+    rng = np.random.default_rng(0)
+    features = LMUFeatures(order=2, channels_first=True).fit(rng.standard_normal((4, 3, 20)))
+    with pytest.raises(ValueError, match=r"3 channel\(s\) on axis 1 \(channels_first=True"):
+        features.transform(rng.standard_normal((2, 4, 20)))
+
+
 def test_max_memory_takes_numpy_numbers(X):
     """``max_memory=np.int64(...)`` was refused as "not a number of bytes"."""
     expected = LMUFeatures(order=3, max_memory=2**28).fit_transform(X)
