@@ -8,20 +8,39 @@ import os
 import time
 from pathlib import Path
 
-__all__ = ["MemoryBudgetError", "available_memory", "check_fits", "format_bytes", "resolve_budget"]
+__all__ = [
+    "MemoryBudgetError",
+    "available_memory",
+    "check_fits",
+    "format_bytes",
+    "format_bytes_apart",
+    "resolve_budget",
+]
 
 
 class MemoryBudgetError(ValueError):
     """Raised when a request would need more memory than the budget allows."""
 
 
-def format_bytes(n_bytes: float) -> str:
-    """Return ``n_bytes`` as a short human-readable string (``'1.5 GB'``)."""
+def format_bytes(n_bytes: float, digits: int = 1) -> str:
+    """Return ``n_bytes`` as a short human-readable string (``'1.5 GB'``), with ``digits``
+    decimals beyond bytes."""
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if abs(n_bytes) < 1000 or unit == "TB":
-            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.1f} {unit}"
+            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.{digits}f} {unit}"
         n_bytes /= 1000
     raise AssertionError("unreachable")
+
+
+def format_bytes_apart(first: float, second: float) -> tuple[str, str]:
+    """``first`` and ``second`` as :func:`format_bytes` writes them, with as many more
+    decimals (up to four) as they need to read apart ("1.0 MB but only 1.0 MB" read as no
+    shortfall)."""
+    for digits in range(1, 5):
+        a, b = format_bytes(first, digits), format_bytes(second, digits)
+        if a != b:
+            break
+    return a, b
 
 
 # Where the operating system says how much memory there is (module attributes, for tests).
@@ -228,7 +247,7 @@ def check_fits(n_bytes: float, what: str, advice: str, budget: int | None = None
     """
     limit = available_memory() if budget is None else budget
     if n_bytes > limit:
+        need, have = format_bytes_apart(n_bytes, limit)
         raise MemoryBudgetError(
-            f"{what} would need {format_bytes(n_bytes)} but only {format_bytes(limit)} "
-            f"is available for it. {advice}"
+            f"{what} would need {need} but only {have} is available for it. {advice}"
         )

@@ -309,3 +309,17 @@ def test_delay_decoding_names_a_bad_seed(seed, error):
     """A bad ``seed`` met NumPy's SeedSequence errors, which do not name the parameter."""
     with pytest.raises(error, match="seed must be None or a non-negative integer"):
         plotting.plot_delay_decoding(order=4, theta=10.0, n_steps=50, seed=seed)
+
+
+def test_delay_decoding_of_an_unstable_euler_system_warns_its_cause():
+    """NumPy's "overflow encountered in square" was all a user saw; the cause is named
+    as the transformers name it, and NumPy's warnings are not added to it."""
+    import warnings
+
+    from lmu_sk.dn import EulerInstabilityWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plotting.plot_delay_decoding(order=12, theta=5.0, discretizer="euler", n_steps=300)
+    kinds = {w.category for w in caught}
+    assert kinds == {EulerInstabilityWarning}, kinds  # (a RuntimeWarning of its own)

@@ -274,3 +274,14 @@ def test_device_input_beyond_float32_names_the_overflow(X, monkeypatch):
             est.fit(bad)
     finally:
         clear_caches()
+
+
+def test_a_budget_error_writes_need_and_budget_apart():
+    """Both rounded to one decimal, a shortfall read "would need 1.0 MB but only 1.0 MB
+    is available": as many more decimals as they need to differ."""
+    from lmu_sk._memory import MemoryBudgetError, check_fits, format_bytes_apart
+
+    assert format_bytes_apart(2.5e9, 1e9) == ("2.5 GB", "1.0 GB")
+    assert format_bytes_apart(1_004_000, 1_000_000) == ("1.004 MB", "1.000 MB")
+    with pytest.raises(MemoryBudgetError, match=r"would need 1\.04 MB but only 1\.00 MB"):
+        check_fits(1_040_000, "A table", "Use less.", budget=1_000_000)

@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .._memory import MemoryBudgetError, format_bytes
+from .._memory import MemoryBudgetError, format_bytes, format_bytes_apart
 
 __all__ = [
     "CHUNK_SECONDS",
@@ -310,9 +310,10 @@ def rows_within(
     """
     rows = int(budget // max(bytes_per_row, 1))
     if rows < 1 and what is not None:
+        need, have = format_bytes_apart(bytes_per_row, budget)
         raise MemoryBudgetError(
-            f"{what} needs {format_bytes(bytes_per_row)} of working memory for a single "
-            f"sequence but max_memory allows {format_bytes(budget)}; raise max_memory{fix}."
+            f"{what} needs {need} of working memory for a single sequence but max_memory "
+            f"allows {have}; raise max_memory{fix}."
         )
     if seconds_per_row is not None:
         limit = math.inf if n_rows is None else n_rows
@@ -412,10 +413,11 @@ def plan_features(
     if constants > limit:  # the impulse response alone exceeds max_memory
         if method != "auto":
             asked = method if route != "blocked" else "gemm"
+            need, have = format_bytes_apart(constants, limit)
             raise MemoryBudgetError(
                 f"method={asked!r} makes the impulse response of {n_steps} steps of order "
-                f"{order} once, {format_bytes(constants)}, but max_memory allows "
-                f"{format_bytes(limit)}; raise max_memory, or use method='recurrence', "
+                f"{order} once, {need}, but max_memory allows {have}; raise max_memory, "
+                "or use method='recurrence', "
                 "which needs almost none."
             )
         route, constants = "recurrence", 0  # what 'auto' picks when the constants do not fit
@@ -597,9 +599,10 @@ def plan_sampled_states(
     per_step = n_inputs * itemsize
     smallest = inputs + per_step * T
     if budget < smallest:
+        need, have = format_bytes_apart(smallest, budget)
         raise MemoryBudgetError(
-            f"Fitting the thresholds needs {format_bytes(smallest)} of working memory for a "
-            f"single sequence but max_memory allows {format_bytes(budget)}; raise max_memory."
+            f"Fitting the thresholds needs {need} of working memory for a single sequence "
+            f"but max_memory allows {have}; raise max_memory."
         )
     rows = rows_within(budget, inputs + per_step * min(n_steps, 1024), n_samples)
     window = int((budget - rows * inputs) // (rows * per_step))
