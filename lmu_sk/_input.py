@@ -414,14 +414,20 @@ def as_sequences(
     return [_cast(seq, common) for seq in sequences]
 
 
+def _is_nested(X) -> bool:
+    """Whether ``X`` is sktime's nested DataFrame: a non-empty table whose cells hold
+    sequences (a plain table of numbers holds sequences as rows, its columns steps)."""
+    if not (hasattr(X, "columns") and hasattr(X, "to_numpy")) or 0 in X.shape:
+        return False
+    first = X.iloc[0, 0] if hasattr(X, "iloc") else X.to_numpy()[0, 0]
+    return not isinstance(first, (str, bytes)) and hasattr(first, "__len__")
+
+
 def _nested_channel_names(X) -> np.ndarray | None:
     """The column names of sktime's nested DataFrame ``X`` (they name its channels) where
     all are strings; ``None`` for anything else."""
-    if not (hasattr(X, "columns") and hasattr(X, "to_numpy")) or 0 in X.shape:
+    if not _is_nested(X):
         return None
-    first = X.iloc[0, 0] if hasattr(X, "iloc") else X.to_numpy()[0, 0]
-    if isinstance(first, (str, bytes)) or not hasattr(first, "__len__"):
-        return None  # a plain table of numbers: its columns are steps
     names = list(X.columns)
     if not all(isinstance(name, str) for name in names):
         return None
@@ -471,12 +477,9 @@ def from_nested(X, channels_first):
     if getattr(X, "ndim", None) == 1 and hasattr(X, "to_numpy"):  # a pandas Series
         values = X.to_numpy()
         return list(values) if values.dtype == object else values
-    if not (hasattr(X, "columns") and hasattr(X, "to_numpy")) or 0 in X.shape:
+    if not _is_nested(X):
         return X
     cells = X.to_numpy()
-    first = cells[0, 0]
-    if isinstance(first, (str, bytes)) or not hasattr(first, "__len__"):
-        return X  # a plain table of numbers: sequences as rows
     sequences = []
     for i, row in enumerate(cells):
         channels = [np.asarray(cell) for cell in row]

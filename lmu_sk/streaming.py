@@ -808,10 +808,11 @@ class PooledStream(_FeatureStream):
         self._check_range(X, original)
         if self._mixing is not None:
             X = X @ self._mixing
-        self._check_state_range(X)
+        largest = float(self._xp.abs(X).max()) if X.size else 0.0
+        self._check_state_range(largest, X.shape[1])
         # inputs and states of moderate size cannot make a pool overflow: the pools are
         # advanced where they are, unchecked; else into new arrays, checked, then kept
-        in_place = self._moderate(X)
+        in_place = self._moderate(largest)
         xp = self._xp
         scores = None
         if weights is not None and in_place:  # computed as the pools advance, in cache
@@ -839,17 +840,15 @@ class PooledStream(_FeatureStream):
             scores = self._streamed_scores(weights)
         return scores
 
-    def _check_state_range(self, X: Array) -> None:
-        """Refuse a chunk ``X`` (the windows' channels) whose states may pass float32's
-        range over the steps seen after it, as the batch transform refuses such input (see
+    def _check_state_range(self, largest: float, n_steps: int) -> None:
+        """Refuse a chunk of ``n_steps`` steps whose largest value (of the windows'
+        channels) is ``largest`` where states may pass float32's range over the steps seen
+        after it, as the batch transform refuses such input (see
         :func:`~lmu_sk.engine.pooling.state_gain`): the states are compared with float32
         thresholds, whatever the dtype."""
-        if not X.size:
-            return
         spec = self._pooled.spec
         orders = [window.order for window in spec.windows]
-        gain = state_gain(orders, tuple(spec.transforms), self._steps_seen + X.shape[1])
-        largest = float(self._xp.abs(X).max())
+        gain = state_gain(orders, tuple(spec.transforms), self._steps_seen + n_steps)
         if largest * gain > FLOAT32_MAX:
             raise ValueError(
                 f"U holds values up to {largest:.3g}, which can give Delay Network states "
@@ -867,12 +866,15 @@ class PooledStream(_FeatureStream):
         U = self._as_chunk(U)
         return self._advance(U, U, weights)
 
-    def _moderate(self, X: Array) -> bool:
-        """Whether the chunk ``X`` (the windows' channels) and every window's carried
-        states are at most :data:`MODERATE` in magnitude (then no pool can overflow)."""
+    def _moderate(self, largest: float) -> bool:
+        """Whether the chunk, whose largest value (of the windows' channels) is
+        ``largest``, and every window's carried states are at most :data:`MODERATE` in
+        magnitude (then no pool can overflow)."""
         xp = self._xp
         carried = [a for name, a in self._arrays.items() if name.startswith("dn_")]
-        return all(not a.size or bool(xp.abs(a).max() <= MODERATE) for a in [X, *carried])
+        return largest <= MODERATE and all(
+            not a.size or bool(xp.abs(a).max() <= MODERATE) for a in carried
+        )
 
     def _feature_rows(
         self,

@@ -235,6 +235,10 @@ def choose_route(output: str, method: str, order: int, n_steps: int, itemsize: i
     return "fft" if fft < blocked else "blocked"
 
 
+# the advice of a route that does not fit max_memory
+_FIX = " or use method='recurrence', which needs almost none"
+
+
 def _constant_bytes(route: str, output: str, order: int, n_steps: int, itemsize: int) -> int:
     """Memory of the constants ``route`` makes once for all samples: the impulse response
     (float64) and, for one GEMM, its reversal (and for the mean its reversed cumulative
@@ -412,13 +416,10 @@ def plan_features(
     constants = _constant_bytes(route, output, order, n_steps, itemsize)
     if constants > limit:  # the impulse response alone exceeds max_memory
         if method != "auto":
-            asked = method if route != "blocked" else "gemm"
             need, have = format_bytes_apart(constants, limit)
             raise MemoryBudgetError(
-                f"method={asked!r} makes the impulse response of {n_steps} steps of order "
-                f"{order} once, {need}, but max_memory allows {have}; raise max_memory, "
-                "or use method='recurrence', "
-                "which needs almost none."
+                f"method={method!r} makes the impulse response of {n_steps} steps of order "
+                f"{order} once, {need}, but max_memory allows {have}; raise max_memory{_FIX}."
             )
         route, constants = "recurrence", 0  # what 'auto' picks when the constants do not fit
     block = block_steps(order, n_steps, device)
@@ -427,10 +428,7 @@ def plan_features(
         route, output, order, n_steps, n_channels, itemsize, ragged, device
     )
     seconds = n_channels * _route_seconds(route, output, order, n_steps, itemsize, device)
-    if route == "recurrence":
-        fix = ""
-    else:
-        fix = " or use method='recurrence', which needs almost none"
+    fix = "" if route == "recurrence" else _FIX
     rows = rows_within(
         limit - constants,  # what the chunks of samples may use beside the constants
         per_sample,
