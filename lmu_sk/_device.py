@@ -185,9 +185,9 @@ def device_key(xp: ModuleType) -> tuple[str, int]:
 
 
 def free_device_memory(xp: ModuleType) -> int | None:
-    """Bytes free on the current device of ``xp`` (``None`` for the host), counting what
-    CuPy's memory pool holds unused."""
-    if xp is np:
+    """Bytes free on the current device of ``xp`` (``None`` for the host, or a module
+    without CUDA's runtime), counting what CuPy's memory pool holds unused."""
+    if xp is np or not hasattr(xp, "cuda"):
         return None
     free, _ = xp.cuda.runtime.memGetInfo()
     return int(free) + int(xp.get_default_memory_pool().free_bytes())

@@ -33,6 +33,7 @@ Conventions
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from dataclasses import replace
 from numbers import Integral, Real
@@ -60,8 +61,15 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._device import array_module_of, get_array_module, portable_device, to_numpy
+from ._device import (
+    array_module_of,
+    free_device_memory,
+    get_array_module,
+    portable_device,
+    to_numpy,
+)
 from ._input import check_device_matrix, check_dtype_param, is_device_array
+from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
 from .neural.activations import HIDDEN_ACTIVATIONS
 from .neural.network import DenseNetwork, forward_pass
@@ -83,6 +91,31 @@ if TYPE_CHECKING:
 __all__ = ["DenseHeadClassifier", "DenseHeadRegressor", "TrainingDivergedError"]
 
 _DTYPES = ("float32", "float64")
+# arrays of the parameters' size that training holds at most: the parameters, their
+# gradients, the optimizer's state (Adam's two moments) and early stopping's best ones
+_PARAMETER_ARRAYS = 5
+# arrays of a batch's activations' size that training holds at most (activations,
+# deltas, work, and dropout's masks and kept values)
+_ACTIVATION_ARRAYS = 5
+
+
+def _batch_rows(batch_size: int | str) -> int:
+    """Rows of a training batch at most (``'auto'``: 200)."""
+    return 200 if isinstance(batch_size, str) else max(int(batch_size), 1)
+
+
+def _check_training_fits(layer_sizes: list[int], dtype, batch_rows: int, xp: ModuleType) -> None:
+    """A ``MemoryBudgetError`` (a ``ValueError``) naming ``hidden_layer_sizes`` where training a
+    network of ``layer_sizes`` would need more memory than the device has free (the host's
+    available memory on the CPU), before any of it is allocated."""
+    n_params = sum(a * b for a, b in itertools.pairwise(layer_sizes)) + sum(layer_sizes[1:])
+    n_values = _PARAMETER_ARRAYS * n_params + _ACTIVATION_ARRAYS * batch_rows * sum(layer_sizes)
+    check_fits(
+        n_values * np.dtype(dtype).itemsize,
+        f"Training a dense network of layer sizes {list(layer_sizes)} ({n_params:,} parameters)",
+        "Use smaller hidden_layer_sizes (or fewer features: a smaller order or fewer thresholds).",
+        free_device_memory(xp),
+    )
 
 
 class _BaseDenseHead(BaseEstimator):
@@ -404,6 +437,8 @@ class _BaseDenseHead(BaseEstimator):
                 ),
             )
 
+        n_rows = blocks.n_rows if blocks is not None else X.shape[0]
+        _check_training_fits(layer_sizes, dtype, min(n_rows, _batch_rows(self.batch_size)), xp)
         network = DenseNetwork(
             layer_sizes,
             self.activation,

@@ -462,3 +462,41 @@ def test_gpu_device_without_cupy_is_a_clear_error():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(X, y)
     assert isinstance(clf.predict_proba(X), np.ndarray)
+
+
+@pytest.mark.parametrize("Est", [DenseHeadClassifier, DenseHeadRegressor])
+def test_a_network_too_large_for_memory_is_refused_before_allocating(Est, monkeypatch):
+    """Training arrays beyond the memory available raise a ``MemoryBudgetError`` naming
+    ``hidden_layer_sizes`` (NumPy's bare ``MemoryError``, or swapping, before); nothing of
+    the network is made."""
+    import lmu_sk.head as head_module
+    from lmu_sk._memory import MemoryBudgetError
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the network was made")
+
+    X, y = np.random.default_rng(0).standard_normal((20, 6)), np.arange(20) % 2
+    monkeypatch.setattr(head_module, "DenseNetwork", no_network)
+    # 1e7 x 1e5 weights: 4 TB of float32 parameters alone
+    model = Est(hidden_layer_sizes=(10**7, 10**5), max_iter=1)
+    with pytest.raises(MemoryBudgetError, match="hidden_layer_sizes") as info:
+        model.fit(X, y)
+    n_params = 6 * 10**7 + 10**7 * 10**5 + 10**5 + 10**7 + 10**5 + 1
+    assert f"({n_params:,} parameters)" in str(info.value) and "TB" in str(info.value)
+    assert not hasattr(model, "coefs_")
+
+
+def test_a_network_that_fits_is_not_refused(monkeypatch):
+    """The estimate counts what training holds (parameters times five, a batch's
+    activations times five): a network just within the memory left trains."""
+    import lmu_sk.head as head_module
+
+    X, y = np.random.default_rng(0).standard_normal((20, 6)), np.arange(20) % 2
+    sizes = [6, 50, 1]
+    n_params = 6 * 50 + 50 + 50 + 1
+    need = 4 * (5 * n_params + 5 * 20 * sum(sizes))
+    monkeypatch.setattr(head_module, "free_device_memory", lambda xp: need)
+    DenseHeadClassifier(hidden_layer_sizes=(50,), max_iter=2).fit(X, y)
+    monkeypatch.setattr(head_module, "free_device_memory", lambda xp: need - 1)
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        DenseHeadClassifier(hidden_layer_sizes=(50,), max_iter=2).fit(X, y)
