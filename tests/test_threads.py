@@ -101,3 +101,25 @@ def test_transformers_take_n_jobs(data, make, monkeypatch):
     Fd = make(**params).fit_transform(X)
     np.testing.assert_allclose(F1, Fd, atol=1e-10 * np.abs(Fd).max(), rtol=0)
     assert make(n_jobs=2).get_params()["n_jobs"] == 2  # stored as given
+
+
+@pytest.mark.parametrize("locked", [False, True])
+def test_parallel_section_limits_threads_and_restores_them_even_on_errors(locked, monkeypatch):
+    """``parallel_section(k)`` runs Numba at most ``k`` threads inside and restores the
+    caller's count after, on an error too; under the lock (the workqueue layer) the lock
+    is released after either, so the next section does not wait forever."""
+    from lmu_sk.kernels import _threading
+
+    monkeypatch.setattr(_threading, "needs_lock", lambda: locked)
+    before = numba.get_num_threads()
+    with _threading.parallel_section(1):
+        assert numba.get_num_threads() == 1
+        assert _threading._LOCK.locked() == locked
+    assert numba.get_num_threads() == before and not _threading._LOCK.locked()
+    with pytest.raises(KeyError), _threading.parallel_section(1):
+        raise KeyError("inside")
+    assert numba.get_num_threads() == before and not _threading._LOCK.locked()
+    with _threading.parallel_section(before + 1):  # more than there are: unchanged
+        assert numba.get_num_threads() == before
+    with _threading.parallel_section():
+        assert numba.get_num_threads() == before
