@@ -472,11 +472,16 @@ def from_nested(X, channels_first):
 
     A pandas Series is read as what it holds: sequences (a Series of arrays) as their
     list, numbers (one row of a table) as their 1-D array, which is refused with the
-    reshape advice a 1-D array gets.
+    reshape advice a 1-D array gets. A 1-D object array of sequences is their list too.
     """
     if getattr(X, "ndim", None) == 1 and hasattr(X, "to_numpy"):  # a pandas Series
         values = X.to_numpy()
         return list(values) if values.dtype == object else values
+    if isinstance(X, np.ndarray) and X.ndim == 1 and X.dtype == object:
+        # sequences of different lengths in an object array (``Series.to_numpy()``,
+        # ``np.array(sequences, dtype=object)``): their list
+        if any(np.ndim(seq) > 0 and not isinstance(seq, (str, bytes)) for seq in X):
+            return list(X)
     if not _is_nested(X):
         return X
     cells = X.to_numpy()

@@ -695,6 +695,15 @@ class _LMUBase(BaseEstimator):
         if not isinstance(head, self._head_class) or not (partial or self.warm_start):
             head = self._make_head()
         else:
+            fitted = getattr(head, "n_features_in_", F.shape[1])
+            if fitted != F.shape[1]:
+                raise ValueError(
+                    f"{'partial_fit' if partial else 'warm_start=True'} continues the fitted "
+                    f"network, which takes {fitted} features; the features now number "
+                    f"{F.shape[1]} (order, theta, feature_output or another feature "
+                    "parameter, or the number of channels, changed). Set warm_start=False, "
+                    "or use a new estimator, to fit a new network."
+                )
             head.set_params(**{name: getattr(self, name) for name in _HEAD_PARAMS})
         if partial:
             head.partial_fit(F, y, sample_weight=sample_weight, **kwargs)
@@ -739,16 +748,29 @@ class _LMUBase(BaseEstimator):
         sample_weight = check_sample_weight(sample_weight, _num_samples(X))
         if not self.warm_start or not hasattr(self, "head_"):
             self.__dict__.pop("head_", None)
-        self.head_kind_ = self._resolved_head(_num_samples(X))
-        self._check_targets_for_head(y)
-        weights = self._weights(sample_weight, X, y)
-        F = self._fit_features(X, y, weights)
-        if X_val is not None:
-            X_val = _without_names(self._layout(X_val))
-            X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
-        return self._fit_head(
-            F, self._targets(y, X), partial=False, sample_weight=weights, X_val=X_val, y_val=y_val
-        )
+        # a warm fit that fails leaves the model as it was (not new features, old network)
+        fitted = dict(self.__dict__) if hasattr(self, "head_") else None
+        try:
+            self.head_kind_ = self._resolved_head(_num_samples(X))
+            self._check_targets_for_head(y)
+            weights = self._weights(sample_weight, X, y)
+            F = self._fit_features(X, y, weights)
+            if X_val is not None:
+                X_val = _without_names(self._layout(X_val))
+                X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
+            return self._fit_head(
+                F,
+                self._targets(y, X),
+                partial=False,
+                sample_weight=weights,
+                X_val=X_val,
+                y_val=y_val,
+            )
+        except Exception:
+            if fitted is not None:
+                self.__dict__.clear()
+                self.__dict__.update(fitted)
+            raise
 
     def _partial_fit(self, X, y, sample_weight, **kwargs):
         """``partial_fit`` of both composites: the first call fits the features."""

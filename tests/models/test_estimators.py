@@ -408,3 +408,25 @@ def test_alphas_and_a_list_of_thetas_with_one_window_are_named():
     with pytest.raises(ValueError, match=r"theta=\[5, 10\] \(several windows\) is for pooled"):
         LMUClassifier(theta=[5, 10], head="dense", max_iter=2).fit(X, y)
     LMUClassifier(theta=[5, 10]).fit(X, y)  # pooled features: several windows
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_warm_fit_with_other_features_is_refused_and_leaves_the_model_as_it_was():
+    """warm_start=True after a change of the features' size (order, windows, channels)
+    met the inner head's 'X has 8 features, but DenseHeadClassifier is expecting 16', and
+    left new features before the old network (predict then failed too). The message names
+    the parameters and warm_start=False; the model predicts as before the refused fit."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40, 30)), np.arange(40) % 2
+    model = LMUClassifier(head="dense", order=8, warm_start=True, max_iter=3, random_state=0)
+    before = model.fit(X, y).predict_proba(X)
+    for change, data in (({"order": 4}, X), ({}, np.stack([X, X], axis=-1))):
+        with pytest.raises(
+            ValueError, match=r"takes 8 features; the features now number .*warm_start=False"
+        ):
+            model.set_params(**change).fit(data, y)
+        assert model.order_ == 8
+        np.testing.assert_array_equal(model.predict_proba(X), before)
+        model.set_params(order=8)
+    model.set_params(order=4, warm_start=False).fit(X, y)  # the advice works
+    assert model.order_ == 4

@@ -214,6 +214,31 @@ def test_a_pandas_series_is_read_as_what_it_holds():
         clf.predict(table.iloc[0])
 
 
+def test_an_object_array_of_sequences_is_read_as_their_list():
+    """Sequences of different lengths in a 1-D object array (``Series.to_numpy()``) met
+    NumPy's 'setting an array element with a sequence': they are the list they hold, for
+    the transformers and the composites, in fit and predict; an object array of numbers is
+    still refused with the reshape advice."""
+    rng = np.random.default_rng(0)
+    sequences = [rng.standard_normal((n, 2)) for n in (10, 15, 20, 12)]
+    held = np.empty(len(sequences), dtype=object)
+    held[:] = sequences
+    for features in (LMUFeatures(order=2), LMUPooledFeatures(order=2)):
+        np.testing.assert_array_equal(
+            features.fit_transform(held), features.fit_transform(sequences)
+        )
+    y = np.arange(4) % 2
+    clf = LMUClassifier(device="cpu").fit(held, y)
+    np.testing.assert_array_equal(
+        clf.predict_proba(held),
+        LMUClassifier(device="cpu").fit(sequences, y).predict_proba(sequences),
+    )
+    numbers = np.empty(3, dtype=object)
+    numbers[:] = [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match=r"Reshape your data"):
+        LMUFeatures().fit(numbers)
+
+
 def test_nan_padded_unequal_lengths_say_how_to_pass_them(aeon_layout):
     """sktime/aeon pad unequal lengths with NaN; the error was scikit-learn's advice to use
     HistGradientBoosting. It now names the padding and gives the list to pass, and that
