@@ -172,8 +172,19 @@ def _zoh_by_squaring(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def discrete_system(
     order: int, theta: float, method: str = "zoh"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(Abar, Bbar)`` of the Delay Network of ``order`` and ``theta``, by ``method``."""
-    return discretize(*continuous_system(order, theta), method=method)
+    """``(Abar, Bbar)`` of the Delay Network of ``order`` and ``theta``, by ``method``.
+
+    A ``ValueError`` where ``theta`` is so small that the continuous system, whose entries
+    grow as ``order / theta``, overflows float64 (``theta`` below about ``1e-306``)."""
+    with np.errstate(over="ignore"):  # refused below, with the fix
+        A, B = continuous_system(order, theta)
+    if not (np.isfinite(A).all() and np.isfinite(B).all()):
+        raise ValueError(
+            f"theta={theta!r} is too small for order {order}: the Delay Network's continuous "
+            "system (entries up to (2 order - 1) / theta) overflows float64. Use a window of "
+            "at least one time step."
+        )
+    return discretize(A, B, method=method)
 
 
 def euler_is_stable(order: int, theta: float) -> bool:

@@ -1,5 +1,7 @@
 """The Delay Network math against SciPy and against its defining properties."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -150,3 +152,24 @@ def test_zoh_block_exponential_identity():
     np.testing.assert_allclose(
         Bbar, np.linalg.solve(A, (scipy.linalg.expm(A) - np.eye(5)) @ B), atol=1e-12
     )
+
+
+@pytest.mark.parametrize(("order", "theta"), [(1, 1e-310), (2, 1e-308), (4, 1e-310), (64, 1e-307)])
+def test_a_theta_whose_system_overflows_is_refused_clearly(order, theta):
+    """``theta`` small enough that ``order / theta`` overflows float64: a ValueError
+    naming it (order 2 and up met Python's bare OverflowError in the scaling and squaring
+    of the matrix exponential), and no NumPy warning on the way."""
+    from lmu_sk import LMUFeatures, LMUPooledFeatures
+
+    X = np.random.default_rng(0).standard_normal((3, 20))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=f"theta={theta!r} is too small for order {order}"):
+            dn.discrete_system(order, theta)
+        with pytest.raises(ValueError, match="is too small for order"):
+            LMUFeatures(order=order, theta=theta).fit(X)
+        with pytest.raises(ValueError, match="is too small for order"):
+            LMUPooledFeatures(thetas=[1e-310]).fit(X)  # of its own orders
+    # the smallest theta that fits still discretizes, to the limit Abar = 0
+    Abar, Bbar = dn.discrete_system(order, 1e-300)
+    assert np.isfinite(Abar).all() and np.isfinite(Bbar).all()
