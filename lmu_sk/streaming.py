@@ -804,7 +804,9 @@ class PooledStream(_FeatureStream):
 
     # ------------------------------------------------------------------ update
     def _advance(self, U: Array, original: Array, weights: Array = None) -> Array | None:
-        X = self._cast(U, np.float64)
+        # rounded to the features' dtype first, as the batch transform reads its input: a
+        # state on a threshold then counts as it counts there
+        X = self._cast(self._cast(U, self.dtype), np.float64)
         self._check_range(X, original)
         if self._mixing is not None:
             X = X @ self._mixing
