@@ -40,7 +40,7 @@ from .._device import (
     to_numpy,
 )
 from .._logging import get_logger
-from .._memory import check_fits
+from .._memory import available_memory, check_fits
 from ..kernels import cpu, cuda
 from ..kernels._jit import numba_cuda
 from . import algebra, constants, pooling
@@ -526,13 +526,18 @@ def features(
         shape = (n_samples, *((n_steps,) if output == "sequence" else ()), n_channels * order)
         size = n_samples * per_sample
     if host_out:
+        result = size * dtype.itemsize
         check_fits(
-            size * dtype.itemsize,
+            result,
             f"The {output!r} features of shape {shape or (n_samples, '*', per_sample)} "
             f"({dtype.name})",
             "Transform fewer samples per call, use output='final', 'mean' or 'max', or "
             "stream to disk with the command line tool (lmu-sk features).",
         )
+        # the working memory is planned within what the result leaves (the budget, half of
+        # the memory available by default, is read before the result is made: together
+        # they reached 1.4x the memory available, and the process was killed)
+        budget = min(budget, max(available_memory() - result, 0))
     plan = plan_features(
         max(n_samples, 1),
         n_steps,

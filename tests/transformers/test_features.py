@@ -366,3 +366,28 @@ def test_pandas_output_of_sequence_features_is_refused_clearly():
         frame = LMUFeatures(order=3, output="mean").fit_transform(X)
         assert frame.shape == (6, 3) and list(frame.columns) == ["c0_m0", "c0_m1", "c0_m2"]
     assert sequence.set_output(transform="default").fit_transform(X).shape == (6, 10, 3)
+
+
+def test_working_memory_is_planned_within_what_the_result_leaves(X, monkeypatch):
+    """The working memory's budget (half the memory available by default) was read before
+    the result was made, so a result of 95 % of the memory available passed its check and
+    the chunks' working memory came on top (1.4x the memory available: the process was
+    killed). The budget is now at most what the result leaves; the chunks shrink to fit
+    it, and the features are the same."""
+    import lmu_sk.engine.run as run
+
+    features = LMUFeatures(order=8, output="sequence")
+    expected = features.fit_transform(X)
+    left = 20_000
+    budgets = []
+
+    def recording(*args, **kwargs):
+        budgets.append(args[8])
+        return plan_features(*args, **kwargs)
+
+    plan_features = run.plan_features
+    monkeypatch.setattr(run, "plan_features", recording)
+    monkeypatch.setattr(run, "available_memory", lambda: expected.nbytes + left)
+    monkeypatch.setattr(_memory, "available_memory", lambda: expected.nbytes + left)
+    np.testing.assert_array_equal(features.transform(X), expected)
+    assert budgets == [left]
