@@ -190,6 +190,11 @@ def _head_has(method: str):
 
 # a column whose standard deviation is at most this fraction of its mean is constant
 _CONSTANT_SPREAD = 1e-12
+# float32 training features: a column whose standard deviation is at most this many times
+# its rounding, measured on this many training sequences computed in float64, is constant
+# (see _LMUBase._scale_within_rounding)
+_ROUNDING_SPREADS = 4.0
+_ROUNDING_ROWS = 64
 
 
 def _weighted_moments(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
@@ -562,6 +567,7 @@ class _LMUBase(BaseEstimator):
         )
         with log.step(f"standardization of {F.shape[0]} x {F.shape[1]} features"):
             self._fit_scaling(F, sample_weight)
+            self._scale_within_rounding(X, F)
             return self._scale(F)
 
     def _fit_scaling(self, F, sample_weight=None) -> None:
@@ -573,6 +579,31 @@ class _LMUBase(BaseEstimator):
             self.feature_mean_, self.feature_scale_ = mean, _scale_of(mean, std)
         else:
             self.feature_mean_, self.feature_scale_ = standardization(F, sample_weight)
+
+    def _scale_within_rounding(self, X, F) -> None:
+        """Columns of float32 training features whose spread is their rounding: constant.
+
+        Identical sequences can give float32 features that differ by their rounding (BLAS
+        sums a row in an order set by its place in the block), and predictions compute
+        the features in float64: a constant column (a constant channel's states) scaled
+        by that rounding put every new value tens of standard deviations away (a dense
+        head's accuracy 0.86 -> 0.20 with a constant channel added). The rounding is
+        measured on ``_ROUNDING_ROWS`` training sequences spread over the set, computed
+        again in float64, and a column whose spread is within ``_ROUNDING_SPREADS`` times it is
+        treated as constant (scale 1), as a column of one value is.
+        """
+        if not (self.scale_features and isinstance(F, np.ndarray)) or F.dtype != np.float32:
+            return
+        n_samples = _num_samples(X)
+        if n_samples == 0 or F.shape[0] != n_samples:  # (rows of steps: not measured)
+            return
+        # evenly spread: the rounding of a row depends on its place in the blocks
+        rows = np.unique(np.linspace(0, n_samples - 1, _ROUNDING_ROWS).astype(np.int64))
+        sample = [X[i] for i in rows] if isinstance(X, (list, tuple)) else np.asarray(X)[rows]
+        exact = np.asarray(self.features_._transform(sample, False, dtype=np.float64))
+        rounding = np.sqrt(np.mean((exact - F[rows]) ** 2, axis=0))
+        within = self.feature_scale_ <= _ROUNDING_SPREADS * rounding
+        self.feature_scale_ = np.where(within, 1.0, self.feature_scale_)
 
     def _layout(self, X, reset: bool = False):
         """``X`` as the feature transformer reads it (sktime's nested DataFrames as lists,
@@ -695,12 +726,14 @@ class _LMUBase(BaseEstimator):
         if not isinstance(head, self._head_class) or not (partial or self.warm_start):
             head = self._make_head()
         else:
-            fitted = getattr(head, "n_features_in_", F.shape[1])
-            if fitted != F.shape[1]:
+            # (rows in memory, or blocks of rows from dask)
+            n_features = F.n_features if hasattr(F, "n_features") else F.shape[1]
+            fitted = getattr(head, "n_features_in_", n_features)
+            if fitted != n_features:
                 raise ValueError(
                     f"{'partial_fit' if partial else 'warm_start=True'} continues the fitted "
                     f"network, which takes {fitted} features; the features now number "
-                    f"{F.shape[1]} (order, theta, feature_output or another feature "
+                    f"{n_features} (order, theta, feature_output or another feature "
                     "parameter, or the number of channels, changed). Set warm_start=False, "
                     "or use a new estimator, to fit a new network."
                 )
