@@ -66,14 +66,19 @@ class LMUFeatures(SequenceTransformer):
     method : {'auto', 'gemm', 'fft', 'recurrence'}, default='auto'
         Route for all-state outputs: blocked GEMMs, FFT convolution or the compiled
         recurrence. 'auto' picks by a cost model. Final states are always one GEMM unless
-        'recurrence' is asked for.
+        'recurrence' is asked for. The FFT's rounding is relative to a series' largest
+        value rather than to each state's window, and its transforms sum up to ``n_fft**2``
+        times that value: in float32 'auto' takes the blocked GEMMs instead where the
+        input's largest value exceeds 1 000 times its median magnitude (a spike, or mostly
+        zeros) or those sums could overflow; ``method='fft'`` keeps it regardless.
     dtype : {None, 'float32', 'float64'}, default=None
         Compute and output dtype. ``None`` keeps float32 input as float32 and turns
         everything else into float64. The DN matrices are always built in float64.
     max_memory : int, float or str, default=None
         Working memory allowed besides the result, in bytes or as a string like ``'2GB'``;
-        samples are processed in chunks that fit. ``None`` allows half of the memory
-        available when ``transform`` runs.
+        samples are processed in chunks that fit, within what the result leaves of the
+        memory available. ``None`` allows half of the memory available when ``transform``
+        runs.
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one and the CPU otherwise;
         'gpu' requires one (``pip install ".[gpu-cuda12]"`` or ``".[gpu-cuda13]"`` in the

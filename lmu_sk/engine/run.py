@@ -64,6 +64,33 @@ REDUCED_CHUNK_BYTES = 32 << 20
 
 
 # ----------------------------------------------------------------------------- the samples
+# 'auto' leaves the FFT route of float32 inputs whose largest value exceeds this many
+# times their typical one (the median magnitude): the FFT's rounding is relative to a
+# series' largest value (one spike 1e7 times the signal: 4.5e-2 of the states long after
+# it, against 1e-6 by blocked products), the blocked products' to each state's window
+FFT_FLOAT32_MAX_RANGE = 1e3
+# values of each part of the input the median magnitude is taken of, evenly strided
+_TYPICAL_SAMPLE = 65536
+
+
+def _fft_float32_fits(source: _Source, plan, xp: ModuleType) -> bool:
+    """Whether the FFT route computes the float32 features of ``source`` about as
+    accurately as the blocked products: its largest value within
+    ``FFT_FLOAT32_MAX_RANGE`` times its median magnitude, and small enough that the
+    transforms' sums (up to ``n_fft**2`` times it) stay within float32. Always for
+    float64."""
+    if source.dtype != np.float32:
+        return True
+    parts = [u.reshape(-1) for u in (source.U if source.is_list else [source.U]) if u.size]
+    if not parts:
+        return True
+    largest = max(float(xp.abs(u).max()) for u in parts)
+    sample = xp.concatenate([xp.abs(u[:: max(1, u.size // _TYPICAL_SAMPLE)]) for u in parts])
+    typical = float(xp.median(sample))
+    within_range = largest * float(plan.n_fft) ** 2 < float(np.finfo(np.float32).max) / 16
+    return within_range and largest <= FFT_FLOAT32_MAX_RANGE * typical
+
+
 class _Source:
     """The samples of one computation and the order the chunks take them in.
 
@@ -538,21 +565,27 @@ def features(
         # the memory available by default, is read before the result is made: together
         # they reached 1.4x the memory available, and the process was killed)
         budget = min(budget, max(available_memory() - result, 0))
-    plan = plan_features(
-        max(n_samples, 1),
-        n_steps,
-        n_channels,
-        order,
-        output,
-        method,
-        dtype.itemsize,
-        device,
-        budget,
-        ragged=source.ragged or source.is_list,
-        device_budget=_device_budget(xp),
-        host_input=not source.on_device,
-        host_output=host_out,
-    )
+
+    def planned(method):
+        return plan_features(
+            max(n_samples, 1),
+            n_steps,
+            n_channels,
+            order,
+            output,
+            method,
+            dtype.itemsize,
+            device,
+            budget,
+            ragged=source.ragged or source.is_list,
+            device_budget=_device_budget(xp),
+            host_input=not source.on_device,
+            host_output=host_out,
+        )
+
+    plan = planned(method)
+    if method == "auto" and plan.route == "fft" and not _fft_float32_fits(source, plan, xp):
+        plan = planned("gemm")
     logger.debug(
         "Delay Network features of %d sample(s) x %d step(s) x %d channel(s), order %d, "
         "output=%r on the %s: %s",
