@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from sklearn import get_config
@@ -322,9 +322,38 @@ def _inhomogeneous_error(X) -> ValueError:
     )
 
 
+def _refuse_unreadable(X) -> None:
+    """Raise, naming the fix, for inputs NumPy would read wrongly or with a raw error:
+    nothing, a single string, an iterator, masked values, dates and times."""
+    if X is None:
+        raise ValueError("X is None; pass the sequences as an array or a list of arrays.")
+    if isinstance(X, (str, bytes)):
+        raise ValueError(
+            f"X is a string ({X[:20]!r}); lmu_sk's estimators take sequences of numbers."
+        )
+    if isinstance(X, Iterator):
+        raise TypeError(
+            f"X is an iterator ({type(X).__name__}), which can be read once only; pass "
+            "list(X) or an array."
+        )
+    if isinstance(X, np.ma.MaskedArray) and np.ma.count_masked(X):
+        raise ValueError(
+            f"X is a masked array with {np.ma.count_masked(X)} masked value(s); lmu_sk does "
+            "not read masks (the masked values would be used as numbers). Fill them "
+            "(X.filled(value)) or pass the sequences without them as a list."
+        )
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if kind in ("M", "m"):
+        raise ValueError(
+            f"X holds dates or times (dtype {X.dtype}); lmu_sk's estimators take numbers. "
+            "Convert them first (e.g. to seconds: X.astype('datetime64[s]').astype(float))."
+        )
+
+
 def _validate_array(
     X, dtype: np.dtype | None, estimator_name: str, check_finite: bool = True
 ) -> np.ndarray:
+    _refuse_unreadable(X)
     if isinstance(X, (list, tuple, np.ndarray)):
         try:
             X = np.asarray(X)

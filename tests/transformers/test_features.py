@@ -416,3 +416,32 @@ def test_auto_leaves_the_float32_fft_route_where_its_rounding_would_show():
     ordinary = run._Source(rng.standard_normal((2, 784, 1)).astype(np.float32))
     route = plan.plan_features(2, 784, 1, 468, "sequence", "auto", 4, "cpu", 1 << 30)
     assert route.route == "fft" and run._fft_float32_fits(ordinary, route, np)
+
+
+@pytest.mark.parametrize(
+    ("X", "error", "message"),
+    [
+        (None, ValueError, "X is None"),
+        ("abc", ValueError, "X is a string"),
+        ((row for row in np.ones((3, 5))), TypeError, r"iterator .*list\(X\)"),
+        (
+            np.ma.masked_array(np.ones((2, 5)), mask=np.eye(2, 5, dtype=bool)),
+            ValueError,
+            r"masked array with 2 masked value\(s\)",
+        ),
+        (np.zeros((2, 5), dtype="datetime64[D]"), ValueError, "dates or times"),
+    ],
+)
+def test_inputs_numpy_would_misread_are_refused_naming_the_fix(X, error, message):
+    """A masked array's masked values were read as numbers and dates as day counts,
+    silently; None, a string and a generator met NumPy's raw messages."""
+    with pytest.raises(error, match=message):
+        LMUFeatures(order=3).fit(X)
+
+
+def test_a_masked_array_without_masked_values_is_read():
+    X = np.random.default_rng(0).standard_normal((3, 8))
+    features = LMUFeatures(order=3)
+    np.testing.assert_array_equal(
+        features.fit_transform(np.ma.masked_array(X)), features.fit_transform(X)
+    )
