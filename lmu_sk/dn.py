@@ -215,8 +215,9 @@ def warn_if_euler_unstable(order: int, theta: float, method: str) -> None:
     if method == "euler" and not euler_is_stable(order, theta):
         warnings.warn(
             f"The Euler-discretized Delay Network of order {order} and theta {theta:g} is "
-            "unstable: its impulse response grows without bound and the features will "
-            "overflow on long sequences. Use discretizer='zoh' (exact and always stable), a "
+            "unstable: its impulse response grows without bound, so the features are "
+            "dominated by rounding (each route's differently) and overflow on long "
+            "sequences. Use discretizer='zoh' (exact and always stable), a "
             "larger theta, or a smaller order.",
             EulerInstabilityWarning,
             stacklevel=3,

@@ -120,6 +120,20 @@ class TrainingHistory:
         return cls(**data)
 
 
+def _check_weights_fit(weights: np.ndarray, dtype) -> None:
+    """A clear error where positive weights underflow to zero or overflow in the training
+    dtype (the loss was then NaN, reported as a divergence blaming the learning rate)."""
+    finfo = np.finfo(dtype)
+    positive = weights[weights > 0]
+    if positive.size and (positive.min() < finfo.tiny or positive.max() > finfo.max):
+        raise ValueError(
+            f"sample_weight holds values from {positive.min():.3g} to {positive.max():.3g}, "
+            f"beyond what training in {np.dtype(dtype).name} can hold ({finfo.tiny:.3g} to "
+            f"{finfo.max:.3g}). Rescale them (their scale matters only against the L2 "
+            "penalty, which is divided by a batch's total weight), or use dtype='float64'."
+        )
+
+
 def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
     """Validate ``sample_weight`` for ``n_samples`` samples; return float64 weights or None.
 
@@ -230,6 +244,7 @@ class RowBatches:
                     f"sample_weight must hold {self.n_rows} non-negative weights with a "
                     "positive sum."
                 )
+            _check_weights_fit(w_host, X.dtype)
             self._w_host, self._W = w_host, self.xp.asarray(w_host, dtype=X.dtype)
         self._buffers: dict[int, tuple[Array, Array, Array | None]] = {}
 

@@ -500,3 +500,15 @@ def test_a_network_that_fits_is_not_refused(monkeypatch):
     monkeypatch.setattr(head_module, "free_device_memory", lambda xp: need - 1)
     with pytest.raises(ValueError, match="hidden_layer_sizes"):
         DenseHeadClassifier(hidden_layer_sizes=(50,), max_iter=2).fit(X, y)
+
+
+@pytest.mark.parametrize("weights", [np.full(120, 1e-300), np.r_[1e300, np.ones(119)]])
+def test_weights_beyond_the_training_dtype_are_refused_clearly(weights):
+    """Weights of 1e-300 underflow to zero in float32 (1e300 overflows): the loss was NaN,
+    reported as a divergence that blamed the learning rate and the features' scale. The
+    error names sample_weight, the range and the fixes."""
+    X, y = make_classification(n_samples=120, n_features=8, random_state=0)
+    with pytest.raises(ValueError, match=r"sample_weight holds values .*float32.*Rescale"):
+        DenseHeadClassifier(max_iter=2).fit(X, y, sample_weight=weights)
+    # float64 holds them: the advice works
+    DenseHeadClassifier(max_iter=2, dtype="float64").fit(X, y, sample_weight=weights)
