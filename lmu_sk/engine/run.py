@@ -84,9 +84,10 @@ def _fft_float32_fits(source: _Source, plan, xp: ModuleType) -> bool:
     parts = [u.reshape(-1) for u in (source.U if source.is_list else [source.U]) if u.size]
     if not parts:
         return True
-    largest = max(float(xp.abs(u).max()) for u in parts)
-    sample = xp.concatenate([xp.abs(u[:: max(1, u.size // _TYPICAL_SAMPLE)]) for u in parts])
-    typical = float(xp.median(sample))
+    on = xp if source.on_device else np  # the input's module (host input for a GPU too)
+    largest = max(float(on.abs(u).max()) for u in parts)
+    sample = on.concatenate([on.abs(u[:: max(1, u.size // _TYPICAL_SAMPLE)]) for u in parts])
+    typical = float(on.median(sample))
     within_range = largest * float(plan.n_fft) ** 2 < float(np.finfo(np.float32).max) / 16
     return within_range and largest <= FFT_FLOAT32_MAX_RANGE * typical
 

@@ -418,6 +418,35 @@ def test_auto_leaves_the_float32_fft_route_where_its_rounding_would_show():
     assert route.route == "fft" and run._fft_float32_fits(ordinary, route, np)
 
 
+@pytest.mark.gpu
+def test_the_fft_check_reads_host_input_and_lists_for_a_gpu(monkeypatch):
+    """On a GPU the input may stay on the host (an array, or a list of sequences): the
+    check reads it with NumPy, the device's arrays with the device's module."""
+    from fake_cupy import clear_caches, install
+
+    import lmu_sk.engine.run as run
+    from lmu_sk.engine import plan
+
+    fake = install(monkeypatch, as_gpu=True)
+    try:
+        rng = np.random.default_rng(1)
+        route = plan.plan_features(2, 784, 1, 468, "sequence", "auto", 4, "cpu", 1 << 30)
+        host = rng.standard_normal((2, 784, 1)).astype(np.float32)
+        spiked = [u.copy() for u in host]
+        spiked[0][0] = 1e7
+
+        class DeviceOnly:  # real CuPy refuses NumPy arrays; the stand-in would take them
+            def __getattr__(self, name):
+                raise AssertionError(f"the device's module read host input ({name})")
+
+        assert run._fft_float32_fits(run._Source(host), route, DeviceOnly())
+        assert run._fft_float32_fits(run._Source(list(host)), route, DeviceOnly())
+        assert not run._fft_float32_fits(run._Source(spiked), route, DeviceOnly())
+        assert run._fft_float32_fits(run._Source(fake.asarray(host)), route, fake)
+    finally:
+        clear_caches()
+
+
 @pytest.mark.parametrize(
     ("X", "error", "message"),
     [
