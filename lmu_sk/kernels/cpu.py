@@ -324,10 +324,17 @@ SCORED_ROWS = 64
 @njit_cached(inline="always", fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _threshold_step(m, threshold, count, total, run, best):  # pragma: no cover
     """One step of a float32 state ``m`` against one threshold: the count of steps above
-    it, the sum of the states there, the current run above it and the longest run."""
-    hit = np.float32(1.0) if m > threshold else np.float32(0.0)
-    run = (run + np.float32(1.0)) * hit
-    return count + hit, total + hit * m, run, max(best, run)
+    it, the sum of the states there, the current run above it and the longest run.
+
+    Each update a select (an add and a masked move across the thresholds' lanes): the
+    run's chain of dependent operations per step is an add, not an add and a multiply by
+    the hit as 0 or 1 (the same values: 1.2x faster per window over the thresholds).
+    """
+    above = m > threshold
+    run = run + np.float32(1.0) if above else np.float32(0.0)
+    count = count + np.float32(1.0) if above else count
+    total = total + m if above else total
+    return count, total, run, max(best, run)
 
 
 # reassociation lets the state update vectorize; no 'nnan'/'ninf': the pools start at +-inf
@@ -448,16 +455,21 @@ def _pooled_window(
                         total_i[k] = total[i, k]
                         run_i[k] = run[i, k]
                         best_i[k] = best[i, k]
-                    # four steps at a time: each accumulator read and written once per four
-                    # steps (a threshold's four updates in registers, in the same order as
-                    # step by step: 1.2-1.3x faster per step, the same roundings)
+                    # eight steps at a time: each accumulator read and written once per
+                    # eight steps (a threshold's eight updates in registers, in the same
+                    # order as step by step: the same roundings; 1.1x faster per window
+                    # than four at a time)
                     t = 0
-                    whole = steps_in - steps_in % 4
+                    whole = steps_in - steps_in % 8
                     while t < whole:
                         m0 = np.float32(block[t, i])
                         m1 = np.float32(block[t + 1, i])
                         m2 = np.float32(block[t + 2, i])
                         m3 = np.float32(block[t + 3, i])
+                        m4 = np.float32(block[t + 4, i])
+                        m5 = np.float32(block[t + 5, i])
+                        m6 = np.float32(block[t + 6, i])
+                        m7 = np.float32(block[t + 7, i])
                         # branch-free over the thresholds: vectorises across them
                         for k in range(K):
                             bk = bi[k]
@@ -477,11 +489,25 @@ def _pooled_window(
                             count_k, total_k, run_k, best_k = _threshold_step(
                                 m3, bk, count_k, total_k, run_k, best_k
                             )
-                            count_i[k] = count_k
-                            total_i[k] = total_k
-                            run_i[k] = run_k
-                            best_i[k] = best_k
-                        t += 4
+                            count_k, total_k, run_k, best_k = _threshold_step(
+                                m4, bk, count_k, total_k, run_k, best_k
+                            )
+                            count_k, total_k, run_k, best_k = _threshold_step(
+                                m5, bk, count_k, total_k, run_k, best_k
+                            )
+                            count_k, total_k, run_k, best_k = _threshold_step(
+                                m6, bk, count_k, total_k, run_k, best_k
+                            )
+                            count_k, total_k, run_k, best_k = _threshold_step(
+                                m7, bk, count_k, total_k, run_k, best_k
+                            )
+                            count_i[k], total_i[k], run_i[k], best_i[k] = (
+                                count_k,
+                                total_k,
+                                run_k,
+                                best_k,
+                            )
+                        t += 8
                     for t in range(whole, steps_in):  # the last steps of the block
                         m32 = np.float32(block[t, i])
                         for k in range(K):
