@@ -48,8 +48,11 @@ def f_statistics(F: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int, int]:
     _, codes = np.unique(np.asarray(y), return_inverse=True)
     k = int(codes.max()) + 1
     counts = np.bincount(codes, minlength=k).astype(np.float64)
-    means = np.zeros((k, F.shape[1]))
-    np.add.at(means, codes, centred)
+    # each class's rows summed as one product with the classes' indicators (np.add.at,
+    # row by row, took seven times as long on 200 rows of 60 000 columns)
+    indicators = np.zeros((k, n))
+    indicators[codes, np.arange(n)] = 1.0
+    means = indicators @ centred
     means /= counts[:, None]
     between = counts @ (means * means)
     within = np.einsum("ij,ij->j", centred, centred) - between

@@ -289,6 +289,21 @@ def test_huge_n_biases_is_refused_before_allocating(monkeypatch):
         LMUPooledFeatures(n_biases=10**6).fit(X)
 
 
+@pytest.mark.parametrize("extreme", [1e39, -1e39])
+def test_one_extreme_value_is_refused_whatever_its_sign(extreme):
+    """The state range is checked from the input's maximum and minimum (no array of
+    magnitudes): a single value beyond the limit, negative in otherwise positive input,
+    is refused as a positive one is, at fit and at transform."""
+    X = np.abs(np.random.default_rng(0).standard_normal((40, 30))) + 0.1
+    bad = X.copy()
+    bad[3, 7] = extreme
+    with pytest.raises(ValueError, match=r"beyond the largest float32"):
+        LMUPooledFeatures(dtype="float64", n_biases=4).fit(bad)
+    fitted = LMUPooledFeatures(dtype="float64", n_biases=4).fit(X)
+    with pytest.raises(ValueError, match=r"beyond the largest float32"):
+        fitted.transform(bad)
+
+
 @pytest.mark.parametrize("pools", [("ppv", "mpv", "lspv"), ("ppv", "lspv")])
 @pytest.mark.parametrize("scale", [1e39, 1e307])
 def test_states_beyond_float32_are_refused_naming_the_limit(pools, scale):
