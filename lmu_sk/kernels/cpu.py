@@ -320,8 +320,9 @@ N_MOMENTS = 3
 SCORED_ROWS = 64
 
 
-# inlined into the kernel (numba's IR), so compiled with its fastmath flags
-@njit_cached(inline="always", fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
+# compiled with its own fastmath flags (no reassociation: the sums keep their order), and
+# inlined by LLVM
+@njit_cached(fastmath={"contract", "nsz"}, error_model="numpy")
 def _threshold_step(m, threshold, count, total, run, best):  # pragma: no cover
     """One step of a float32 state ``m`` against one threshold: the count of steps above
     it, the sum of the states there, the current run above it and the longest run.
@@ -734,7 +735,7 @@ def pooled_scores(
     kernels.add_scores(U, lengths, carried, counted, compete, weights, scores, threads)
 
 
-@njit_cached(inline="always", fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
+@njit_cached(fastmath={"contract", "nsz"}, error_model="numpy")
 def _next_state(Abar_T, Bbar, dn, s, c, i, u):  # pragma: no cover
     """State ``i`` one step after the carried state ``dn[s, c]``, as _pooled_window
     computes it (a dot product of a row of ``Abar`` with the state before)."""
