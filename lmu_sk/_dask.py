@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._device import get_array_module, is_dask_array, is_device_array
-from ._input import check_dtype_param
+from ._input import cast_checked, check_dtype_param
 from ._memory import format_bytes, resolve_budget
 from .engine.plan import rows_within
 from .neural.training import RowBlocks
@@ -231,7 +231,10 @@ def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
     # a task holds its block (inputs and features, at most half the budget) and the
     # transformer's working memory, given the rest: together within max_memory
     budget = resolve_budget(transformer.max_memory)
-    U = blocks_of(U.astype(in_dtype), per_row, in_dtype, budget // 2)
+    # cast block by block with the in-memory path's check: a finite value beyond float32
+    # is refused naming it, not cast to infinity and then refused as non-finite input
+    cast = U if U.dtype == in_dtype else U.map_blocks(cast_checked, in_dtype, dtype=in_dtype)
+    U = blocks_of(cast, per_row, in_dtype, budget // 2)
     block_bytes = max(U.chunks[0]) * (int(np.prod(U.shape[1:])) + per_row) * in_dtype.itemsize
     within = copy.copy(transformer)
     within.max_memory = int(budget - block_bytes)

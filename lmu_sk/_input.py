@@ -14,6 +14,7 @@ from ._device import is_device_array
 
 __all__ = [
     "as_sequences",
+    "cast_checked",
     "channels_last",
     "check_channel_names",
     "check_device_matrix",
@@ -144,8 +145,16 @@ def _refuse_underflow(parts: list, dtype: np.dtype) -> None:
     if not floats or np.finfo(dtype).tiny <= max(np.finfo(p.dtype).tiny for p in floats):
         return
     largest = max(max(float(part.max()), -float(part.min())) for part in floats)
-    if 0 < largest < np.finfo(dtype).tiny:
+    # compared as Python floats: NumPy 2 casts a Python float compared with a float32
+    # scalar to float32, which warns of overflow for values beyond float32's range
+    if 0 < largest < float(np.finfo(dtype).tiny):
         raise _underflow_error(largest, dtype)
+
+
+def cast_checked(X, dtype) -> np.ndarray:
+    """``X`` (a NumPy or CuPy array) as ``dtype``; a ValueError naming the overflow and the
+    fix where finite values exceed its range (NaN and infinity cast as they are)."""
+    return _cast(X, np.dtype(dtype))
 
 
 def _cast(X, dtype: np.dtype):
@@ -547,6 +556,11 @@ def channels_last(X, channels_first, estimator_name: str = "LMUFeatures"):
         if isinstance(X, (list, tuple)):
             return [np.swapaxes(seq, 0, 1) if np.ndim(seq) == 2 else seq for seq in X]
         if np.ndim(X) == 3:
+            if np.shape(X)[1] == 0:  # named in this layout's terms, before the swap
+                raise ValueError(
+                    f"X of shape {tuple(np.shape(X))} has zero channels; with "
+                    "channels_first=True (aeon's and sktime's layout) axis 1 holds them."
+                )
             return X.swapaxes(1, 2) if hasattr(X, "swapaxes") else np.swapaxes(X, 1, 2)
         return X
     if channels_first is None:

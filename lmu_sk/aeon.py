@@ -339,7 +339,7 @@ n_jobs
         for the dense head.
     head : {'auto', 'dense', 'ridge'}, default='auto'
         Ridge regression solved in closed form or a dense network with a linear output;
-        'auto' is ridge up to 10 000 training series and the dense head beyond, as in
+        'auto' is ridge up to 100 000 training series and the dense head beyond, as in
         :class:`lmu_sk.LMURegressor`.
     lmu_params : dict, default=None
         Further :class:`lmu_sk.LMURegressor` parameters, e.g. ``{"learning_rate_init":

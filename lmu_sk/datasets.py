@@ -311,7 +311,8 @@ def _read_image_label_pair(images_path: Path, labels_path: Path) -> tuple[np.nda
 
 
 def _as_sequences(images: np.ndarray, pixel_order: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    sequences = images.reshape(images.shape[0], -1)[:, pixel_order].astype(dtype)
+    # the pixels' count from the order, not -1: a split of zero images reshapes too
+    sequences = images.reshape(len(images), len(pixel_order))[:, pixel_order].astype(dtype)
     sequences /= 255
     return sequences
 

@@ -203,6 +203,18 @@ def test_psmnist_seed_dtype_and_return_x_y(fake_mnist):
         np.testing.assert_array_equal(array, default[key])
 
 
+@pytest.mark.parametrize("n_validation", [0, 12])
+def test_psmnist_split_of_no_images_is_empty_not_a_reshape_error(fake_mnist, n_validation):
+    """n_validation=0 (every training image for training) and n_validation=n_train are in
+    the documented range: the empty split has shape (0, 784), not NumPy's "cannot reshape
+    array of size 0"."""
+    folder, _ = fake_mnist
+    data = load_psmnist(folder, n_validation=n_validation)
+    assert data.X_val.shape == (n_validation, 784)
+    assert data.X_train.shape == (12 - n_validation, 784)
+    assert len(data.y_val) == n_validation and len(data.y_train) == 12 - n_validation
+
+
 def test_psmnist_split_sizes_for_60000_training_images(tmp_path):
     # Tiny 2x2 images keep the full-size count cheap.
     write_fake_mnist(tmp_path, n_train=60000, n_test=10000, rows=2, cols=2)

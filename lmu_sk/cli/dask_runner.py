@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import re
 import stat
 import time
 from collections.abc import Callable
@@ -181,6 +182,13 @@ def _zarr_as_dask(path: Path, rows: Callable[[np.ndarray], int]):
     return _concatenate(_row_blocks(_zarr_rows, path, array, rows), path)
 
 
+def _shard_order(path: Path) -> tuple:
+    """A shard's place among its folder's: its name, with every run of digits compared as
+    a number (``part-100000.npy`` after ``part-99999.npy``, where the text sorts it
+    before)."""
+    return tuple(int(run) if run.isdigit() else run for run in re.split(r"(\d+)", path.name))
+
+
 def open_input(path: Path, rows: int | Callable[[np.ndarray], int] | None):
     """The input at ``path`` as a dask array (Zarr store, .npy shard folder or .npy file).
 
@@ -204,7 +212,7 @@ def open_input(path: Path, rows: int | Callable[[np.ndarray], int] | None):
     if is_zarr_path(path):
         return _zarr_as_dask(path, rows)
     if path.is_dir():
-        return _npy_as_dask(path, sorted(path.glob("*.npy")), rows)
+        return _npy_as_dask(path, sorted(path.glob("*.npy"), key=_shard_order), rows)
     return _npy_as_dask(path, [path], rows)
 
 
@@ -304,9 +312,21 @@ def _check_output_path(output: Path, input_path: Path, kind: str) -> Path:
             raise UsageError(
                 f"output {output} is {what}, not a folder for .npy shards; name a new folder"
             )
-        if any(target.iterdir()):
-            raise UsageError(f"output folder for .npy shards is not empty: {output}")
+        # a folder of shards is replaced as a whole (swapped with the new one); a folder
+        # holding anything else is not lmu-sk's to replace
+        others = sorted(entry.name for entry in target.iterdir() if not _is_shard(entry))
+        if others:
+            raise UsageError(
+                f"output folder {output} holds more than .npy shards ({others[0]}"
+                f"{', ...' if len(others) > 1 else ''}); name a new or empty folder, or a "
+                "folder of .npy shards to replace"
+            )
     return target
+
+
+def _is_shard(entry: Path) -> bool:
+    """Whether ``entry`` of a folder is a .npy shard (a regular file named ``*.npy``)."""
+    return entry.suffix == ".npy" and entry.is_file() and not entry.is_symlink()
 
 
 # ----------------------------------------------------------------------------------------------

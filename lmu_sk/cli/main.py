@@ -131,8 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
             f"{POOLED_FIT_ROWS} sequences evenly spaced over INPUT). The input is "
             "memory-mapped and processed in batches of rows, so it may be larger than memory. "
             "INPUT and OUTPUT may also be Zarr stores (names ending in .zarr) or folders of "
-            ".npy shards (rows concatenated in name order; an OUTPUT folder gets one shard "
-            "per batch): these run through dask, on local threads or, with --scheduler, on "
+            ".npy shards (rows concatenated in the order of their names, numbers in them "
+            "compared as numbers; an OUTPUT folder gets one shard per batch, and a folder of "
+            "shards is replaced): these run through dask, on local threads or, with "
+            "--scheduler, on "
             'a dask.distributed cluster (dask and zarr: pip install ".[dask]" in a checkout '
             'of lmu_sk, or pip install "dask[array]" distributed zarr).'
         ),
@@ -303,6 +305,14 @@ def _check_finite(batch: np.ndarray, start: int) -> None:
 def _check_paths(args: argparse.Namespace) -> None:
     """Checks of the named paths that no runner may skip: names the file system can hold
     (with the partial output's longer name), and an input that reading cannot block on."""
+    if not args.input:  # Path("") is the working folder: read as a folder of shards
+        raise UsageError("INPUT is an empty path; name a .npy file, Zarr store or folder")
+    if Path(args.output).name in ("", ".", ".."):
+        # ".", "..", "/" or "": a folder that is not the command's to replace
+        raise UsageError(
+            f"OUTPUT {args.output!r} names no file or folder of its own; name a new file "
+            "or folder (e.g. features.npy or features/)"
+        )
     input_path, output_path = Path(args.input), Path(args.output)
     check_name_lengths(input_path, "input")
     check_name_lengths(output_path, "output", partial_name_extra(output_path))

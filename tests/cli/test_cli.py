@@ -202,7 +202,7 @@ def test_output_would_overwrite_the_input(sequences, tmp_path, capsys, monkeypat
     [
         ("missing-folder/out.npy", "output folder does not exist"),
         ("a-file/out.npy", "output path not writable"),
-        ("a-folder", "output folder for .npy shards is not empty"),
+        ("a-folder", "holds more than .npy shards (notes.txt)"),
     ],
 )
 def test_unwritable_outputs(sequences, tmp_path, capsys, target, message):
@@ -213,6 +213,30 @@ def test_unwritable_outputs(sequences, tmp_path, capsys, target, message):
     assert run("features", "--order", 4, path, tmp_path / target) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize(
+    ("input_name", "output_name", "message"),
+    [
+        ("", "o.npy", "INPUT is an empty path"),
+        ("in.npy", "", "names no file or folder of its own"),
+        ("in.npy", ".", "names no file or folder of its own"),
+        ("in.npy", "./", "names no file or folder of its own"),
+        ("in.npy", "..", "names no file or folder of its own"),
+    ],
+)
+def test_paths_that_name_nothing_are_usage_errors(
+    sequences, tmp_path, monkeypatch, capsys, input_name, output_name, message
+):
+    """An empty INPUT (an unset variable in a script) read the working folder's .npy files
+    as shards, silently, with status 0; an OUTPUT of '.' crashed with a traceback (a
+    partial output needs a name beside it) and '..' would replace a parent folder."""
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "other.npy", np.zeros((2, 24)))
+    assert run("features", "--order", 4, input_name, output_name) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.npy", "other.npy"]
 
 
 def test_transformer_errors_are_usage_errors(sequences, tmp_path, capsys):

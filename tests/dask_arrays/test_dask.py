@@ -455,6 +455,22 @@ def test_mismatched_targets_are_an_error(sync):
         LMUClassifier(**PARAMS).fit(da.from_array(X, chunks=60), y[:-1])
 
 
+@pytest.mark.parametrize("cls", [LMUFeatures, LMUPooledFeatures])
+def test_dask_input_beyond_float32_is_refused_as_numpy_input_is(cls):
+    """Finite values beyond float32's range, to be computed in float32: the dask path cast
+    them to infinity in the graph and then refused them as NaN or infinity, which the
+    input did not hold; each block is now cast with the in-memory path's check."""
+    X = np.full((4, 8), 1e300)
+    X[1] = 1.0
+    fitted = cls(order=4, dtype="float32").fit(np.ones((4, 8)))
+    with pytest.raises(ValueError, match=r"finite values .* beyond the largest float32"):
+        fitted.transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nor dask's "overflow encountered in cast"
+        with pytest.raises(ValueError, match=r"finite values .* beyond the largest float32"):
+            fitted.transform(da.from_array(X, chunks=2)).compute()
+
+
 # ----------------------------------------------------------------------------------------------
 # lmu-sk features: Zarr stores, .npy shard folders, --scheduler
 # ----------------------------------------------------------------------------------------------
@@ -511,6 +527,39 @@ def test_cli_shard_folder_in_every_output(tmp_path, output):
         assert len(parts) == 4  # one shard per batch of 8 rows
         F = np.concatenate([np.load(p) for p in parts])
     np.testing.assert_allclose(F, expected_features(X), **TOL[np.float32])
+
+
+def test_cli_shards_are_read_in_the_order_of_their_numbers(tmp_path):
+    """Shard names' numbers are compared as numbers: part-100000.npy (the writer's name of
+    block 100 000) comes after part-99999.npy, where a text sort put it first and read
+    the rows out of order, silently."""
+    X = sequences(12, 10, dtype=np.float64)
+    (tmp_path / "in").mkdir()
+    for k, rows in zip((9, 99999, 100000, 100001), np.split(np.arange(12), 4), strict=True):
+        np.save(tmp_path / "in" / f"part-{k:05d}.npy", X[rows])
+    args = ("features", "--order", 6, "--quiet", tmp_path / "in", tmp_path / "out.npy")
+    assert run_cli(*args) == 0
+    np.testing.assert_allclose(
+        np.load(tmp_path / "out.npy"), expected_features(X), **TOL[np.float32]
+    )
+
+
+def test_cli_a_folder_of_shards_is_replaced_as_the_help_says(tmp_path, capsys):
+    """An OUTPUT folder that holds .npy shards (a run before) is swapped with the new one;
+    one holding anything else is refused, naming it."""
+    X = sequences(20, 10, dtype=np.float64)
+    np.save(tmp_path / "in.npy", X)
+    args = ("features", "--quiet", "--batch-size", 8, tmp_path / "in.npy", f"{tmp_path}/out/")
+    assert run_cli("features", "--order", 6, *args[1:]) == 0
+    assert run_cli("features", "--order", 4, *args[1:]) == 0
+    parts = sorted((tmp_path / "out").glob("*.npy"))
+    F = np.concatenate([np.load(p) for p in parts])
+    np.testing.assert_allclose(F, expected_features(X, order=4), **TOL[np.float32])
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    assert run_cli("features", "--order", 6, *args[1:]) == 2
+    assert "holds more than .npy shards (notes.txt)" in capsys.readouterr().err
+    assert (tmp_path / "out" / "notes.txt").read_text() == "mine"
 
 
 def test_cli_channels_first_zarr_and_sequence_output(tmp_path):

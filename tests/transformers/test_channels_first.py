@@ -272,3 +272,16 @@ def test_nan_padded_unequal_lengths_say_how_to_pass_them(aeon_layout):
     with pytest.raises(ValueError, match="Input X contains NaN or infinity") as info:
         LMUFeatures(order=4, channels_first=True).fit(holes)
     assert "padded" not in str(info.value)
+
+
+def test_zero_channels_in_the_channels_first_layout_name_axis_1():
+    """An aeon collection of zero channels ((n_cases, 0, n_timepoints)) is refused naming
+    axis 1, where that layout holds the channels (the message named the last axis, where
+    the swapped array holds them)."""
+    with pytest.raises(ValueError, match=r"zero channels; with channels_first=True .* axis 1"):
+        LMUFeatures(order=4, channels_first=True).fit(np.zeros((3, 0, 10)))
+    pytest.importorskip("aeon")
+    from lmu_sk.aeon import LMUAeonTransformer
+
+    with pytest.raises(ValueError, match="axis 1 holds them"):
+        LMUAeonTransformer(order=4, device="cpu").fit(np.zeros((3, 0, 10)))

@@ -474,3 +474,16 @@ def test_a_masked_array_without_masked_values_is_read():
     np.testing.assert_array_equal(
         features.fit_transform(np.ma.masked_array(X)), features.fit_transform(X)
     )
+
+
+def test_input_beyond_float32_is_refused_without_a_stray_overflow_warning():
+    """Values beyond float32's range for float32 features are refused with a ValueError
+    naming the fix; before it, comparing them with float32's smallest normal number (a
+    NumPy scalar) cast them to float32 first and warned of an overflow, which turned into
+    the error under warnings as errors."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="float32"):
+            LMUFeatures(order=4, dtype="float32").fit(np.full((2, 5), 1e300))
