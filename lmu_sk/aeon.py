@@ -17,6 +17,7 @@ aeon``); ``import lmu_sk`` does not import it.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import ClassVar
 
@@ -74,10 +75,20 @@ def _errors_named(wrapper, wrapped: type) -> Iterator[None]:
         yield
     except (TypeError, ValueError) as error:
         message, name = str(error), wrapped.__name__
-        if name not in message:
+        wrapper_name = type(wrapper).__name__
+        # a parameter given in lmu_params is named there (whichever class inside took it)
+        named = message
+        for given in getattr(wrapper, "lmu_params", None) or {}:
+            named = re.sub(
+                rf"'{re.escape(str(given))}' parameter of \w+",
+                f"'{given}' parameter in lmu_params of {wrapper_name}",
+                named,
+            )
+        if named == message and name not in message:
             raise
+        message = named.replace(name, wrapper_name)
         try:
-            renamed = type(error)(message.replace(name, type(wrapper).__name__))
+            renamed = type(error)(message)
         except Exception:  # an error type that takes other arguments: as it is
             raise error from None
         raise renamed from error

@@ -269,14 +269,17 @@ def test_empty_collections_and_series_get_a_clear_error(name, X, match):
 @needs_aeon
 def test_the_regressors_head_is_what_its_docstring_says():
     """N14: LMUAeonRegressor's docstring said head='auto' is the dense head; it is the ridge
-    head up to 10 000 series, as LMURegressor's."""
+    head up to LMURegressor's limit (its docstring then said 10 000 series where the limit
+    is 100 000: the figure is read from the estimators' constant)."""
     from lmu_sk.aeon import LMUAeonRegressor
+    from lmu_sk.estimators import _RIDGE_MAX_SAMPLES
 
     X, y = _unequal_collection(n_cases=12)
     regressor = LMUAeonRegressor().fit(X, y + np.linspace(0.0, 0.5, len(y)))
     assert regressor.estimator_.head_kind_ == "ridge"
     doc = " ".join(LMUAeonRegressor.__doc__.split())
-    assert "'auto' is ridge up to 10 000 training series and the dense head beyond" in doc
+    limit = f"{_RIDGE_MAX_SAMPLES:,}".replace(",", " ")
+    assert f"'auto' is ridge up to {limit} training series and the dense head beyond" in doc
     assert "'auto' is the dense head" not in doc
 
 
@@ -429,3 +432,25 @@ def test_parameter_errors_name_the_wrapper(name, params):
         y = rng.standard_normal(12)
     with pytest.raises(ValueError, match=f"The 'device' parameter of {name} must be"):
         getattr(aeon, name)(**params).fit(X, y)
+
+
+@needs_aeon
+@pytest.mark.parametrize(
+    ("lmu_params", "extra"),
+    [
+        ({"dropout": 5.0}, {"head": "dense"}),  # an LMUClassifier parameter
+        ({"discretizer": "rk4"}, {}),  # one of the LMUPooledFeatures inside
+    ],
+)
+def test_errors_of_lmu_params_name_lmu_params(lmu_params, extra):
+    """A bad value given in lmu_params was named "The 'dropout' parameter of
+    LMUAeonClassifier", which has no such parameter (or named the inner
+    LMUPooledFeatures): it is named as a parameter in lmu_params of the wrapper."""
+    from lmu_sk.aeon import LMUAeonClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((12, 2, 20)), np.arange(12) % 3
+    (name,) = lmu_params
+    expected = f"The '{name}' parameter in lmu_params of LMUAeonClassifier must be"
+    with pytest.raises(ValueError, match=expected):
+        LMUAeonClassifier(order=4, device="cpu", lmu_params=lmu_params, **extra).fit(X, y)
