@@ -332,3 +332,64 @@ def test_bad_shapes_and_lengths_are_refused(field, message):
     W = constants.get("W", ORDER, THETA, "zoh", param=4)
     with pytest.raises(ValueError, match=message):
         algebra.pool_window(U, W, ORDER, args["biases"], args["scale"], args["lengths"], np)
+
+
+@pytest.mark.parametrize("n_steps", [37, cpu.FLUSH_STEPS + 37])
+def test_one_threshold_sums_as_many_equal_thresholds_do(n_steps):
+    """The float32 sums above a threshold keep the order of the steps whatever the number
+    of thresholds. With 16 thresholds the pass is vectorized across them and the order is
+    kept; with one there is nothing to vectorize across, and the compiler, allowed to
+    reassociate, reordered the scalar chain of adds (the sums moved by 5e-8 relative, seen
+    only against the CUDA kernel). One threshold gives the pools of 16 copies of it, bit
+    for bit."""
+    rng = np.random.default_rng(3)
+    order = 3
+    Abar, Bbar = discrete_system(order, 20.0)
+    U = rng.standard_normal((4, n_steps, 1))
+    lengths = np.full(4, n_steps)
+    levels = np.array([[-0.05], [0.02], [0.1]], dtype=np.float32)[None]  # (1, order, 1)
+    scale = np.ones((1, order))
+    args = (U, lengths, np.ascontiguousarray(Abar.T), Bbar)
+    one = cpu.pooled_window(*args, levels, scale)
+    many = cpu.pooled_window(*args, np.repeat(levels, 16, axis=2), scale)
+    np.testing.assert_array_equal(one[0], many[0][..., [0, 16, 32]])
+    for mine, theirs in zip(one[1:], many[1:], strict=True):  # moments, competition
+        np.testing.assert_array_equal(mine, theirs)
+
+
+def test_sums_above_a_threshold_are_the_steps_float32_sums_in_order():
+    """'mpv' is the mean of the float32-rounded states above a threshold, summed in float32
+    in the order of the steps (flushed into float64 every FLUSH_STEPS): what the CUDA
+    kernel computes too. The threshold step, inlined with the kernel's license to
+    reassociate, had its chain of adds reordered by one LLVM (the lowest supported
+    numba's): features off by 5e-8 relative, seen only against the CUDA kernel. Exact
+    equality with a step-by-step float32 sum, one threshold per state (nothing to
+    vectorize across), past a flush."""
+    order, n_steps = 2, cpu.FLUSH_STEPS + 37
+    rng = np.random.default_rng(3)
+    Abar, Bbar = discrete_system(order, 20.0)
+    U = rng.standard_normal((1, n_steps, 1))
+    states = np.empty((n_steps, order))
+    m = np.zeros(order)
+    for t in range(n_steps):
+        m = Abar @ m + Bbar * U[0, t, 0]
+        states[t] = m
+    levels = np.array([-0.1, 0.05], dtype=np.float32)
+    m32 = states.astype(np.float32)
+    above = m32 > levels
+    totals = np.zeros(order)
+    for i in range(order):
+        running, flushed = np.float32(0.0), 0.0
+        for t in range(n_steps):
+            if above[t, i]:
+                running = np.float32(running + m32[t, i])
+            if (t + 1) % cpu.FLUSH_STEPS == 0:
+                flushed, running = flushed + float(running), np.float32(0.0)
+        totals[i] = flushed + float(running)
+    out = np.full((1, 8 * order), np.nan)
+    cpu.pooled_features(
+        U, np.array([n_steps]), np.ascontiguousarray(Abar.T), Bbar, levels[None, :, None],
+        np.ones((1, order)), out, np.arange(6), 0, 6 * order,
+    )  # fmt: skip
+    np.testing.assert_array_equal(out[0, [0, 6]], above.sum(axis=0) / n_steps)
+    np.testing.assert_array_equal(out[0, [1, 7]], totals / above.sum(axis=0) - levels)
