@@ -32,6 +32,7 @@ Conventions
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import math
@@ -116,6 +117,26 @@ def _check_training_fits(layer_sizes: list[int], dtype, batch_rows: int, xp: Mod
         "Use smaller hidden_layer_sizes (or fewer features: a smaller order or fewer thresholds).",
         free_device_memory(xp),
     )
+
+
+@contextlib.contextmanager
+def _state_kept_on_error(head):
+    """``head``'s attributes as they were before the call, where the call raises.
+
+    A refused or failed fit must not leave new ``classes_`` or ``n_features_in_`` before
+    old weights (predicting the old network's outputs under new labels, silently). After
+    a divergence the optimizer is dropped as well: its moments, updated in place, may hold
+    NaN, and the next ``partial_fit`` starts a fresh one.
+    """
+    saved = dict(head.__dict__)
+    try:
+        yield
+    except Exception as error:
+        head.__dict__.clear()
+        head.__dict__.update(saved)
+        if isinstance(error, TrainingDivergedError) and "_optimizer" in saved:
+            head._optimizer = None
+        raise
 
 
 class _BaseDenseHead(BaseEstimator):
@@ -392,6 +413,11 @@ class _BaseDenseHead(BaseEstimator):
         -------
         self
         """
+        with _state_kept_on_error(self):
+            return self._fit_unguarded(X, y, incremental, validation_data, sample_weight)
+
+    def _fit_unguarded(self, X, y, incremental, validation_data, sample_weight):
+        """:meth:`_fit` without keeping the state on errors."""
         self._validate_params()
         xp = self._array_module()
         dtype = check_dtype_param(self.dtype)
@@ -647,7 +673,7 @@ default='constant'
           ``learning_rate_init * (1 + cos(pi * (k - 1) / max_iter)) / 2``; a stall
           neither stops training nor changes the rate, and reaching ``max_iter`` gives no
           ``ConvergenceWarning`` (with early stopping the best epoch's weights are kept).
-          ``partial_fit`` keeps the current rate.
+          ``partial_fit`` keeps the current rate: after a ``fit``, its last epoch's.
     learning_rate_init : float, default=1e-3
         Initial step size.
     power_t : float, default=0.5
@@ -845,13 +871,16 @@ default='constant'
         -------
         self
         """
-        if _check_partial_fit_first_call(self, classes):
-            self._label_binarizer = LabelBinarizer()
-            if type_of_target(y).startswith("multilabel"):
-                self._label_binarizer.fit(y)
-            else:
-                self._label_binarizer.fit(classes)
-        return self._fit(X, y, incremental=True, sample_weight=sample_weight)
+        # a refused first call leaves no classes_ behind (the corrected call was refused
+        # as naming other classes than the refused one)
+        with _state_kept_on_error(self):
+            if _check_partial_fit_first_call(self, classes):
+                self._label_binarizer = LabelBinarizer()
+                if type_of_target(y).startswith("multilabel"):
+                    self._label_binarizer.fit(y)
+                else:
+                    self._label_binarizer.fit(classes)
+            return self._fit(X, y, incremental=True, sample_weight=sample_weight)
 
     def predict(self, X) -> np.ndarray:
         """Predict class labels.

@@ -451,7 +451,9 @@ class CosineLearningRate(LearningRateSchedule):
     Epoch ``k`` (1, 2, ..., ``n_epochs``) of the schedule runs at
     ``learning_rate_init * (1 + cos(pi * (k - 1) / n_epochs)) / 2``: the first at
     ``learning_rate_init``, the last at about ``(pi / n_epochs) ** 2 / 4`` of it. The
-    rate is set at the end of every epoch, from the epochs this schedule has seen. A
+    rate is set at the end of every epoch, from the epochs this schedule has seen; after
+    the last it stays at the last epoch's rate (a ``partial_fit`` after the ``fit``
+    continues at it, where the formula's next value, 0, would train nothing). A
     plateau neither stops training nor changes the rate: the schedule runs its
     ``n_epochs`` (with early stopping, the weights of the best epoch are kept). With
     ``n_epochs=None`` the rate stays where it is (one ``partial_fit`` epoch at a time has
@@ -476,7 +478,8 @@ class CosineLearningRate(LearningRateSchedule):
         if self.n_epochs is None:
             return
         self.epochs_seen += 1
-        fraction = min(self.epochs_seen, self.n_epochs) / self.n_epochs
+        # the next epoch's rate; past the last, the last epoch's
+        fraction = min(self.epochs_seen, self.n_epochs - 1) / self.n_epochs
         optimizer.learning_rate = (
             optimizer.learning_rate_init * (1.0 + math.cos(math.pi * fraction)) / 2.0
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import pickle
 import warnings
 
@@ -307,7 +308,9 @@ def test_cosine_schedule_runs_max_iter_epochs_without_warning():
         warnings.simplefilter("error", ConvergenceWarning)
         reg = DenseHeadRegressor(learning_rate="cosine", **params).fit(X, y)
     assert reg.n_iter_ == 6
-    assert reg._optimizer.learning_rate == pytest.approx(0.0, abs=1e-18)
+    # the last (6th) epoch's rate, kept past the schedule's end
+    last = 0.001 * (1 + math.cos(math.pi * 5 / 6)) / 2
+    assert reg._optimizer.learning_rate == pytest.approx(last, rel=1e-12)
     clf = DenseHeadClassifier(learning_rate="cosine", early_stopping=True, **params)
     clf.fit(*_blobs())
     assert clf.n_iter_ == 6 and len(clf.validation_scores_) == 6
@@ -512,3 +515,54 @@ def test_weights_beyond_the_training_dtype_are_refused_clearly(weights):
         DenseHeadClassifier(max_iter=2).fit(X, y, sample_weight=weights)
     # float64 holds them: the advice works
     DenseHeadClassifier(max_iter=2, dtype="float64").fit(X, y, sample_weight=weights)
+
+
+def test_a_refused_refit_keeps_the_fitted_classes_and_weights():
+    """A refit that diverged (or was refused) left the new classes_ and n_features_in_
+    in front of the old weights: the old network's outputs were predicted under the new
+    labels, silently, or every prediction was refused. The head keeps the state it had."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 4))
+    y = (X[:, 0] > 0).astype(int)
+    params = dict(hidden_layer_sizes=(5,), max_iter=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = DenseHeadClassifier(**params).fit(X, y)
+    before = clf.predict(X)
+    with pytest.raises(ValueError, match="diverged"):
+        clf.set_params(alpha=1e300).fit(X, np.array(["cat", "dog"])[y])
+    with pytest.raises(ValueError, match=r"one class|only one class|2 classes|single class"):
+        clf.set_params(alpha=1e-4).fit(rng.standard_normal((10, 7)), np.zeros(10))
+    np.testing.assert_array_equal(clf.classes_, [0, 1])
+    assert clf.n_features_in_ == 4
+    np.testing.assert_array_equal(clf.predict(X), before)
+
+
+def test_a_refused_first_partial_fit_leaves_the_classes_open():
+    """A first partial_fit refused for its classes left them set: the corrected call was
+    refused as naming other classes than the refused one."""
+    X = np.random.default_rng(0).standard_normal((30, 4))
+    y = np.arange(30) % 3
+    clf = DenseHeadClassifier(hidden_layer_sizes=(5,), random_state=0)
+    with pytest.raises(ValueError, match="classes"):
+        clf.partial_fit(X, y, classes=[0, 1])
+    assert not hasattr(clf, "classes_")
+    clf.partial_fit(X, y, classes=[0, 1, 2])
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
+
+
+def test_partial_fit_after_a_cosine_fit_still_trains():
+    """After a fit with learning_rate='cosine' the rate was set to 0 for an epoch past the
+    schedule's end: every partial_fit after it left the weights as they were, silently.
+    It continues at the last epoch's rate."""
+    X, y = _blobs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = DenseHeadClassifier(
+            hidden_layer_sizes=(5,), learning_rate="cosine", max_iter=5, random_state=0
+        ).fit(X, y)
+    last = 0.001 * (1 + math.cos(math.pi * 4 / 5)) / 2
+    assert clf._optimizer.learning_rate == pytest.approx(last, rel=1e-12)
+    before = [w.copy() for w in clf.coefs_]
+    clf.partial_fit(X, y)
+    assert not all(np.array_equal(a, b) for a, b in zip(before, clf.coefs_, strict=True))

@@ -426,8 +426,10 @@ def test_cosine_schedule_formula_plateau_and_no_length():
         assert sched.on_plateau(opt) is False  # a stall changes nothing
         sched.on_epoch_end(opt, 0)
         rates.append(opt.learning_rate)
-    # epoch k runs at 0.2 * (1 + cos(pi (k - 1) / 4)) / 2; after the 4th: 0
-    expected = [0.2 * (1 + math.cos(math.pi * k / 4)) / 2 for k in range(5)]
+    # epoch k runs at 0.2 * (1 + cos(pi (k - 1) / 4)) / 2; after the 4th (the last) the
+    # rate stays at the 4th's: the formula's next value, 0, would make a partial_fit after
+    # the fit train nothing, silently
+    expected = [0.2 * (1 + math.cos(math.pi * k / 4)) / 2 for k in (0, 1, 2, 3, 3)]
     np.testing.assert_allclose(rates, expected, rtol=1e-12, atol=1e-17)
     assert sched.fixed_length and not ConstantLearningRate().fixed_length
     kept = CosineLearningRate(None)
