@@ -842,6 +842,15 @@ class PooledStream(_FeatureStream):
             scores = self._streamed_scores(weights)
         return scores
 
+    def _check_chunk_state_range(self, U: Array) -> None:
+        """:meth:`_check_state_range` of a whole chunk ``U`` ``(n_rows, n_steps,
+        n_channels)`` before any of it is taken (as :meth:`_advance` reads it): a caller
+        that advances the stream piece by piece checks the chunk first."""
+        X = self._cast(self._cast(U, self.dtype), np.float64)
+        if self._mixing is not None:
+            X = X @ self._mixing
+        self._check_state_range(float(self._xp.abs(X).max()) if X.size else 0.0, X.shape[1])
+
     def _check_state_range(self, largest: float, n_steps: int) -> None:
         """Refuse a chunk of ``n_steps`` steps whose largest value (of the windows'
         channels) is ``largest`` where states may pass float32's range over the steps seen
@@ -1423,12 +1432,15 @@ class EarlyClassifierStream:
         U = stream._as_chunk(U, n)
         xp = stream._xp
         undecided = ~self._decisions.decided
-        if U.dtype.kind == "f" and not undecided.all():
+        read = U
+        if not undecided.all():
             read = U[xp.asarray(np.flatnonzero(undecided))]
-            if read.size:
-                stream._check_range(read, read)  # NaN, infinity, beyond the features' dtype
-        elif U.dtype.kind == "f":
-            stream._check_range(U, U)
+        if U.dtype.kind == "f" and read.size:
+            stream._check_range(read, read)  # NaN, infinity, beyond the features' dtype
+        if isinstance(stream, PooledStream) and read.size:
+            # states beyond float32 over the whole chunk: refused before its first piece
+            # (and the checkpoint after it) is taken, not at a later piece
+            stream._check_chunk_state_range(read)
         return U
 
     def _advance(self, U: Array, n_steps: int) -> None:

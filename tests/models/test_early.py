@@ -272,6 +272,24 @@ def test_stream_in_chunks_across_checkpoints_equals_steps(fitted):
     np.testing.assert_allclose(chunks.predict_proba(), steps.predict_proba(), **PROBA)
 
 
+def test_a_chunk_refused_for_its_states_range_leaves_the_stream_as_it_was(fitted):
+    """A chunk whose values could take the states beyond float32 over its steps was refused
+    at a later piece, after its first piece and the checkpoint there were taken (5 steps
+    advanced, a checkpoint decided) while the error said the stream was left unchanged.
+    The whole chunk is checked first; the stream then decides as one never given it."""
+    X, _ = bumps(n_cases=3, seed=5)
+    stream = fitted.stream(3)
+    bad = X[:, :10].copy()
+    bad[:, 8] = 1e37  # finite, within float32: refused for the states' range only
+    with pytest.raises(ValueError, match="the stream was left unchanged"):
+        stream.update(bad)
+    assert stream.steps_seen == 0 and stream._features.steps_seen == 0
+    stream.update(X)
+    clean = fitted.stream(3).update(X)
+    np.testing.assert_array_equal(stream.decision_steps, clean.decision_steps)
+    np.testing.assert_array_equal(stream.predict(), clean.predict())
+
+
 def test_decided_cases_take_any_value_and_nothing_changes_after_the_training_length(fitted):
     X, _ = bumps(n_cases=12, seed=4)
     stream = fitted.stream(len(X))
