@@ -497,6 +497,15 @@ class _BaseDenseHead(BaseEstimator):
             )
         if early_stopping and validation_data is not None:
             X_val, Y_val = self._validate_validation_data(*validation_data, n_features, dtype)
+            if Y_val.shape[1] != Y.shape[1]:  # else r2_score's message, after an epoch
+                raise ValueError(
+                    f"y_val has {Y_val.shape[1]} output(s) but y has {Y.shape[1]}; give "
+                    "y_val the outputs of y."
+                )
+            if X_val.shape[0] < 2:  # else every validation score is NaN (R^2 of one row)
+                raise ValueError(
+                    f"X_val has {X_val.shape[0]} row(s); the validation score needs at least 2."
+                )
             X_val = self._compute_array(X_val, dtype, xp)
         elif early_stopping and blocks is not None:
             raise ValueError(
@@ -605,12 +614,18 @@ class _BaseDenseHead(BaseEstimator):
                 rows, test_size=self.validation_fraction, random_state=seed, stratify=split_labels
             )
         except ValueError:
-            if split_labels is None:
-                raise
-            # too few members in a class to stratify: fall back to a random split
-            train, val = train_test_split(
-                rows, test_size=self.validation_fraction, random_state=seed
-            )
+            # too few members in a class to stratify: a random split; none possible (no
+            # training row left): named as the head's parameter, not train_test_split's
+            try:
+                train, val = train_test_split(
+                    rows, test_size=self.validation_fraction, random_state=seed
+                )
+            except ValueError as error:
+                raise ValueError(
+                    f"validation_fraction={self.validation_fraction} of {X.shape[0]} rows "
+                    "leaves no row to train on; lower validation_fraction, or pass X_val "
+                    "and y_val."
+                ) from error
         if val.shape[0] < 2:
             raise ValueError(
                 "The validation set is too small. Increase 'validation_fraction' or the "

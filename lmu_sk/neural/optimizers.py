@@ -442,7 +442,10 @@ class InverseScalingLearningRate(LearningRateSchedule):
 
     def on_epoch_end(self, optimizer: BaseOptimizer, t: int) -> None:
         """Set ``optimizer.learning_rate`` for ``t`` samples seen."""
-        optimizer.learning_rate = optimizer.learning_rate_init / (t + 1) ** self.power_t
+        try:
+            optimizer.learning_rate = optimizer.learning_rate_init / (t + 1) ** self.power_t
+        except OverflowError:  # a power beyond float's range: the rate is 0 to the last bit
+            optimizer.learning_rate = 0.0
 
 
 class CosineLearningRate(LearningRateSchedule):

@@ -566,3 +566,18 @@ def test_partial_fit_after_a_cosine_fit_still_trains():
     before = [w.copy() for w in clf.coefs_]
     clf.partial_fit(X, y)
     assert not all(np.array_equal(a, b) for a, b in zip(before, clf.coefs_, strict=True))
+
+
+def test_validation_data_and_fraction_are_refused_naming_them():
+    """y_val with other outputs than y trained a whole epoch, then failed in r2_score's
+    words; one row of X_val gave NaN validation scores, silently; a validation_fraction
+    that leaves no training row was refused in train_test_split's words (test_size)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((30, 4)), rng.standard_normal(30)
+    reg = DenseHeadRegressor(hidden_layer_sizes=(3,), early_stopping=True, max_iter=3)
+    with pytest.raises(ValueError, match=r"y_val has 2 output\(s\) but y has 1"):
+        reg.fit(X, y, X_val=X[:3], y_val=np.c_[y[:3], y[:3]])
+    with pytest.raises(ValueError, match=r"X_val has 1 row\(s\)"):
+        reg.fit(X, y, X_val=X[:1], y_val=y[:1])
+    with pytest.raises(ValueError, match=r"validation_fraction=0\.99 of 30 rows leaves no row"):
+        reg.set_params(validation_fraction=0.99).fit(X, y)

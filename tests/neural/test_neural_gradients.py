@@ -784,3 +784,13 @@ def test_a_block_of_the_wrong_shape_is_an_error():
     wrong = RowBlocks(blocks.bounds, blocks.indices, 3, lambda order: ((k, X[:7]) for k in order))
     with pytest.raises(ValueError, match=r"Block \d has feature rows of shape \(7, 3\)"):
         _train(BlockBatches(wrong, Y, 4, np.float64, np))
+
+
+def test_invscaling_with_a_huge_power_sets_the_rate_to_zero_without_an_overflow():
+    """(t + 1) ** power_t beyond float's range raised a bare OverflowError ('Numerical
+    result out of range') from the schedule; the rate it stands for is 0."""
+    opt = Adam([np.zeros(1)], 0.2)
+    InverseScalingLearningRate(power_t=1e6).on_epoch_end(opt, 100)
+    assert opt.learning_rate == 0.0
+    InverseScalingLearningRate(power_t=0.5).on_epoch_end(opt, 3)
+    assert opt.learning_rate == 0.2 / 2.0
