@@ -771,6 +771,19 @@ class _LMUBase(BaseEstimator):
         -------
         self
         """
+        # a fit that fails (refused input, a diverged head) leaves a fitted model as it
+        # was: not new features before an old network (warm_start), nor unfitted
+        fitted = dict(self.__dict__) if hasattr(self, "head_") else None
+        try:
+            return self._fit_or_raise(X, y, X_val, y_val, sample_weight)
+        except Exception:
+            if fitted is not None:
+                self.__dict__.clear()
+                self.__dict__.update(fitted)
+            raise
+
+    def _fit_or_raise(self, X, y, X_val, y_val, sample_weight):
+        """:meth:`fit`, leaving whatever state it reached where it raises."""
         self._validate_params()
         X = self._layout(X, reset=True)
         _check_feature_names(self, X, reset=True)
@@ -781,29 +794,21 @@ class _LMUBase(BaseEstimator):
         sample_weight = check_sample_weight(sample_weight, _num_samples(X))
         if not self.warm_start or not hasattr(self, "head_"):
             self.__dict__.pop("head_", None)
-        # a warm fit that fails leaves the model as it was (not new features, old network)
-        fitted = dict(self.__dict__) if hasattr(self, "head_") else None
-        try:
-            self.head_kind_ = self._resolved_head(_num_samples(X))
-            self._check_targets_for_head(y)
-            weights = self._weights(sample_weight, X, y)
-            F = self._fit_features(X, y, weights)
-            if X_val is not None:
-                X_val = _without_names(self._layout(X_val))
-                X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
-            return self._fit_head(
-                F,
-                self._targets(y, X),
-                partial=False,
-                sample_weight=weights,
-                X_val=X_val,
-                y_val=y_val,
-            )
-        except Exception:
-            if fitted is not None:
-                self.__dict__.clear()
-                self.__dict__.update(fitted)
-            raise
+        self.head_kind_ = self._resolved_head(_num_samples(X))
+        self._check_targets_for_head(y)
+        weights = self._weights(sample_weight, X, y)
+        F = self._fit_features(X, y, weights)
+        if X_val is not None:
+            X_val = _without_names(self._layout(X_val))
+            X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
+        return self._fit_head(
+            F,
+            self._targets(y, X),
+            partial=False,
+            sample_weight=weights,
+            X_val=X_val,
+            y_val=y_val,
+        )
 
     def _partial_fit(self, X, y, sample_weight, **kwargs):
         """``partial_fit`` of both composites: the first call fits the features."""

@@ -449,3 +449,18 @@ def test_a_constant_channel_is_harmless_to_the_float32_dense_head():
     assert np.abs(standardized).max() < 1e-3
     # the first channel's columns keep their spread
     assert (model.feature_scale_[:order] != 1.0).all()
+
+
+def test_a_refused_refit_leaves_the_fitted_model_as_it_was():
+    """A refit refused (one class; sequences of another length and channel count) left the
+    model unfitted, or with the new input's n_features_in_ before the old features: it
+    keeps the model it had, as a refused warm fit does and as the dense head does."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 20))
+    y = np.arange(30) % 2
+    clf = LMUClassifier(device="cpu").fit(X, y)
+    before = clf.predict_proba(X)
+    with pytest.raises(ValueError, match="only one class"):
+        clf.fit(rng.standard_normal((12, 35, 2)), np.zeros(12))
+    assert clf.n_features_in_ == 20
+    np.testing.assert_array_equal(clf.predict_proba(X), before)
