@@ -10,6 +10,7 @@ train on them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import types
 from collections.abc import Callable
@@ -38,6 +39,7 @@ from ._input import (
 )
 from ._persistence import VersionedPickleMixin
 from ._progress import StepLog, verbosity
+from ._state import state_kept_on_error
 from ._threads import limits_threads
 from ._typing import Result
 from .features import LMUFeatures
@@ -773,14 +775,9 @@ class _LMUBase(BaseEstimator):
         """
         # a fit that fails (refused input, a diverged head) leaves a fitted model as it
         # was: not new features before an old network (warm_start), nor unfitted
-        fitted = dict(self.__dict__) if hasattr(self, "head_") else None
-        try:
+        fitted = hasattr(self, "head_")
+        with state_kept_on_error(self) if fitted else contextlib.nullcontext():
             return self._fit_or_raise(X, y, X_val, y_val, sample_weight)
-        except Exception:
-            if fitted is not None:
-                self.__dict__.clear()
-                self.__dict__.update(fitted)
-            raise
 
     def _fit_or_raise(self, X, y, X_val, y_val, sample_weight):
         """:meth:`fit`, leaving whatever state it reached where it raises."""

@@ -36,6 +36,7 @@ import contextlib
 import copy
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import replace
 from numbers import Integral, Real
 from types import ModuleType
@@ -72,6 +73,7 @@ from ._device import (
 from ._input import check_device_matrix, check_dtype_param, is_device_array
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
+from ._state import state_kept_on_error
 from .neural.activations import HIDDEN_ACTIVATIONS
 from .neural.network import DenseNetwork, forward_pass
 from .neural.optimizers import SGD, Adam, BaseOptimizer, make_schedule, optimizer_from_plain
@@ -120,21 +122,15 @@ def _check_training_fits(layer_sizes: list[int], dtype, batch_rows: int, xp: Mod
 
 
 @contextlib.contextmanager
-def _state_kept_on_error(head):
-    """``head``'s attributes as they were before the call, where the call raises.
-
-    A refused or failed fit must not leave new ``classes_`` or ``n_features_in_`` before
-    old weights (predicting the old network's outputs under new labels, silently). After
-    a divergence the optimizer is dropped as well: its moments, updated in place, may hold
-    NaN, and the next ``partial_fit`` starts a fresh one.
-    """
-    saved = dict(head.__dict__)
+def _state_kept(head) -> Iterator[None]:
+    """:func:`~lmu_sk._state.state_kept_on_error` of a dense head, whose optimizer is
+    dropped after a divergence as well: its moments, updated in place, may hold NaN, and
+    the next ``partial_fit`` starts a fresh one."""
     try:
-        yield
-    except Exception as error:
-        head.__dict__.clear()
-        head.__dict__.update(saved)
-        if isinstance(error, TrainingDivergedError) and "_optimizer" in saved:
+        with state_kept_on_error(head):
+            yield
+    except TrainingDivergedError:
+        if "_optimizer" in head.__dict__:
             head._optimizer = None
         raise
 
@@ -413,7 +409,7 @@ class _BaseDenseHead(BaseEstimator):
         -------
         self
         """
-        with _state_kept_on_error(self):
+        with _state_kept(self):
             return self._fit_unguarded(X, y, incremental, validation_data, sample_weight)
 
     def _fit_unguarded(self, X, y, incremental, validation_data, sample_weight):
@@ -535,29 +531,23 @@ class _BaseDenseHead(BaseEstimator):
             batches = RowBatches(
                 xp.asarray(X), xp.asarray(Y), batch_size, sample_weight=sample_weight, xp=xp
             )
-        try:
-            train_epochs(
-                network,
-                optimizer,
-                make_schedule(
-                    self.learning_rate, self.power_t, None if incremental else self.max_iter
-                ),
-                batches,
-                history,
-                rng=rng,
-                max_iter=1 if incremental else self.max_iter,
-                shuffle=self.shuffle,
-                tol=self.tol,
-                n_iter_no_change=self.n_iter_no_change,
-                validation_score=validation_score,
-                verbose=self.verbose,
-                incremental=incremental,
-            )
-        except TrainingDivergedError:
-            if hasattr(self, "_optimizer"):
-                # its moments may hold NaN; the next partial_fit starts a fresh one
-                self._optimizer = None
-            raise
+        train_epochs(
+            network,
+            optimizer,
+            make_schedule(
+                self.learning_rate, self.power_t, None if incremental else self.max_iter
+            ),
+            batches,
+            history,
+            rng=rng,
+            max_iter=1 if incremental else self.max_iter,
+            shuffle=self.shuffle,
+            tol=self.tol,
+            n_iter_no_change=self.n_iter_no_change,
+            validation_score=validation_score,
+            verbose=self.verbose,
+            incremental=incremental,
+        )
 
         self.coefs_, self.intercepts_ = network.get_weights()
         self._optimizer = optimizer
@@ -888,7 +878,7 @@ default='constant'
         """
         # a refused first call leaves no classes_ behind (the corrected call was refused
         # as naming other classes than the refused one)
-        with _state_kept_on_error(self):
+        with _state_kept(self):
             if _check_partial_fit_first_call(self, classes):
                 self._label_binarizer = LabelBinarizer()
                 if type_of_target(y).startswith("multilabel"):

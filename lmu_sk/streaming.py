@@ -804,13 +804,9 @@ class PooledStream(_FeatureStream):
 
     # ------------------------------------------------------------------ update
     def _advance(self, U: Array, original: Array, weights: Array = None) -> Array | None:
-        # rounded to the features' dtype first, as the batch transform reads its input: a
-        # state on a threshold then counts as it counts there
-        X = self._cast(self._cast(U, self.dtype), np.float64)
+        X = self._as_read(U)
         self._check_range(X, original)
-        if self._mixing is not None:
-            X = X @ self._mixing
-        largest = float(self._xp.abs(X).max()) if X.size else 0.0
+        X, largest = self._windows_input(X)
         self._check_state_range(largest, X.shape[1])
         # inputs and states of moderate size cannot make a pool overflow: the pools are
         # advanced where they are, unchecked; else into new arrays, checked, then kept
@@ -842,14 +838,24 @@ class PooledStream(_FeatureStream):
             scores = self._streamed_scores(weights)
         return scores
 
+    def _as_read(self, U: Array) -> Array:
+        """The chunk ``U`` rounded to the features' dtype, as the batch transform reads its
+        input (a state on a threshold then counts as it counts there), in float64."""
+        return self._cast(self._cast(U, self.dtype), np.float64)
+
+    def _windows_input(self, X: Array) -> tuple[Array, float]:
+        """What the windows read of the chunk ``X`` as read (its channels, or their sums
+        where the stream mixes them), and its largest magnitude."""
+        if self._mixing is not None:
+            X = X @ self._mixing
+        return X, float(self._xp.abs(X).max()) if X.size else 0.0
+
     def _check_chunk_state_range(self, U: Array) -> None:
         """:meth:`_check_state_range` of a whole chunk ``U`` ``(n_rows, n_steps,
         n_channels)`` before any of it is taken (as :meth:`_advance` reads it): a caller
         that advances the stream piece by piece checks the chunk first."""
-        X = self._cast(self._cast(U, self.dtype), np.float64)
-        if self._mixing is not None:
-            X = X @ self._mixing
-        self._check_state_range(float(self._xp.abs(X).max()) if X.size else 0.0, X.shape[1])
+        X, largest = self._windows_input(self._as_read(U))
+        self._check_state_range(largest, X.shape[1])
 
     def _check_state_range(self, largest: float, n_steps: int) -> None:
         """Refuse a chunk of ``n_steps`` steps whose largest value (of the windows'

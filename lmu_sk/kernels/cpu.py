@@ -502,12 +502,10 @@ def _pooled_window(
                             count_k, total_k, run_k, best_k = _threshold_step(
                                 m7, bk, count_k, total_k, run_k, best_k
                             )
-                            count_i[k], total_i[k], run_i[k], best_i[k] = (
-                                count_k,
-                                total_k,
-                                run_k,
-                                best_k,
-                            )
+                            count_i[k] = count_k
+                            total_i[k] = total_k
+                            run_i[k] = run_k
+                            best_i[k] = best_k
                         t += 8
                     for t in range(whole, steps_in):  # the last steps of the block
                         m32 = np.float32(block[t, i])
@@ -735,7 +733,7 @@ def pooled_scores(
     kernels.add_scores(U, lengths, carried, counted, compete, weights, scores, threads)
 
 
-@njit_cached(fastmath={"contract", "nsz"}, error_model="numpy")
+@njit_cached(inline="always", fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _next_state(Abar_T, Bbar, dn, s, c, i, u):  # pragma: no cover
     """State ``i`` one step after the carried state ``dn[s, c]``, as _pooled_window
     computes it (a dot product of a row of ``Abar`` with the state before)."""
