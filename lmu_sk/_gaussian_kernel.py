@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
+import numpy as np
+
 # rows of cross-kernel values made at a time: about this many bytes of float64
 _BLOCK_BYTES = 32 * 1024**2
 
@@ -74,19 +76,26 @@ def uncentered(dual, row_means, share, y_mean):
     return dual - share[:, None] * total[None, :], intercept
 
 
-def cross_kernel_blocks(A, B, gamma: float, xp: ModuleType, weights=None):
-    """``(rows, exp(-gamma * |a_i * w - b_j|^2))`` for blocks of the rows of ``A`` (times
-    the features' ``weights`` ``w``, where given) against all rows of ``B``: about
-    ``_BLOCK_BYTES`` of kernel values at a time; only a block of ``A`` is weighted at a
-    time, and nothing of ``B``'s size is made but its norms."""
+def cross_kernel_blocks(A, B, gamma: float, xp: ModuleType, weights=None, offset=None):
+    """``(rows, exp(-gamma * |a_i * w - c - b_j|^2))`` for blocks of the rows of ``A``
+    (times the features' ``weights`` ``w``, where given, less the ``offset`` ``c`` the
+    rows of ``B`` were centered by, where given) against all rows of ``B``: about
+    ``_BLOCK_BYTES`` of kernel values at a time; only a block of ``A`` is weighted and
+    centered at a time, and nothing of ``B``'s size is made but its norms."""
     b_norms = xp.einsum("ij,ij->i", B, B)
     step = max(1, _BLOCK_BYTES // (8 * max(B.shape[0], A.shape[1], 1)))
     for start in range(0, A.shape[0], step):
         rows = slice(start, min(start + step, A.shape[0]))
-        block = A[rows] if weights is None else A[rows] * weights
-        values = block @ B.T
-        values *= -2.0
-        values += xp.einsum("ij,ij->i", block, block)[:, None]
-        values += b_norms[None, :]
+        # a distance beyond float64's range (a row of huge values: inf, or inf - inf) is
+        # infinite, its kernel value 0; the rows are finite, so a NaN is such a distance
+        with np.errstate(over="ignore", invalid="ignore"):
+            block = A[rows] if weights is None else A[rows] * weights
+            if offset is not None:
+                block = block - offset
+            values = block @ B.T
+            values *= -2.0
+            values += xp.einsum("ij,ij->i", block, block)[:, None]
+            values += b_norms[None, :]
+        values[xp.isnan(values)] = xp.inf
         xp.maximum(values, 0.0, out=values)
         yield rows, gaussian_of_distances(values, gamma, xp)

@@ -58,6 +58,7 @@ from ._logging import get_logger
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
 from ._progress import StepLog, verbosity
+from ._state import state_kept_on_error
 from .neural.training import check_sample_weight
 
 if TYPE_CHECKING:
@@ -109,6 +110,9 @@ EXACT_LOO_MAX = 1000
 KERNEL_MAX_SAMPLES = 3000
 # rows of centered features (or of leverages) made at a time where they are made by blocks
 _BLOCK_BYTES = 32 * 1024**2
+# feature weights are squared (the Gram matrices of ``X * w``): at most float64's largest
+# square root
+_LARGEST_FEATURE_WEIGHT = float(np.sqrt(np.finfo(np.float64).max))
 # feature weights constant over at most this many runs of adjacent columns share one pass
 # of Gram matrices (a run's matrix serves every candidate); beyond, one Gram per candidate
 _MAX_WEIGHT_RUNS = 64
@@ -127,8 +131,9 @@ def _refuse_overflow(a, root, xp: ModuleType) -> None:
     features ``a`` overflow float64; ``root`` is the column of square-root weights."""
     if bool(xp.isfinite(a).all()):
         return
-    if root is not None:
-        largest = float(xp.max(root)) ** 2
+    largest = 0.0 if root is None else float(xp.max(root)) ** 2
+    # weights up to 1 shrink the products: then the features alone overflow
+    if largest > 1.0:
         raise ValueError(
             f"The ridge head's weighted features overflow float64: sample_weight (up to "
             f"{largest:.3g}) times the squared features exceeds its range. Divide "
@@ -366,9 +371,9 @@ def _ridge_path(
     Exact where ``min(n_samples, n_features) <= EXACT_LOO_MAX``. Beyond, the
     eigendecomposition that serves every penalty would cost ``O(min(n, p)^3)``: the
     penalty (and the candidate of ``weights``) is chosen (and the leverages and residuals
-    kept) by the exact path on ``EXACT_LOO_MAX`` evenly spaced rows (``path.rows``), and
-    the model is then solved at that penalty on every row by one linear system,
-    ``O(n p min(n, p))`` in all.
+    kept) by the exact path on ``EXACT_LOO_MAX`` evenly spaced rows of positive weight
+    (``path.rows``), and the model is then solved at that penalty on every row by one
+    linear system, ``O(n p min(n, p))`` in all.
 
     With a ``width`` the model is the Gaussian kernel's (see :func:`_exact_ridge_path`),
     which is exact only: at most ``KERNEL_MAX_SAMPLES`` samples (the heads check it).
@@ -379,10 +384,16 @@ def _ridge_path(
             X, Y, alphas, fit_intercept, sample_weight, relative, log, weights, width
         )
     xp = array_module_of(X)
-    rows = xp.asarray(np.linspace(0, n_samples - 1, EXACT_LOO_MAX).round().astype(np.int64))
+    # evenly spaced among the rows that count: a row of zero weight has no error to leave
+    # out (and rows of zero weight only would leave the path nothing to weigh)
+    counted = np.arange(n_samples)
+    if sample_weight is not None:
+        counted = np.flatnonzero(np.asarray(to_numpy(sample_weight)) > 0)
+    picked = np.unique(np.linspace(0, len(counted) - 1, EXACT_LOO_MAX).round().astype(np.int64))
+    rows = xp.asarray(counted[picked])
     row_weights = None if sample_weight is None else xp.asarray(sample_weight)[rows]
     log.note(
-        f"the penalty is chosen by leave-one-out on {EXACT_LOO_MAX} of the {n_samples} "
+        f"the penalty is chosen by leave-one-out on {len(picked)} of the {n_samples} "
         "samples, evenly spaced"
     )
     X = X.astype(xp.float64, copy=False)  # once, for the rows and the solve alike
@@ -694,7 +705,8 @@ def ridge_loo(X, Y, alphas, fit_intercept: bool = True, sample_weight=None):
     Parameters
     ----------
     X : array of shape (n_samples, n_features), NumPy or CuPy
-    Y : array of shape (n_samples, n_targets), same module as ``X``
+    Y : array of shape (n_samples, n_targets) or (n_samples,), same module as ``X``
+        One target is one column.
     alphas : sequence of float
         Penalties to try, all > 0.
     fit_intercept : bool, default=True
@@ -713,6 +725,29 @@ def ridge_loo(X, Y, alphas, fit_intercept: bool = True, sample_weight=None):
     errors : ndarray of shape (n_alphas,)
         Mean squared leave-one-out residual of every alpha, on the host.
     """
+    if not isinstance(fit_intercept, (bool, np.bool_)):
+        raise TypeError(f"fit_intercept must be True or False; got {fit_intercept!r}.")
+    alphas = _check_alphas(alphas)
+    if is_device_array(X):
+        X = check_device_matrix(X)
+    else:
+        X = check_array(X, dtype=(np.float64, np.float32), input_name="X")
+    xp = array_module_of(X)
+    if not is_device_array(Y):
+        Y = check_array(Y, ensure_2d=False, dtype=np.float64, input_name="Y")
+    Y = xp.asarray(Y, dtype=xp.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"Y must hold one row of targets per sample of X, shape ({X.shape[0]}, "
+            f"n_targets) or ({X.shape[0]},); got shape {tuple(Y.shape)}."
+        )
+    if X.shape[0] < 2:
+        raise ValueError(
+            f"Leave-one-out cross-validation needs at least two samples; got {X.shape[0]}."
+        )
+    sample_weight = check_sample_weight(sample_weight, X.shape[0])
     path = _ridge_path(X, Y, alphas, fit_intercept, sample_weight)
     return path.coef, path.intercept, path.best, path.errors
 
@@ -736,7 +771,10 @@ def check_class_weight(class_weight) -> None:
     non-negative numbers (booleans are not weights), with a message saying so."""
     if class_weight is None:
         return
-    if not (isinstance(class_weight, dict) or class_weight == "balanced"):
+    if not (
+        isinstance(class_weight, dict)
+        or (isinstance(class_weight, str) and class_weight == "balanced")
+    ):
         raise ValueError(
             "class_weight must be None, 'balanced' or a dict {label: weight}; got "
             f"{class_weight!r}."
@@ -771,7 +809,14 @@ def _check_feature_weights(feature_weights, n_features: int) -> np.ndarray | Non
     dimension: one candidate), or ``None``; a ValueError names what is wrong."""
     if feature_weights is None:
         return None
-    weights = np.asarray(feature_weights, dtype=np.float64)
+    try:
+        weights = np.asarray(feature_weights, dtype=np.float64)
+    except (TypeError, ValueError) as error:  # ragged, or not numbers
+        raise ValueError(
+            "feature_weights must be numbers, one weight per feature for each candidate, "
+            f"shape (n_candidates, {n_features}); got {type(feature_weights).__name__} that "
+            f"is not such an array ({error})."
+        ) from error
     if weights.ndim == 1:
         weights = weights[None, :]
     if weights.ndim != 2 or weights.shape[0] == 0 or weights.shape[1] != n_features:
@@ -784,6 +829,13 @@ def _check_feature_weights(feature_weights, n_features: int) -> np.ndarray | Non
             "feature_weights must be finite and >= 0, each candidate with a nonzero weight "
             "(a weight w multiplies its feature: the penalty on it becomes alpha / w**2, and "
             "0 leaves it out)."
+        )
+    largest = float(weights.max())
+    if largest > _LARGEST_FEATURE_WEIGHT:
+        raise ValueError(
+            f"feature_weights must be at most {_LARGEST_FEATURE_WEIGHT:.3g}, whose square is "
+            f"float64's largest; got {largest:.3g}. Divide every weight by a constant: the "
+            "candidates then compare the same, at penalties divided by its square."
         )
     return weights
 
@@ -802,6 +854,17 @@ def _logits(decision: np.ndarray) -> np.ndarray:
     if decision.ndim == 1:
         return np.stack([np.zeros_like(decision), decision], axis=1)
     return decision
+
+
+def _tempered_logits(decision: np.ndarray, temperature: float) -> np.ndarray:
+    """:func:`_logits` divided by ``temperature``, within half float64's range: a decision
+    value so large that the division overflows is a finite one (its class's probability
+    1), not infinity (a softmax of infinities is NaN), and the softmax's differences of
+    two logits stay finite."""
+    largest = np.finfo(np.float64).max / 2
+    with np.errstate(over="ignore"):
+        logits = _logits(decision) / temperature
+    return np.clip(logits, -largest, largest, out=logits)
 
 
 def _log_loss(logits: np.ndarray, indices: np.ndarray, sample_weight) -> float:
@@ -893,6 +956,8 @@ class _RidgeHead(BaseEstimator):
     # the fitted model: the linear one's, or the Gaussian kernel's (see _required_fitted)
     _linear_model = ("coef_",)
     _kernel_model = ("dual_coef_", "X_fit_", "gamma_")
+    # the kernel model's attributes a head saved before they existed may lack
+    _kernel_model_optional = ("X_fit_offset_",)
 
     def __init__(self, alphas=None, fit_intercept=True, verbose=False, kernel="linear", width=3.0):
         self.alphas = alphas
@@ -966,14 +1031,18 @@ class _RidgeHead(BaseEstimator):
         self.alpha_ = float(path.alphas[path.best])
         self.best_score_ = -float(path.errors[path.best])
         self.cv_errors_ = path.errors
-        for name in self._linear_model + self._kernel_model:
+        for name in self._linear_model + self._kernel_model + self._kernel_model_optional:
             self.__dict__.pop(name, None)  # a previous fit's model
         if path.dual is not None:
             self.dual_coef_ = to_numpy(path.dual).T
             rows = X.astype(xp.float64, copy=False)
             if self.feature_weights_ is not None:
                 rows = rows * xp.asarray(self.feature_weights_)
-            self.X_fit_ = to_numpy(rows)
+            # kept centered, and new rows centered alike: the distances' |a|^2 + |b|^2 -
+            # 2 a.b then loses no precision to a common offset of the features
+            offset = rows.mean(axis=0)
+            self.X_fit_ = to_numpy(rows - offset)
+            self.X_fit_offset_ = to_numpy(offset)
             self.gamma_ = float(path.gamma)
         return path
 
@@ -1015,7 +1084,12 @@ class _RidgeHead(BaseEstimator):
         weights = None if weights is None else xp.asarray(weights)
         dual = xp.asarray(self.dual_coef_)
         out = xp.empty((X.shape[0], dual.shape[0]))
-        blocks = gaussian.cross_kernel_blocks(X, xp.asarray(self.X_fit_), self.gamma_, xp, weights)
+        # (a head saved before the rows were centered has no offset)
+        offset = getattr(self, "X_fit_offset_", None)
+        offset = None if offset is None else xp.asarray(offset)
+        blocks = gaussian.cross_kernel_blocks(
+            X, xp.asarray(self.X_fit_), self.gamma_, xp, weights, offset
+        )
         for rows, K in blocks:
             out[rows] = K @ dual.T
         return out + xp.asarray(self.intercept_)
@@ -1100,7 +1174,10 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         ``k(x) @ dual_coef_.T + intercept_``, ``k(x)`` the kernel's values of ``x`` and the
         training rows.
     X_fit_ : ndarray of shape (n_samples, n_features)
-        The training rows times ``feature_weights_`` (``kernel='rbf'``).
+        The training rows times ``feature_weights_``, less their mean ``X_fit_offset_``
+        (``kernel='rbf'``; new rows are centered alike).
+    X_fit_offset_ : ndarray of shape (n_features,)
+        The mean subtracted from ``X_fit_`` (``kernel='rbf'``).
     gamma_ : float
         The Gaussian kernel's inverse squared length scale (``kernel='rbf'``).
     kernel_ : {'linear', 'rbf'}
@@ -1185,19 +1262,23 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             :class:`sklearn.linear_model.RidgeClassifierCV` (rows scaled by ``sqrt(w)``,
             see :mod:`lmu_sk.ridge`), multiplied by the weights of ``class_weight``.
         feature_weights : array-like of shape (n_candidates, n_features), default=None
-            Candidate weights of the features, non-negative: with weights ``w`` the model
-            is fitted on ``X * w``, which penalizes feature ``j``'s coefficient by
-            ``alpha / w[j]**2`` (0 leaves it out). Leave-one-out chooses the candidate
-            together with the penalty (the first of equal errors), one eigendecomposition
+            Candidate weights of the features, non-negative and at most ``1.3e154`` (their squares
+            finite): with weights ``w`` the model is fitted on ``X * w``, which penalizes feature
+            ``j``'s coefficient by ``alpha / w[j]**2`` (0 leaves it out). Leave-one-out chooses the
+            candidate together with the penalty (the first of equal errors), one eigendecomposition
             per candidate; the Gram matrices cost one pass over ``X`` where the weights are
-            constant over a few runs of adjacent columns (as weights per block of
-            features are). ``coef_`` acts on ``X`` itself, so prediction needs no weights.
-            When every class has a single sample the first candidate is used.
+            constant over a few runs of adjacent columns (as weights per block of features are).
+            ``coef_`` acts on ``X`` itself, so prediction needs no weights. When every class has a
+            single sample the first candidate is used.
 
         Returns
         -------
         self
         """
+        with state_kept_on_error(self):  # a refused refit keeps the fitted model
+            return self._fit(X, y, sample_weight, feature_weights)
+
+    def _fit(self, X, y, sample_weight, feature_weights) -> Self:
         X, y = self._validate_X_y(X, y, y_numeric=False)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         check_classification_targets(y)
@@ -1219,12 +1300,15 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         Y = -np.ones((len(y), len(self.classes_)))
         Y[np.arange(len(y)), indices] = 1.0
         Y = Y[:, -n_targets:]
+        if sample_weight is not None:  # a row of zero weight counts as left out
+            weighted = np.asarray(to_numpy(sample_weight)) > 0
+            counts = np.bincount(indices, weights=weighted, minlength=len(counts))
         relative = None
         if counts.max() < 2:
             relative = SINGLE_SAMPLE_RELATIVE_ALPHA
         kernel = self.kernel
         if isinstance(kernel, str) and kernel == "auto":
-            enough = len(y) >= AUTO_KERNEL_MIN_PER_CLASS * len(self.classes_)
+            enough = counts.sum() >= AUTO_KERNEL_MIN_PER_CLASS * len(self.classes_)
             kernel = "rbf" if enough and len(y) <= KERNEL_MAX_SAMPLES else "linear"
         path = self._solve(X, Y, sample_weight, relative, feature_weights, kernel)
         if relative is not None:
@@ -1314,7 +1398,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         """
         check_is_fitted(self, "temperature_")
         return scipy.special.log_softmax(
-            _logits(self.decision_function(X)) / self.temperature_, axis=1
+            _tempered_logits(self.decision_function(X), self.temperature_), axis=1
         )
 
     def predict_proba(self, X) -> np.ndarray:
@@ -1334,7 +1418,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         """
         check_is_fitted(self, "temperature_")
         return scipy.special.softmax(
-            _logits(self.decision_function(X)) / self.temperature_, axis=1
+            _tempered_logits(self.decision_function(X), self.temperature_), axis=1
         )
 
     def _predict_proba_checked(self, X) -> np.ndarray:
@@ -1346,7 +1430,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         """The probabilities of the decision values ``scores`` ``(n, n_targets)`` (features
         times ``coef_.T`` plus ``intercept_``)."""
         scores = scores[:, 0] if scores.shape[1] == 1 else scores
-        return scipy.special.softmax(_logits(scores) / self.temperature_, axis=1)
+        return scipy.special.softmax(_tempered_logits(scores, self.temperature_), axis=1)
 
 
 class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
@@ -1437,6 +1521,10 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         -------
         self
         """
+        with state_kept_on_error(self):  # a refused refit keeps the fitted model
+            return self._fit(X, y, sample_weight, feature_weights)
+
+    def _fit(self, X, y, sample_weight, feature_weights) -> Self:
         margin = self.clip_margin
         if margin is not None and not _is_weight(margin):
             raise ValueError(

@@ -1,0 +1,188 @@
+"""Ridge heads at their edges: a refused refit keeps the model, rows of zero weight count as
+left out, huge offsets, weights and decision values, and ``ridge_loo``'s own checks."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import RidgeClassifierCV
+
+import lmu_sk.ridge as ridge
+from lmu_sk.ridge import RidgeHeadClassifier, RidgeHeadRegressor, ridge_loo
+
+ALPHAS = np.logspace(-2, 3, 11)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_a_refused_refit_keeps_the_fitted_classifier(kernel):
+    """A refit refused after the labels were read (here for its feature weights) leaves
+    the old model and its classes: not the old model's decisions under the new labels."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12, 3))
+    head = RidgeHeadClassifier(kernel=kernel).fit(X, np.array(list("abc" * 4)))
+    before = head.predict_proba(X)
+    with pytest.raises(ValueError, match="feature_weights"):
+        head.fit(X, np.array(list("xy" * 6)), feature_weights=[1.0, 2.0])
+    assert list(head.classes_) == ["a", "b", "c"]
+    np.testing.assert_array_equal(head.predict_proba(X), before)
+
+
+def test_a_refused_refit_keeps_the_fitted_regressor():
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((12, 3)), rng.standard_normal(12)
+    head = RidgeHeadRegressor().fit(X, y)
+    before = head.predict(X)
+    with pytest.raises(ValueError, match="alphas"):
+        head.set_params(alphas=[0.0]).fit(X[:, :2], y)
+    assert head.n_features_in_ == 3
+    np.testing.assert_array_equal(head.predict(X), before)
+
+
+def test_rows_of_zero_weight_count_as_left_out_for_one_sample_per_class():
+    """Three classes of one sample each, and a fourth row of weight 0 (or of a class
+    weighted 0): the one-sample-per-class penalty, as without the row."""
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((4, 6)), np.array(["a", "b", "c", "a"])
+    alone = RidgeHeadClassifier().fit(X[:3], y[:3])
+    weighted = RidgeHeadClassifier().fit(X, y, sample_weight=[1.0, 1.0, 1.0, 0.0])
+    assert weighted.alpha_ == alone.alpha_
+    np.testing.assert_allclose(weighted.coef_, alone.coef_, atol=1e-12)
+    np.testing.assert_allclose(weighted.predict_proba(X), alone.predict_proba(X), atol=1e-12)
+
+
+def test_rows_of_zero_weight_do_not_count_towards_the_gaussian_kernel(monkeypatch):
+    """kernel='auto' counts the rows of positive weight against its samples per class."""
+    monkeypatch.setattr(ridge, "AUTO_KERNEL_MIN_PER_CLASS", 4)
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((12, 3)), np.arange(12) % 2
+    assert RidgeHeadClassifier(kernel="auto").fit(X, y).kernel_ == "rbf"
+    weights = np.where(np.arange(12) < 6, 1.0, 0.0)  # 3 rows of each class count
+    assert RidgeHeadClassifier(kernel="auto").fit(X, y, sample_weight=weights).kernel_ == "linear"
+
+
+@pytest.mark.parametrize("Head", [RidgeHeadClassifier, RidgeHeadRegressor])
+def test_the_gaussian_kernel_ignores_a_common_offset_of_the_features(Head):
+    """Distances do not change with a common offset of the features: the model of rows
+    shifted by 1e8 predicts as the model of the rows themselves. Float64 features at 1e8
+    hold their values to ~1e-8, so the decisions agree to 1e-6 (without centering the kept
+    rows the distances lost all their digits: 0.975 -> 0.65 training accuracy)."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 5))
+    y = X[:, 0] + X[:, 1] ** 2 > 0.5
+    y = y.astype(int) if Head is RidgeHeadClassifier else X[:, 0] + X[:, 1] ** 2
+    plain = Head(kernel="rbf").fit(X, y)
+    shifted = Head(kernel="rbf").fit(X + 1e8, y)
+    assert shifted.alpha_ == plain.alpha_
+    decide = "decision_function" if Head is RidgeHeadClassifier else "predict"
+    np.testing.assert_allclose(
+        getattr(shifted, decide)(X + 1e8), getattr(plain, decide)(X), rtol=0, atol=1e-6
+    )
+
+
+def test_beyond_the_exact_size_the_penalty_rows_have_positive_weights(monkeypatch):
+    """Beyond EXACT_LOO_MAX (here 20) the penalty comes from evenly spaced rows of positive
+    weight: where every other row weighs 0, those of the others, as RidgeClassifierCV
+    chooses on them (the even rows alone used to give NaN means, refused as an overflow)."""
+    monkeypatch.setattr(ridge, "EXACT_LOO_MAX", 20)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((80, 30))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(80) > 0, "a", "b")
+    weights = np.tile([0.0, 1.0], 40)
+    head = RidgeHeadClassifier(alphas=ALPHAS).fit(X, y, sample_weight=weights)
+    counted = np.flatnonzero(weights > 0)
+    rows = counted[np.linspace(0, len(counted) - 1, 20).round().astype(int)]
+    np.testing.assert_array_equal(head.loo_rows_, rows)
+    assert head.alpha_ == RidgeClassifierCV(alphas=ALPHAS).fit(X[rows], y[rows]).alpha_
+    assert np.isfinite(head.coef_).all()
+
+
+def test_huge_features_are_blamed_not_weights_of_one():
+    rng = np.random.default_rng(6)
+    X, y = rng.standard_normal((20, 4)) * 1e200, rng.standard_normal(20)
+    with pytest.raises(ValueError, match="features are too large") as error:
+        RidgeHeadRegressor().fit(X, y, sample_weight=np.ones(20))
+    assert "sample_weight" not in str(error.value)
+    with pytest.raises(ValueError, match="Divide sample_weight"):
+        RidgeHeadRegressor().fit(X / 1e100, y, sample_weight=np.full(20, 1e200))
+    RidgeHeadRegressor().fit(X / 1e100, y)  # the features alone fit
+
+
+@pytest.mark.parametrize("shape", [(10, 4), (4, 10)])
+def test_feature_weights_whose_squares_overflow_are_refused(shape):
+    """Weights beyond float64's largest square root are refused (they gave NaN
+    coefficients, silently, or a bare OverflowError); weights below fit, and predict
+    finite values, with either model."""
+    rng = np.random.default_rng(7)
+    X, y = rng.standard_normal(shape), rng.standard_normal(shape[0])
+    weights = [1e155] + [1.0] * (shape[1] - 1)
+    with pytest.raises(ValueError, match="feature_weights must be at most"):
+        RidgeHeadRegressor().fit(X, y, feature_weights=weights)
+    weights[0] = 1e150
+    for kernel in ("linear", "rbf"):
+        head = RidgeHeadRegressor(kernel=kernel).fit(X, y, feature_weights=weights)
+        assert np.isfinite(head.predict(rng.standard_normal((3, shape[1])))).all()
+
+
+@pytest.mark.parametrize("feature_weights", [[[1.0, 2.0, 3.0], [1.0, 2.0]], ["a", "b", "c"]])
+def test_unreadable_feature_weights_are_named(feature_weights):
+    X, y = np.random.default_rng(8).standard_normal((8, 3)), np.arange(8) % 2
+    with pytest.raises(ValueError, match="feature_weights must be numbers"):
+        RidgeHeadClassifier().fit(X, y, feature_weights=feature_weights)
+
+
+def test_a_huge_distance_gives_a_kernel_value_of_zero_not_nan():
+    """A new row so far from the kept ones that its squared distance overflows float64
+    (here through a feature weight of 1e153, within the limit, and a first feature of
+    +-200) has kernel values 0 (it gave inf - inf: NaN predictions); the training rows
+    keep theirs."""
+    rng = np.random.default_rng(9)
+    X, y = rng.standard_normal((4, 10)), rng.standard_normal(4)
+    head = RidgeHeadRegressor(kernel="rbf").fit(X, y, feature_weights=[1e153] + [1.0] * 9)
+    new = rng.standard_normal((6, 10))
+    new[:, 0] = np.tile([200.0, -200.0], 3)
+    np.testing.assert_allclose(head.predict(new), head.intercept_)
+    assert np.isfinite(head.predict(X)).all()
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_probabilities_of_huge_decision_values_sum_to_one(n_classes):
+    """A decision value that overflows when divided by the temperature (below 1 on
+    separable data) gives its class probability 1, not NaN."""
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((30, 3))
+    y = np.digitize(X[:, 0], np.quantile(X[:, 0], np.arange(1, n_classes) / n_classes))
+    head = RidgeHeadClassifier().fit(X, y)
+    assert head.temperature_ < 1
+    huge = np.array([[1e308, 0.0, 0.0], [-1e308, 0.0, 0.0]])
+    proba = head.predict_proba(huge)
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(
+        proba.argmax(axis=1), np.searchsorted(head.classes_, head.predict(huge))
+    )
+    assert not np.isnan(head.predict_log_proba(huge)).any()
+
+
+def test_class_weight_as_an_array_is_named():
+    with pytest.raises(ValueError, match="class_weight must be None, 'balanced' or a dict"):
+        RidgeHeadClassifier(class_weight=np.array([1.0, 2.0])).fit(np.eye(4), [0, 0, 1, 1])
+
+
+def test_ridge_loo_checks_its_input():
+    """``ridge_loo`` refuses what the heads refuse, and takes one target as 1-D."""
+    rng = np.random.default_rng(11)
+    X, y = rng.standard_normal((10, 3)), rng.standard_normal(10)
+    with pytest.raises(ValueError, match="alphas must be"):
+        ridge_loo(X, y[:, None], [-1.0, 1.0])
+    with pytest.raises(ValueError, match="one row of targets per sample"):
+        ridge_loo(X, y[:5], [1.0])
+    with pytest.raises(ValueError, match="at least two samples"):
+        ridge_loo(X[:1], y[:1], [1.0])
+    with pytest.raises(ValueError, match="sample_weight"):
+        ridge_loo(X, y, [1.0], sample_weight=-np.ones(10))
+    with pytest.raises(TypeError, match="fit_intercept"):
+        ridge_loo(X, y, [1.0], fit_intercept="yes")
+    coef, intercept, best, errors = ridge_loo(X.tolist(), y, [0.1, 1.0])
+    columns = ridge_loo(X, y[:, None], [0.1, 1.0])
+    assert coef.shape == (1, 3) and errors.shape == (2,)
+    np.testing.assert_array_equal(coef, columns[0])
+    np.testing.assert_array_equal(intercept, columns[1])
+    assert best == columns[2]
