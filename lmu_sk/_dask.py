@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._device import get_array_module, is_dask_array, is_device_array
-from ._input import cast_checked, check_dtype_param
+from ._input import cast_checked, check_dtype_param, refuse_underflow
 from ._memory import format_bytes, resolve_budget
 from .engine.plan import rows_within
 from .neural.training import RowBlocks
@@ -90,8 +90,8 @@ def check_dask_input(X, name: str = "X"):
     if X.ndim not in (2, 3):
         raise ValueError(
             f"{name} must have shape (n_samples, n_steps) or (n_samples, n_steps, n_channels); "
-            f"got a dask array of shape {X.shape}. For data laid out as (n_samples, "
-            f"n_channels, n_steps) pass {name}.transpose(0, 2, 1)."
+            f"got a dask array of shape {X.shape} ({X.ndim} dimension(s)): one row per "
+            "sequence, reshaped so."
         )
     if X.shape[0] == 0:
         raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}).")
@@ -197,6 +197,14 @@ def _without_empty_chunks(U):
     return U.rechunk({0: rows})
 
 
+def _cast_block(block, dtype):
+    """A block of input as ``dtype`` with the in-memory input's checks: finite values
+    beyond its range, and a block whose values are all below its normal range (as
+    float64 input of about 1e-41 is for float32), refused naming the cause and the fix."""
+    refuse_underflow([block], dtype)
+    return cast_checked(block, dtype)
+
+
 def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
     """Lazy features of a dask array: the fitted ``transformer`` mapped over row blocks.
 
@@ -221,9 +229,13 @@ def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
         compute_dtype=dtype,
         channels_first=channels_first,
     )
-    # one sequence of zeros, on the CPU, gives the shape and dtype of a block's result
+    # one sequence of zeros, on the CPU, gives the shape and dtype of a block's result;
+    # the probe's and the tasks' copies show no progress (dask's tasks report none) and
+    # read the blocks channels last, as given, without channels_first=None's warning
+    # (given once, for X, by the caller)
+    quiet = {"verbose": False, "channels_first": channels_first}
     on_cpu = copy.copy(transformer)
-    on_cpu.device = "cpu"
+    on_cpu.__dict__.update(quiet, device="cpu")
     probe = transform_block(
         np.zeros((1, *U.shape[1:]), in_dtype), **{**options, "transformer": on_cpu}
     )
@@ -233,11 +245,11 @@ def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
     budget = resolve_budget(transformer.max_memory)
     # cast block by block with the in-memory path's check: a finite value beyond float32
     # is refused naming it, not cast to infinity and then refused as non-finite input
-    cast = U if U.dtype == in_dtype else U.map_blocks(cast_checked, in_dtype, dtype=in_dtype)
+    cast = U if U.dtype == in_dtype else U.map_blocks(_cast_block, in_dtype, dtype=in_dtype)
     U = blocks_of(cast, per_row, in_dtype, budget // 2)
     block_bytes = max(U.chunks[0]) * (int(np.prod(U.shape[1:])) + per_row) * in_dtype.itemsize
     within = copy.copy(transformer)
-    within.max_memory = int(budget - block_bytes)
+    within.__dict__.update(quiet, max_memory=int(budget - block_bytes))
     options["transformer"] = within
     xp = _meta_module(U, transformer, return_gpu_arrays)
     chunks = (U.chunks[0], *((size,) for size in probe.shape[1:]))

@@ -25,6 +25,7 @@ __all__ = [
     "is_device_array",
     "is_ragged",
     "largest_magnitude",
+    "refuse_underflow",
 ]
 
 _FLOAT_DTYPES = (np.float64, np.float32)
@@ -148,7 +149,7 @@ def largest_magnitude(part) -> float:
     return max(float(part.max()), -float(part.min()))
 
 
-def _refuse_underflow(parts: list, dtype: np.dtype) -> None:
+def refuse_underflow(parts: list, dtype: np.dtype) -> None:
     """Raise where the arrays ``parts``, to be converted to ``dtype``, are not all zero but
     every value is below its normal range (NaN compares as False: the callers report
     non-finite values)."""
@@ -340,7 +341,8 @@ def _inhomogeneous_error(X) -> ValueError:
 
 def _refuse_unreadable(X) -> None:
     """Raise, naming the fix, for inputs NumPy would read wrongly or with a raw error:
-    nothing, a single string, an iterator, masked values, dates and times."""
+    nothing, a single string, an iterator, masked values, complex numbers, dates and
+    times."""
     if X is None:
         raise ValueError("X is None; pass the sequences as an array or a list of arrays.")
     if isinstance(X, (str, bytes)):
@@ -359,6 +361,13 @@ def _refuse_unreadable(X) -> None:
             "(X.filled(value)) or pass the sequences without them as a list."
         )
     kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if kind == "c":
+        # (scikit-learn's checks expect this ValueError and its first words)
+        raise ValueError(
+            f"Complex data not supported: X holds complex numbers (dtype {X.dtype}); "
+            "lmu_sk's estimators take real numbers. Pass the real and imaginary parts as two "
+            "channels (np.stack([X.real, X.imag], axis=-1)), or their magnitude (np.abs(X))."
+        )
     if kind in ("M", "m"):
         raise ValueError(
             f"X holds dates or times (dtype {X.dtype}); lmu_sk's estimators take numbers. "
@@ -404,7 +413,7 @@ def _validate_array(
     if check_finite and not np.isfinite(X).all():
         raise _non_finite_error(X)
     if dtype is not None:
-        _refuse_underflow([X], dtype)
+        refuse_underflow([X], dtype)
         X = cast_checked(X, dtype)
     return X
 
@@ -455,7 +464,7 @@ def as_sequences(
             f"All sequences must have the same number of channels; found {sorted(channels)}."
         )
     common = np.dtype(dtype or np.result_type(*[seq.dtype for seq in sequences]))
-    _refuse_underflow(sequences, common)  # of the sequences together: one may be tiny
+    refuse_underflow(sequences, common)  # of the sequences together: one may be tiny
     return [cast_checked(seq, common) for seq in sequences]
 
 

@@ -591,19 +591,28 @@ class _LMUBase(BaseEstimator):
         by that rounding put every new value tens of standard deviations away (a dense
         head's accuracy 0.86 -> 0.20 with a constant channel added). The rounding is
         measured on ``_ROUNDING_ROWS`` training sequences spread over the set, computed
-        again in float64, and a column whose spread is within ``_ROUNDING_SPREADS`` times it is
-        treated as constant (scale 1), as a column of one value is.
+        again in float64 (for a dask array, those sequences' features are computed twice,
+        in float32 and float64; no block's are taken), and a column whose spread is within
+        ``_ROUNDING_SPREADS`` times it is treated as constant (scale 1), as a column of one
+        value is.
         """
-        if not (self.scale_features and isinstance(F, np.ndarray)) or F.dtype != np.float32:
+        lazy = _dask.is_dask_array(F)
+        if not (self.scale_features and (isinstance(F, np.ndarray) or lazy)):
             return
         n_samples = _num_samples(X)
-        if n_samples == 0 or F.shape[0] != n_samples:  # (rows of steps: not measured)
-            return
+        if F.dtype != np.float32 or F.ndim != 2 or n_samples == 0 or F.shape[0] != n_samples:
+            return  # (rows of steps: not measured)
         # evenly spread: the rounding of a row depends on its place in the blocks
         rows = np.unique(np.linspace(0, n_samples - 1, _ROUNDING_ROWS).astype(np.int64))
-        sample = [X[i] for i in rows] if isinstance(X, (list, tuple)) else np.asarray(X)[rows]
+        if isinstance(X, (list, tuple)):
+            sample = [X[i] for i in rows]
+        else:  # (a dask array's rows computed: only these)
+            sample = X[rows].compute() if _dask.is_dask_array(X) else np.asarray(X)[rows]
         exact = np.asarray(self.features_._transform(sample, False, dtype=np.float64))
-        rounding = np.sqrt(np.mean((exact - F[rows]) ** 2, axis=0))
+        # a dask array's: the sample's float32 features computed as a block computes them
+        # (taking its rows of F would compute every block)
+        computed = np.asarray(self.features_._transform(sample, False)) if lazy else F[rows]
+        rounding = np.sqrt(np.mean((exact - computed) ** 2, axis=0))
         within = self.feature_scale_ <= _ROUNDING_SPREADS * rounding
         self.feature_scale_ = np.where(within, 1.0, self.feature_scale_)
 
@@ -844,22 +853,27 @@ class _LMUBase(BaseEstimator):
         if (X_val is None) != (y_val is None):
             raise ValueError("Pass both X_val and y_val, or neither.")
         self.head_kind_ = self._resolved_head(X.shape[0])
-        F = self._fit_transformer(X, y)
+        # as in memory: the ridge head's features in float64
+        F = self._fit_transformer(X, y, float64=self.head_kind_ == "ridge")
         y = _dask.aligned_targets(y, F.shape[0])
+        if X_val is not None and not _dask.is_dask_array(X_val):
+            X_val = _without_names(self._layout(X_val))
         if self.head_kind_ == "ridge" or F.nbytes <= _dask.gather_limit():
             F = _dask.gathered(F, f"{type(self).__name__} with the {self.head_kind_} head")
             F = self._as_rows(F)
             self._fit_scaling(F)
+            self._scale_within_rounding(X, F)
             if X_val is not None:
                 F_val = self._transform(X_val)
                 if _dask.is_dask_array(F_val):
                     F_val = _dask.gathered(F_val, "X_val", _dask.HELD_OUT_FIX)
-                y_val = _dask.aligned_targets(y_val, X_val.shape[0])
+                y_val = _dask.aligned_targets(y_val, _num_samples(X_val))
                 X_val, y_val = F_val, self._targets(y_val, X_val)
             return self._fit_head(
                 self._scale(F), self._targets(y, X), partial=False, X_val=X_val, y_val=y_val
             )
         self._fit_scaling(F)
+        self._scale_within_rounding(X, F)
         indices = None
         if X_val is not None:
             F_val = _dask.gathered(self.features_.transform(X_val), "X_val", _dask.HELD_OUT_FIX)
@@ -883,22 +897,23 @@ class _LMUBase(BaseEstimator):
             self.head_kind_ = self._partial_head()
             F = self._fit_transformer(X, y)
             self._fit_scaling(F)
+            self._scale_within_rounding(X, F)
         else:
             F = self.features_.transform(X)
         y = _dask.aligned_targets(y, F.shape[0])
         blocks = _dask.row_blocks(F, self._prepare_block)
         return self._fit_head(blocks, _dask.feature_rows(F, y)[1], partial=True, classes=classes)
 
-    def _fit_transformer(self, X, y=None):
-        """Fit ``features_`` on the dask array ``X``; its lazy training features. One
-        target (or row of targets) per sequence (``y``, NumPy or dask) screens the channels
-        of many-channel data, as in memory: only the targets of the sample screened are
-        computed."""
+    def _fit_transformer(self, X, y=None, float64: bool = False):
+        """Fit ``features_`` on the dask array ``X``; its lazy training features (in
+        float64 with ``float64``, else in the transformer's dtype). One target (or row of
+        targets) per sequence (``y``, NumPy or dask) screens the channels of many-channel
+        data, as in memory: only the targets of the sample screened are computed."""
         params = self._transformer_params(X.shape[0])
         self.features_ = _make_transformer(params, self.verbose).fit(X, _screening_targets(y))
         self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
-        return self.features_.transform(X)
+        return self.features_._transform(X, False, dtype=np.float64 if float64 else None)
 
     def _prepare_block(self, F, y=None):
         """A block of features as the head's scaled input rows (and their targets)."""

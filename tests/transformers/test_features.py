@@ -459,11 +459,14 @@ def test_the_fft_check_reads_host_input_and_lists_for_a_gpu(monkeypatch):
             r"masked array with 2 masked value\(s\)",
         ),
         (np.zeros((2, 5), dtype="datetime64[D]"), ValueError, "dates or times"),
+        (np.ones((2, 5)) + 1j, ValueError, r"complex numbers .*X\.real, X\.imag"),
+        ([np.ones(5) + 1j, np.ones(4) + 0j], ValueError, "complex numbers"),
     ],
 )
 def test_inputs_numpy_would_misread_are_refused_naming_the_fix(X, error, message):
     """A masked array's masked values were read as numbers and dates as day counts,
-    silently; None, a string and a generator met NumPy's raw messages."""
+    silently; None, a string, a generator and complex numbers met NumPy's or
+    scikit-learn's raw messages (the last with a dump of the whole array)."""
     with pytest.raises(error, match=message):
         LMUFeatures(order=3).fit(X)
 
