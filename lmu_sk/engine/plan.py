@@ -427,14 +427,21 @@ def plan_features(
     per_sample = _working_bytes(
         route, output, order, n_steps, n_channels, itemsize, ragged, device
     )
+    if method == "auto" and route != "recurrence" and constants + per_sample > limit:
+        # not one sample fits beside the constants: 'auto' takes the route that needs least
+        route, constants = "recurrence", 0
+        per_sample = _working_bytes(
+            route, output, order, n_steps, n_channels, itemsize, ragged, device
+        )
     seconds = n_channels * _route_seconds(route, output, order, n_steps, itemsize, device)
     fix = "" if route == "recurrence" else _FIX
+    shown = "gemm" if route == "blocked" else route  # the method that asks for the route
     rows = rows_within(
         limit - constants,  # what the chunks of samples may use beside the constants
         per_sample,
         n_samples,
         seconds_per_row=seconds,
-        what=f"method={method if route != 'blocked' else 'gemm'!r}",
+        what=f"method={method!r}" + (f" (here {shown!r})" if method == "auto" else ""),
         fix=fix,
     )
     if device == "gpu":

@@ -142,6 +142,23 @@ def test_max_memory_bounds_the_impulse_response_too(output):
         LMUFeatures(order=16, output=output, method="gemm", max_memory="1MB").fit_transform(X)
 
 
+@pytest.mark.parametrize("output", ["max"])
+def test_method_auto_takes_the_recurrence_where_no_sample_fits_its_other_routes(output):
+    """Where not one sample's working memory of the blocked or FFT route fits beside the
+    impulse response, method='auto' takes the recurrence, which needs almost none (the
+    same states to rounding); it refused naming method='gemm', which was not asked for.
+    An explicit method is still refused, naming itself."""
+    rng = np.random.default_rng(1)
+    for X in (rng.standard_normal((20, 30, 2)), [rng.standard_normal((n, 2)) for n in (5, 40)]):
+        small = LMUFeatures(order=6, output=output, max_memory=2000).fit_transform(X)
+        exact = LMUFeatures(order=6, output=output, method="recurrence").fit_transform(X)
+        for got, expected in zip(small, exact, strict=True):  # float64 features
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+    X = rng.standard_normal((20, 30, 2))
+    with pytest.raises(MemoryBudgetError, match="method='fft'"):
+        LMUFeatures(order=6, output=output, method="fft", max_memory=2000).fit_transform(X)
+
+
 def test_order_true_is_refused(X):
     """A flag is not a count: ``order=True`` was read as order 1."""
     with pytest.raises(TypeError, match="order must be an integer"):
