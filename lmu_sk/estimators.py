@@ -360,6 +360,8 @@ class _LMUBase(BaseEstimator):
     _small_data_head = "ridge"
     # the decays of the longer windows the ridge head chooses from (none: not weighted)
     _window_decays: tuple[float, ...] = ()
+    # what y holds for the pooled features' screening of many channels
+    _target_type: str
 
     # fitted values of the head, read through head_ (see _FromHead)
     coefs_: _FromHead[list[np.ndarray]] = _FromHead()
@@ -523,6 +525,7 @@ class _LMUBase(BaseEstimator):
                 "channels_first": bool(self.channels_first),  # None's warning: see _layout
                 "channels": self.channels,
                 "channel_sums": self.channel_sums,
+                "target_type": self._target_type,
             }
             if n_samples > _MANY_SAMPLES:
                 params["n_biases"] = _MANY_SAMPLES_BIASES
@@ -1126,6 +1129,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     _head_class = DenseHeadClassifier
     _ridge_class = RidgeHeadClassifier
     _window_decays = _WINDOW_DECAYS
+    _target_type = "classes"
     classes_: _FromHead[np.ndarray] = _FromHead()
     head_: DenseHeadClassifier | RidgeHeadClassifier
 
@@ -1341,6 +1345,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
     _head_class = DenseHeadRegressor
     _ridge_class = RidgeHeadRegressor
+    # integer-valued targets too: a continuous target (not labels)
+    _target_type = "continuous"
     head_: DenseHeadRegressor | RidgeHeadRegressor
     _feature_outputs = ("auto", "final", "mean", "max", "pooled", "sequence")
     _small_data_head = "ridge"

@@ -129,6 +129,38 @@ def _check_screening_targets(y, n_samples: int) -> None:
         )
 
 
+# target_type: whether y is continuous (None: read from y)
+_TARGET_TYPES = {"auto": None, "classes": False, "continuous": True}
+
+
+def _screening_array(y, n_samples: int, continuous: bool | None) -> np.ndarray:
+    """The targets that screen the channels as an array, checked: one (or one row) per
+    sequence, numbers without NaN or infinity for a continuous target, and labels that
+    can be sorted."""
+    y = np.asarray(y)
+    _check_screening_targets(y, n_samples)
+    numeric = y.dtype.kind in "biuf"
+    if continuous and not numeric:
+        raise ValueError(
+            f"y must hold numbers to screen the channels against a continuous target "
+            f"(target_type='continuous'); got dtype {y.dtype}."
+        )
+    if numeric and not np.isfinite(y).all():
+        raise ValueError(
+            "y holds NaN or infinity; the channels are screened against it: drop those "
+            "sequences or fill their targets."
+        )
+    if not numeric:
+        try:
+            np.unique(y)
+        except TypeError as error:
+            raise ValueError(
+                "y's labels cannot be compared with one another (mixed types, or None); "
+                "the channels are screened against them: give every label one type."
+            ) from error
+    return y
+
+
 def channel_sums(kept: np.ndarray, n_channels: int) -> np.ndarray:
     """The ``(n_channels, n_read)`` 0/1 matrix that makes the channels the windows read:
     the ``kept`` channels, then the sum of every pair of them, in ``itertools``'
@@ -413,6 +445,13 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         pairs); ``True``: whatever their number (``k (k - 1) / 2`` pairs); ``False``:
         never. The states per window are shared among the channels read
         (``order=None``).
+    target_type : {'auto', 'classes', 'continuous'}, default='auto'
+        What the ``y`` that screens the channels holds: class labels (one-way analysis of variance)
+        or a continuous target (the squared correlation's statistic, whatever its scale). 'auto':
+        continuous where scikit-learn's ``type_of_target`` says so or where the numbers are all
+        different, labels otherwise, so integer-valued targets that repeat are read as labels: pass
+        'continuous' for them. :class:`~lmu_sk.LMUClassifier` and :class:`~lmu_sk.LMURegressor` set
+        it.
     channels_first : bool or None, default=None
         Layout of 3-D input. ``True``: ``(n_samples, n_channels, n_steps)`` as aeon and
         sktime hold it (``aeon.datasets.load_classification``), or a list of
@@ -506,6 +545,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return_gpu_arrays=False,
         channels="auto",
         channel_sums="auto",
+        target_type="auto",
         channels_first=None,
         verbose=False,
         n_jobs=None,
@@ -524,6 +564,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.return_gpu_arrays = return_gpu_arrays
         self.channels = channels
         self.channel_sums = channel_sums
+        self.target_type = target_type
         self.channels_first = channels_first
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -668,8 +709,17 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         most = self._screening_cap(n_channels, y is not None)
         if most is None:
             return np.arange(n_channels), None
-        y = np.asarray(y)
-        _check_screening_targets(y, len(U))
+        continuous = (
+            _TARGET_TYPES.get(self.target_type, "unknown")
+            if isinstance(self.target_type, str)
+            else "unknown"
+        )
+        if continuous == "unknown":
+            raise ValueError(
+                "target_type must be 'auto', 'classes' or 'continuous' (what y holds to "
+                f"screen the channels); got {self.target_type!r}."
+            )
+        y = _screening_array(y, len(U), continuous)
         thetas = [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
         screen = LMUPooledFeatures(
             thetas=thetas,
@@ -684,7 +734,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         )
         F = screen.fit_transform(U)
         channel_of = [int(_INPUT_NAME.match(name)[1]) for name in screen.get_feature_names_out()]
-        scores, threshold = channel_scores(F, np.asarray(channel_of), n_channels, y)
+        scores, threshold = channel_scores(F, np.asarray(channel_of), n_channels, y, continuous)
         kept = choose_channels(scores, threshold, most)
         logger.info(
             "%s: %d of %d channel(s) kept by screening (%d significant)",

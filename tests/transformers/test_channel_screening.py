@@ -199,3 +199,82 @@ def test_channel_sums_read_every_pair_of_the_kept_channels():
     ).mixing_.shape == (6, 21)
     with pytest.raises(ValueError, match="channel_sums must be 'auto', True or False"):
         LMUPooledFeatures(channel_sums="pairs").fit(X)
+
+
+def test_a_constant_column_scores_zero_whatever_its_rounding():
+    """A constant column of 0.1 or 0.3 (whose centred values are rounding, not zero)
+    scores 0, for classes and for a continuous target: it scored inf against classes and
+    outranked the informative channels."""
+    rng = np.random.default_rng(2)
+    y = np.repeat([0, 1], 20)
+    F = np.column_stack([np.full(40, 0.1), np.full(40, 0.3), rng.standard_normal(40) + y])
+    for target in (y, y + rng.standard_normal(40)):
+        stat, _, _ = f_statistics(F, target)
+        assert stat[0] == stat[1] == 0.0 and 0 < stat[2] < np.inf
+
+
+def test_a_constant_channel_is_not_kept_over_an_informative_one():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 40)
+    X = rng.standard_normal((40, 32, 20))
+    X[:, :, 5] += 1.5 * y[:, None]
+    X = np.concatenate([X, np.full((40, 32, 1), 0.3)], axis=2)
+    params = dict(n_biases=2, thetas=[4, 16], channels=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the constant channel's offset
+        features = LMUPooledFeatures(**params).fit(X, y)
+    assert list(features.channels_) == [5] and features.channel_scores_[20] == 0.0
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-200, 1e200])
+def test_a_continuous_targets_scale_does_not_change_the_statistics(scale):
+    """The squared correlation does not depend on the target's scale: at 1e-200 every
+    statistic was 0 (the products underflowed), at 1e200 NaN."""
+    rng = np.random.default_rng(4)
+    F = rng.standard_normal((40, 4))
+    target = F[:, 1] + 0.5 * rng.standard_normal(40)
+    expected, _, _ = f_statistics(F, target)
+    with np.errstate(all="raise"):
+        stat, _, _ = f_statistics(F, target * scale, continuous=True)
+    np.testing.assert_allclose(stat, expected, rtol=1e-10)
+
+
+def test_the_regressor_screens_integer_valued_targets_as_continuous():
+    """``LMURegressor`` screens against a continuous target whatever its values: rounded
+    targets (integers to scikit-learn's type_of_target) were screened as ~40 classes and
+    one of the two informative channels dropped (test R^2 0.845 -> 0.138)."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((80, 40, 24))
+    y = np.round(30 * X[:, :, 7].mean(axis=1) + 30 * X[:, :, 13].mean(axis=1))
+    assert list(LMURegressor().fit(X, y).features_.channels_) == [7, 13]
+    assert LMUPooledFeatures(target_type="continuous").fit(X, y).target_type == "continuous"
+    assert list(LMUPooledFeatures(target_type="continuous").fit(X, y).channels_) == [7, 13]
+
+
+def test_all_different_numbers_are_a_continuous_target_for_auto():
+    """target_type='auto' reads numbers that never repeat as a continuous target (as labels
+    every sequence was a class of its own: every channel scored inf, the first kept)."""
+    rng = np.random.default_rng(6)
+    y = rng.permutation(40)
+    X = rng.standard_normal((40, 32, 20))
+    X[:, :, 7] += (y / 40 * 3)[:, None]
+    params = dict(n_biases=2, thetas=[4, 16], channels=2)
+    assert list(LMUPooledFeatures(**params).fit(X, y).channels_) == [7]
+    repeated = np.repeat([0, 1], 20)  # integers that repeat: labels
+    _, df_between, df_within = f_statistics(X[:, 0, :3], repeated)
+    assert (df_between, df_within) == (1, 38)
+
+
+@pytest.mark.parametrize(
+    ("y", "target_type", "match"),
+    [
+        (np.where(np.arange(40) == 3, np.nan, 1.0), "auto", "y holds NaN or infinity"),
+        (np.array([None] * 20 + [1] * 20, dtype=object), "auto", "cannot be compared"),
+        (np.array(["a", "b"] * 20), "continuous", "must hold numbers"),
+        (np.arange(40), "labels", "target_type must be"),
+    ],
+)
+def test_bad_screening_targets_are_named(y, target_type, match):
+    X = np.random.default_rng(7).standard_normal((40, 8, 20))
+    with pytest.raises(ValueError, match=match):
+        LMUPooledFeatures(channels=2, target_type=target_type).fit(X, y)
