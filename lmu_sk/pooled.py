@@ -203,14 +203,17 @@ def default_orders(thetas: np.ndarray, n_channels: int) -> np.ndarray:
 
 
 def default_strides(thetas: np.ndarray, orders: np.ndarray) -> np.ndarray:
-    """Steps per block mean when ``stride='auto'``: ``floor(theta / (2 * order))``, >= 1."""
-    return np.asarray(
-        [
-            max(1, int(theta // (_STEPS_PER_STATE * d)))
-            for theta, d in zip(thetas, orders, strict=True)
-        ],
-        dtype=np.int64,
-    )
+    """Steps per block mean when ``stride='auto'``: ``floor(theta / (2 * order))``, >= 1;
+    a ValueError naming the window where that is beyond ``MAX_STRIDE``."""
+    strides = [theta // (_STEPS_PER_STATE * d) for theta, d in zip(thetas, orders, strict=True)]
+    for theta, stride in zip(thetas, strides, strict=True):
+        if stride > MAX_STRIDE:
+            raise ValueError(
+                f"thetas holds a window of {theta:.3g} steps, whose block means (stride='auto'"
+                f": theta / (2 * order) steps) exceed {MAX_STRIDE:.3g} steps; use windows of "
+                "at most the longest sequence's length, or an integer stride."
+            )
+    return np.asarray([max(1, int(stride)) for stride in strides], dtype=np.int64)
 
 
 def check_thetas(thetas, name: str = "thetas") -> np.ndarray:
@@ -253,20 +256,24 @@ def _check_names(value, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v for v in allowed if v in chosen)
 
 
-def _check_state_range(U, orders: np.ndarray, transforms: tuple[str, ...]) -> None:
-    """Refuse inputs whose states may pass float32's range: they are compared with float32
-    thresholds (on the CPU; on a GPU a float32 output computes in float32), where they would
-    become infinite and count wrongly, whatever the output ``dtype`` (see
+def _check_state_range(
+    U, orders: np.ndarray, transforms: tuple[str, ...], pools: tuple[str, ...] = ()
+) -> None:
+    """Refuse inputs whose states (or the float32 sums of 'mpv' among the ``pools``) may
+    pass float32's range: they are compared with float32 thresholds (on the CPU; on a GPU a
+    float32 output computes in float32), where they would become infinite and count
+    wrongly, whatever the output ``dtype`` (see
     :func:`~lmu_sk.engine.pooling.state_gain`)."""
     parts = U if isinstance(U, list) else [U]
     largest = max(largest_magnitude(part) for part in parts)
     n_steps = max(len(part) for part in U) if isinstance(U, list) else U.shape[1]
-    gain = state_gain(orders, transforms, n_steps)
+    gain = state_gain(orders, transforms, n_steps, pools)
     if largest * gain > FLOAT32_MAX:
+        sums = " and sums them in float32 for 'mpv'" if "mpv" in pools else ""
         raise ValueError(
             f"X holds values up to {largest:.3g}, which can give Delay Network states beyond "
             f"the largest float32 ({FLOAT32_MAX:.3g}): LMUPooledFeatures compares its "
-            "states with float32 thresholds, whatever its dtype, so they would count "
+            f"states with float32 thresholds{sums}, whatever its dtype, so they would count "
             f"wrongly. Scale X down, below {FLOAT32_MAX / gain:.3g} in magnitude (e.g. "
             "sklearn.preprocessing.StandardScaler)."
         )
@@ -330,13 +337,17 @@ def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> n
 # a channel whose values' mean exceeds this many times their spread: its states, compared
 # with the thresholds in float32 (7 significant digits), keep less than ~1e-3 of a spread
 OFFSET_WARNING_RATIO = 1e4
+# the longest stride (steps per block mean) taken: an int64 holds it (a window of 1e20
+# steps, whose stride='auto' is beyond, raised a bare OverflowError)
+MAX_STRIDE = 2**62
 
 
-def _warn_of_offsets(U) -> None:
-    """Warn, with the fix, where a channel's training values sit on an offset far larger
-    than their spread: the 'series' input's states then carry the offset, and float32's
-    comparisons with the thresholds lose the variation (a classifier's accuracy 0.99 ->
-    0.86 with an offset of 1e6 on values of spread 6; 0.32 at 1e9)."""
+def _warn_of_offsets(U, read: np.ndarray) -> None:
+    """Warn, with the fix, where a channel read (of ``read``) has training values that sit
+    on an offset far larger than their spread: the 'series' input's states then carry the
+    offset, and float32's comparisons with the thresholds lose the variation (a
+    classifier's accuracy 0.99 -> 0.86 with an offset of 1e6 on values of spread 6; 0.32
+    at 1e9)."""
     parts = U if isinstance(U, list) else [U]
     n_channels = parts[0].shape[-1]
     total = sum(p.shape[0] * (p.shape[1] if p.ndim == 3 else 1) for p in parts)
@@ -349,7 +360,12 @@ def _warn_of_offsets(U) -> None:
     squares = sum(np.einsum("ij,ij->j", f, f, dtype=np.float64) for f in flat) / total
     spread = np.sqrt(np.maximum(squares - mean**2, 0.0))
     offset = np.abs(mean) > OFFSET_WARNING_RATIO * spread
-    offset &= spread > 0  # a constant channel carries nothing to lose
+    # a constant channel carries nothing to lose (its spread above is rounding: a channel
+    # of 0.1 warned of an offset of 3e7 times its spread), nor does a channel not read
+    constant = np.logical_and.reduce(
+        [(f.max(axis=0) == f.min(axis=0)) | (len(f) == 0) for f in flat]
+    )
+    offset &= ~constant & np.isin(np.arange(n_channels), read)
     if offset.any():
         channels = np.flatnonzero(offset)
         ratio = float(np.max(np.abs(mean[channels]) / spread[channels]))
@@ -413,7 +429,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         On the CPU the states run in float64 and are compared with the thresholds in
         float32; on a GPU everything runs in the output dtype. Inputs large enough for a
         state to pass float32's range (about ``3.4e38 / order``, less with the difference
-        and cumulative sum) are refused with a ValueError, whatever the dtype.
+        and cumulative sum, and with 'mpv', which sums up to 1 024 states in float32, 1 024
+        times less) are refused with a ValueError, whatever the dtype.
     max_memory : int, float or str, default=None
         Working memory allowed besides the result (bytes or a string like ``'2GB'``);
         samples are processed in chunks that fit, in ``fit`` too. ``None`` allows half of
@@ -515,6 +532,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
 
     # saved as plain data: a pickle names no class of the engine
     _plain_attributes: ClassVar[dict] = {"spec_": (PooledSpec.to_plain, PooledSpec.from_plain)}
+    # set on the instance that screens another's channels: it warns of no offsets
+    _screening: bool = False
 
     # what every fitted LMUPooledFeatures holds (checked when a saved one is loaded)
     _fitted_attributes = (
@@ -626,9 +645,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         pools = _check_names(self.pools, "pools", POOLS)
         budget = resolve_budget(self.max_memory)
         thetas = default_thetas(n_steps) if self.thetas is None else check_thetas(self.thetas)
-        if "series" in transforms:
-            _warn_of_offsets(U)
         kept, scores = self._choose_channels(U, y, n_steps, n_channels)
+        if "series" in transforms and not self._screening:
+            _warn_of_offsets(U, kept)
         mixing = self._mixing(kept, n_channels)
         # the channels the windows read: the kept ones of the input, or all the mixed ones
         if mixing is None:
@@ -644,6 +663,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             strides = default_strides(thetas, orders)
         else:
             stride = _check_count(self.stride, "stride (or 'auto')", 1)
+            if stride > MAX_STRIDE:
+                raise ValueError(
+                    f"stride must be at most {MAX_STRIDE} steps per block mean; got {stride}."
+                )
             strides = np.full(len(thetas), stride)
         fed_cumsum = cumsum_windows(thetas)
         # input j * n_read + k is transform j of channel k; only the channels read feed
@@ -661,7 +684,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             windows.append(WindowSpec(int(d), float(theta / stride), int(stride), inputs))
         spec = PooledSpec(tuple(windows), transforms, pools, n_biases, self.discretizer)
         self._check_memory(spec, budget)
-        _check_state_range(U, orders, transforms)
+        _check_state_range(U, orders, transforms, pools)
         self.thetas_ = np.asarray([w.theta * w.stride for w in spec.windows])
         self.orders_ = np.asarray([w.order for w in spec.windows], dtype=np.int64)
         self.strides_ = np.asarray([w.stride for w in spec.windows], dtype=np.int64)
@@ -732,6 +755,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             channel_sums=False,
             channels_first=False,
         )
+        screen._screening = True  # (the offsets of the channels read are warned of after)
         F = screen.fit_transform(U)
         channel_of = [int(_INPUT_NAME.match(name)[1]) for name in screen.get_feature_names_out()]
         scores, threshold = channel_scores(F, np.asarray(channel_of), n_channels, y, continuous)
@@ -847,7 +871,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         mixing = getattr(self, "mixing_", None)  # None too in models saved before it
         if mixing is not None:
             U = mixed_channels(U, mixing)
-        _check_state_range(U, self.orders_, tuple(self.spec_.transforms))
+        _check_state_range(U, self.orders_, tuple(self.spec_.transforms), tuple(self.spec_.pools))
         if dtype is None:
             dtype = check_dtype_param(self.dtype) or (
                 U[0].dtype if isinstance(U, list) else U.dtype

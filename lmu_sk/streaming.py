@@ -865,7 +865,9 @@ class PooledStream(_FeatureStream):
         thresholds, whatever the dtype."""
         spec = self._pooled.spec
         orders = [window.order for window in spec.windows]
-        gain = state_gain(orders, tuple(spec.transforms), self._steps_seen + n_steps)
+        gain = state_gain(
+            orders, tuple(spec.transforms), self._steps_seen + n_steps, tuple(spec.pools)
+        )
         if largest * gain > FLOAT32_MAX:
             raise ValueError(
                 f"U holds values up to {largest:.3g}, which can give Delay Network states "

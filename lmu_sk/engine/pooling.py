@@ -35,6 +35,8 @@ import math
 
 import numpy as np
 
+from ..kernels import cpu
+
 __all__ = [
     "FLOAT32_MAX",
     "MOMENT_POOLS",
@@ -260,18 +262,23 @@ def checked_window_arrays(
     return checked_biases, checked_scales
 
 
-def state_gain(orders, transforms: tuple[str, ...], n_steps: int) -> float:
-    """How many times the largest input the pooled features' Delay Network states can
-    reach, over ``n_steps`` steps.
+def state_gain(
+    orders, transforms: tuple[str, ...], n_steps: int, pools: tuple[str, ...] = ()
+) -> float:
+    """How many times the largest input the pooled features' Delay Network states (and,
+    with 'mpv' among the ``pools``, their float32 sums) can reach, over ``n_steps`` steps.
 
     A state of order ``d`` is at most ``d`` times the largest input it sums (the impulse
     response's absolute sum is below the order: 1.7 for 4, 2.4 for 8, 13 for 256); the
     first difference at most doubles the input, the centred cumulative sum of ``n`` steps
-    multiplies it by ``2 sqrt(n)`` at most.
+    multiplies it by ``2 sqrt(n)`` at most. 'mpv' sums the states above a threshold in
+    float32 over up to ``cpu.FLUSH_STEPS`` steps (then into float64): that many times.
     """
     gain = float(np.max(orders))
     if "cumsum" in transforms:
         gain *= 2.0 * math.sqrt(n_steps)
     elif "difference" in transforms:
         gain *= 2.0
+    if "mpv" in pools:
+        gain *= max(1, min(int(n_steps), cpu.FLUSH_STEPS))
     return gain

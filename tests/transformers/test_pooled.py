@@ -424,3 +424,46 @@ def test_an_offset_far_beyond_the_spread_is_warned_of():
         LMUPooledFeatures().fit(shifted)
     with pytest.warns(UserWarning, match="offset"):
         LMUPooledFeatures().fit(list(shifted))
+
+
+@pytest.mark.parametrize(
+    ("thetas", "stride", "match"),
+    [([1e20], "auto", "window of 1e\\+20 steps"), ([5.0], 2**63, "stride must be at most")],
+)
+def test_strides_beyond_int64_are_refused_naming_them(thetas, stride, match):
+    """A window or stride so long that its stride overflowed int64 raised a bare
+    OverflowError; the longest stride taken fits."""
+    X = np.random.default_rng(0).standard_normal((4, 32))
+    with pytest.raises(ValueError, match=match):
+        LMUPooledFeatures(thetas=thetas, order=2, stride=stride).fit(X)
+    assert LMUPooledFeatures(thetas=[5.0], order=2, stride=2**62).fit(X).strides_[0] == 2**62
+
+
+def test_no_offset_warning_for_a_constant_channel_or_one_not_read():
+    """A constant channel of 0.1 (whose spread, from the mean of squares, is rounding) has
+    nothing to lose; a channel the screening drops is not read; a kept channel on an
+    offset is warned of once (the screening's own fit warned again)."""
+    rng = np.random.default_rng(1)
+    y = np.repeat([0, 1], 20)
+    X = rng.standard_normal((40, 20, 20))
+    X[:, :, 3] += 1e6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LMUPooledFeatures(thetas=[4], n_biases=2).fit(np.full((3, 32), 0.1))
+        LMUPooledFeatures(thetas=[4], n_biases=2, channels=2).fit(X, y)
+    X[:, :, 3] += 3.0 * y[:, None]  # now informative, and kept
+    with pytest.warns(UserWarning, match=r"channel\(s\) \[3\] sit on an offset") as caught:
+        LMUPooledFeatures(thetas=[4], n_biases=2, channels=2).fit(X, y)
+    assert len(caught) == 1
+
+
+def test_inputs_whose_mpv_sums_would_pass_float32_are_refused():
+    """'mpv' sums up to 1 024 states in float32 before it flushes them into float64:
+    inputs of 1e36 (their states within float32's range) overflowed those sums, and the
+    error blamed float64 and advised dtype='float64'. Such inputs are refused up front,
+    naming the sums; without 'mpv' they are read."""
+    X = (1 + np.random.default_rng(0).random((4, 3000))) * 1e36
+    params = dict(order=2, thetas=[4], transforms=("series",))
+    with pytest.raises(ValueError, match="sums them in float32 for 'mpv'"):
+        LMUPooledFeatures(**params, pools=("mpv",)).fit_transform(X)
+    assert np.isfinite(LMUPooledFeatures(**params, pools=("ppv",)).fit_transform(X)).all()
