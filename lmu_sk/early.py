@@ -320,7 +320,7 @@ or a list of sequences of different lengths
                 continue
             F = _checkpoint_features(estimator, _prefixes(U, rows, int(steps)))
             mean = scale = None
-            if estimator.scale_features:
+            if estimator._standardized:
                 mean, scale = standardization(F)
                 F -= mean
                 F /= scale
@@ -493,7 +493,7 @@ def _checkpoint_features(estimator: LMUClassifier, U) -> np.ndarray:
 
 
 def _scaled(estimator: LMUClassifier, F: np.ndarray) -> np.ndarray:
-    if not estimator.scale_features:
+    if not estimator._standardized:
         return F
     return (F - estimator.feature_mean_) / estimator.feature_scale_
 

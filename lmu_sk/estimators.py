@@ -14,12 +14,13 @@ import contextlib
 import functools
 import types
 from collections.abc import Callable
+from numbers import Real
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -379,6 +380,12 @@ class _LMUBase(BaseEstimator):
     activation_: _FromHead[str] = _FromHead()
     alpha_: _FromHead[float] = _FromHead()
 
+    @property
+    def _standardized(self) -> bool:
+        """Whether the fitted model standardizes its features: ``scale_features`` as it
+        was at fit (a value set later applies at the next fit, as every parameter does)."""
+        return "feature_mean_" in self.__dict__
+
     @classmethod
     def _required_fitted(cls, state: dict) -> tuple[str, ...]:
         """What every fitted composite of the saved parameters holds (checked at load)."""
@@ -578,6 +585,8 @@ class _LMUBase(BaseEstimator):
     def _fit_scaling(self, F, sample_weight=None) -> None:
         """The standardization of the feature rows ``F`` (NumPy, CuPy or dask), float64."""
         if not self.scale_features:
+            self.__dict__.pop("feature_mean_", None)  # (an earlier fit's)
+            self.__dict__.pop("feature_scale_", None)
             return
         if _dask.is_dask_array(F):
             mean, std = _dask.column_moments(F)
@@ -600,7 +609,7 @@ class _LMUBase(BaseEstimator):
         value is.
         """
         lazy = _dask.is_dask_array(F)
-        if not (self.scale_features and (isinstance(F, np.ndarray) or lazy)):
+        if not (self._standardized and (isinstance(F, np.ndarray) or lazy)):
             return
         n_samples = _num_samples(X)
         if F.dtype != np.float32 or F.ndim != 2 or n_samples == 0 or F.shape[0] != n_samples:
@@ -654,7 +663,7 @@ class _LMUBase(BaseEstimator):
         coefficients: where that is well conditioned it acts on the features as they are,
         which spares two passes over them (most of a small model's prediction time).
         """
-        if self.head_kind_ == "ridge" and self.scale_features:
+        if self.head_kind_ == "ridge" and self._standardized:
             folded = self.head_._standardization_folded(self.feature_mean_, self.feature_scale_)
             if folded is not None:
                 return getattr(folded, method)
@@ -678,7 +687,7 @@ class _LMUBase(BaseEstimator):
         have standard deviations below float32's smallest number, which would divide by
         zero. Rows go in blocks, so the float64 temporaries stay small.
         """
-        if not self.scale_features:
+        if not self._standardized:
             return F
         xp = array_module_of(F)
         mean = xp.asarray(self.feature_mean_, dtype=np.float64)
@@ -709,9 +718,16 @@ class _LMUBase(BaseEstimator):
             return None
         return _window_decay_weights(self.features_, self._window_decays)
 
+    # the ridge head's own parameters that the composite passes on (beyond alphas, verbose
+    # and kernel)
+    _ridge_params: tuple[str, ...] = ()
+
     def _make_head(self):
         if self.head_kind_ == "ridge":
-            return self._ridge_class(alphas=self.alphas, verbose=self.verbose, kernel=self.kernel)
+            own = {name: getattr(self, name) for name in self._ridge_params}
+            return self._ridge_class(
+                alphas=self.alphas, verbose=self.verbose, kernel=self.kernel, **own
+            )
         params = {name: getattr(self, name) for name in _HEAD_PARAMS}
         return self._head_class(**params, device=self.device)
 
@@ -1327,6 +1343,13 @@ class LMURegressor(VersionedPickleMixin, RegressorMixin, _LMUBase):
     regression sets (Tecator 0.448 to 0.566, CardanoSentiment 0.295 to 0.300; Covid3Month
     0.0419 to 0.0418).
 
+    ``clip_margin`` (float or None, default=0.1), the ridge head's only: its predictions
+    are clipped to the range of the training targets widened on each side by
+    ``clip_margin`` times its width, per target (see
+    :class:`~lmu_sk.ridge.RidgeHeadRegressor`: a linear model on standardized pooled
+    features can extrapolate wildly where a nearly constant pool moves). ``None`` never
+    clips. The dense head does not clip.
+
     Attributes
     ----------
     features_, head_, order_, feature_mean_, feature_scale_, n_features_in_, \
@@ -1343,13 +1366,105 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     the regressor: the number of columns, ``n_iter_`` and the sample weights' equivalence).
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        **_LMUBase._parameter_constraints,
+        "clip_margin": [Interval(Real, 0, None, closed="left"), None],
+    }
     _head_class = DenseHeadRegressor
     _ridge_class = RidgeHeadRegressor
+    _ridge_params = ("clip_margin",)
     # integer-valued targets too: a continuous target (not labels)
     _target_type = "continuous"
     head_: DenseHeadRegressor | RidgeHeadRegressor
     _feature_outputs = ("auto", "final", "mean", "max", "pooled", "sequence")
     _small_data_head = "ridge"
+
+    def __init__(
+        self,
+        order=None,
+        theta=None,
+        discretizer="zoh",
+        feature_output="auto",
+        scale_features=True,
+        memory=None,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        *,
+        head="auto",
+        alphas=None,
+        solver="adam",
+        alpha=1e-4,
+        batch_size="auto",
+        learning_rate="constant",
+        learning_rate_init=1e-3,
+        power_t=0.5,
+        max_iter=200,
+        shuffle=True,
+        random_state=None,
+        tol=1e-4,
+        verbose=False,
+        warm_start=False,
+        momentum=0.9,
+        nesterovs_momentum=True,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-8,
+        dropout=0.0,
+        input_dropout=0.0,
+        dtype="float32",
+        device="auto",
+        channels_first=None,
+        n_jobs=None,
+        channels="auto",
+        channel_sums="auto",
+        kernel="linear",
+        clip_margin=0.1,
+    ):
+        super().__init__(
+            order=order,
+            theta=theta,
+            discretizer=discretizer,
+            feature_output=feature_output,
+            scale_features=scale_features,
+            memory=memory,
+            hidden_layer_sizes=hidden_layer_sizes,
+            activation=activation,
+            head=head,
+            alphas=alphas,
+            solver=solver,
+            alpha=alpha,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            learning_rate_init=learning_rate_init,
+            power_t=power_t,
+            max_iter=max_iter,
+            shuffle=shuffle,
+            random_state=random_state,
+            tol=tol,
+            verbose=verbose,
+            warm_start=warm_start,
+            momentum=momentum,
+            nesterovs_momentum=nesterovs_momentum,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            beta_1=beta_1,
+            beta_2=beta_2,
+            epsilon=epsilon,
+            dropout=dropout,
+            input_dropout=input_dropout,
+            dtype=dtype,
+            device=device,
+            channels_first=channels_first,
+            n_jobs=n_jobs,
+            channels=channels,
+            channel_sums=channel_sums,
+            kernel=kernel,
+        )
+        self.clip_margin = clip_margin
 
     def _resolved_head(self, n_samples: int) -> str:
         """As for the classifier, but 'sequence' (one target per step) trains the dense
@@ -1358,8 +1473,13 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return "dense"
         return super()._resolved_head(n_samples)
 
+    def _per_step(self) -> bool:
+        """Whether the fitted features are every step's ('sequence'): the transformer's
+        output, not ``feature_output`` as set since."""
+        return getattr(getattr(self, "features_", None), "output", None) == "sequence"
+
     def _as_rows(self, F):
-        if self.feature_output != "sequence":
+        if not self._per_step():
             return F
         if isinstance(F, list):
             raise ValueError(_SEQUENCE_LENGTHS)
@@ -1426,9 +1546,33 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict")
         prediction = self._apply_head(X, "predict")
-        if self.feature_output == "sequence":
+        if self._per_step():
             return prediction.reshape(*self._sequence_shape(X), *prediction.shape[1:])
         return prediction
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """The coefficient of determination R^2 of :meth:`predict`, as scikit-learn's
+        regressors give it; for 'sequence' features, over every step (and output) as a
+        column of its own, ``y`` of shape ``(n_samples, n_steps[, n_outputs])``."""
+        if _dask.is_dask_array(X) or not self._per_step():
+            return super().score(X, y, sample_weight)
+        from sklearn.metrics import r2_score
+
+        prediction = self.predict(X)
+        y = np.asarray(y)
+        if y.shape != prediction.shape:
+            raise ValueError(
+                f"y must hold the targets of every step of X, shape {prediction.shape}; "
+                f"got shape {y.shape}."
+            )
+        n_samples = prediction.shape[0]
+        return float(
+            r2_score(
+                y.reshape(n_samples, -1),
+                prediction.reshape(n_samples, -1),
+                sample_weight=sample_weight,
+            )
+        )
 
     def stream(self, n_streams: int = 1):
         """The fitted model run online: a :class:`~lmu_sk.streaming.RegressorStream` of

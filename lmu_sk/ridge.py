@@ -427,8 +427,9 @@ def _ridge_path(
 
 class _Centered(NamedTuple):
     """The problem as both solvers see it: float64 features, the targets divided by a
-    power of two near their largest magnitude (exact, and errors of huge or tiny targets
-    neither overflow nor underflow), the (weighted) means, the square roots of the
+    power of two near their largest magnitude, each column by its own (exact, and errors
+    of huge or tiny targets neither overflow nor underflow, nor does a small target beside
+    a huge one vanish), the (weighted) means, the square roots of the
     weights as a column (or ``None``) and the centered targets scaled by them."""
 
     X: object
@@ -436,14 +437,15 @@ class _Centered(NamedTuple):
     y_mean: object
     root: object
     Yc: object
-    y_scale: float
+    y_scale: object  # (n_targets,)
     w: object
 
 
 def _centered(X, Y, fit_intercept: bool, sample_weight, xp: ModuleType) -> _Centered:
     """:class:`_Centered` of ``X``, ``Y`` (the centered features are never formed)."""
     X = X.astype(xp.float64, copy=False)
-    y_scale = _power_of_two_near(float(xp.max(xp.abs(Y))) if Y.size else 0.0)
+    largest = to_numpy(xp.max(xp.abs(Y), axis=0)) if Y.size else np.zeros(Y.shape[1])
+    y_scale = xp.asarray([_power_of_two_near(float(m)) for m in largest], dtype=xp.float64)
     Y = Y.astype(xp.float64, copy=False) / y_scale
     w = None if sample_weight is None else xp.asarray(sample_weight, dtype=xp.float64)
     # huge weights or features overflow here: the solvers refuse them with their cause
@@ -518,7 +520,7 @@ def _solve_at(
             if w is not None:
                 coef = coef * w
     intercept = (y_mean - coef @ x_mean) * y_scale
-    return coef * y_scale, intercept
+    return coef * y_scale[:, None], intercept
 
 
 def _centered_gram(X, x_mean, root, xp: ModuleType, column_weight=None, gram=None):
@@ -596,6 +598,10 @@ def _exact_ridge_path(
     # the targets are divided by a power of two near their largest magnitude and the results
     # scaled back: the penalty chosen does not depend on the targets' scale (_centered)
     X, x_mean, y_mean, root, Yc, y_scale, w = _centered(X, Y, fit_intercept, sample_weight, xp)
+    # the errors of every target in the units of the largest's (the targets' own units up
+    # to that one factor): the penalty chosen is the one of the unscaled targets
+    unit = float(xp.max(y_scale))
+    target_weights = (y_scale / unit) ** 2
     if not fit_intercept:
         base = 0.0
     elif w is None:
@@ -617,11 +623,11 @@ def _exact_ridge_path(
                 scale = float(s2_host[nonzero].mean()) if nonzero.any() else 1.0
                 tried = np.asarray([relative * scale])
             UtY = U.T @ Yc
-            leverages, errors = _loo_errors(U, s2, UtY, Yc, tried, base, xp, log)
+            leverages, errors = _loo_errors(U, s2, UtY, Yc, tried, base, xp, log, target_weights)
             if n_candidates > 1:
                 log.note(
                     f"feature weights {candidate}: least mean squared leave-one-out error "
-                    f"{errors.min() * y_scale**2:.6g}",
+                    f"{errors.min() * unit**2:.6g}",
                     level=2,
                 )
             if chosen is None or errors.min() < chosen.errors.min():
@@ -636,7 +642,7 @@ def _exact_ridge_path(
             alphas[best],
         )
     with np.errstate(over="ignore", under="ignore"):
-        errors = errors * np.float64(y_scale) * np.float64(y_scale)  # in the targets' units
+        errors = errors * np.float64(unit) * np.float64(unit)  # in the targets' units
     for alpha, error in zip(alphas, errors, strict=True):
         mark = " (chosen)" if alpha == alphas[best] else ""
         log.note(f"alpha={alpha:.4g}: mean squared leave-one-out error {error:.6g}{mark}", level=2)
@@ -671,15 +677,18 @@ def _exact_ridge_path(
         if weights is not None:  # Xw^T dual, times w again: the coefficients of X itself
             coef = coef * xp.asarray(weights[candidate] ** 2)
     intercept = (y_mean - coef @ x_mean) * y_scale
-    coef = coef * y_scale
+    coef = coef * y_scale[:, None]
     residual = residual * y_scale
     alphas = np.asarray(alphas, dtype=float)
     return _RidgePath(coef, intercept, best, errors, alphas, leverage, residual, None, candidate)
 
 
-def _loo_errors(U, s2, UtY, Yc, alphas, base, xp: ModuleType, log: StepLog = _QUIET):
+def _loo_errors(
+    U, s2, UtY, Yc, alphas, base, xp: ModuleType, log: StepLog = _QUIET, target_weights=None
+):
     """Every sample's leverage at every penalty, ``(n_samples, n_alphas)``, and the mean
-    squared leave-one-out residual of every penalty (on the host, NaN made infinite)."""
+    squared leave-one-out residual of every penalty (on the host, NaN made infinite), each
+    target's squares times its ``target_weights`` where given."""
     errors = []
     with (
         log.step(
@@ -693,7 +702,10 @@ def _loo_errors(U, s2, UtY, Yc, alphas, base, xp: ModuleType, log: StepLog = _QU
             residual = Yc - U @ (f[:, None] * UtY)
             leverage = leverages[:, i]
             # a leverage of one (interpolation) leaves the error infinite, not NaN
-            errors.append(float(((residual / (1.0 - leverage)[:, None]) ** 2).mean()))
+            squares = (residual / (1.0 - leverage)[:, None]) ** 2
+            if target_weights is not None:
+                squares = squares * target_weights
+            errors.append(float(squares.mean()))
     errors = np.asarray(errors)
     errors[np.isnan(errors)] = np.inf
     return leverages, errors

@@ -1065,7 +1065,7 @@ class _ModelStream:
                 "sequences instead."
             )
         self._stream = features.stream(_check_n_streams(n_streams))
-        scaled = bool(estimator.scale_features)
+        scaled = estimator._standardized
         self._mean = np.asarray(estimator.feature_mean_) if scaled else None
         self._scale = np.asarray(estimator.feature_scale_) if scaled else None
         # a snapshot: refitting the estimator does not change the stream
@@ -1329,7 +1329,7 @@ class EarlyClassifierStream:
         self.n_streams = _check_n_streams(n_streams)
         self.classes_ = np.asarray(model.classes_)
         self.checkpoints = np.asarray(model.checkpoints_, dtype=np.int64)
-        scaled = bool(estimator.scale_features)
+        scaled = estimator._standardized
         models = [
             None if head is None else _CheckpointModel(head, mean, scale, self.classes_)
             for head, mean, scale in zip(

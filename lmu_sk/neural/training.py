@@ -469,8 +469,11 @@ def train_epochs(
         if not math.isfinite(loss) or not bool(xp.isfinite(params).all()):
             raise TrainingDivergedError(
                 f"Training diverged at epoch {history.n_iter}: the loss is {loss}. "
-                f"Lower learning_rate_init (currently {optimizer.learning_rate_init:g}) "
-                "or scale the features (e.g. with StandardScaler)."
+                f"Lower learning_rate_init (currently {optimizer.learning_rate_init:g}), "
+                "or scale the features (e.g. with StandardScaler) or, for regression, the "
+                "targets (e.g. sklearn.compose.TransformedTargetRegressor(model, "
+                "transformer=StandardScaler()): the squared loss of targets beyond about "
+                "1e19 passes float32's range)."
             )
         if first_loss is not None:
             history.initial_loss = float(first_loss)

@@ -1,0 +1,110 @@
+"""``LMURegressor`` at its edges: parameters set after fit, the ridge head's clipping,
+targets of very different scales, per-step targets of several outputs, and diverging
+training that names the targets.
+
+Tolerances: the same float64 model computed twice gives the same predictions exactly;
+scaled targets are scaled back by exact powers of two, so a target fitted beside another
+of 1e400 times its size predicts as alone to float64 rounding (1e-12 relative).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics import r2_score
+
+from lmu_sk import LMURegressor
+from lmu_sk.neural.training import TrainingDivergedError
+
+
+def data(n=40, n_steps=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n_steps))
+    return X, X[:, -5:].sum(axis=1)
+
+
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_parameters_set_after_fit_apply_at_the_next_fit(head):
+    """``scale_features`` and ``feature_output`` set after fitting do not change what
+    ``predict`` does (they changed the predictions by 4.8, or raised raw errors): the
+    fitted model's values apply until the next fit."""
+    X, y = data()
+    params = dict(head=head, feature_output="final", max_iter=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter reached
+        model = LMURegressor(**params).fit(X, y)
+    before = model.predict(X)
+    model.set_params(scale_features=False)
+    np.testing.assert_array_equal(model.predict(X), before)
+    model.set_params(scale_features=True, feature_output="sequence")
+    np.testing.assert_array_equal(model.predict(X), before)
+
+
+def test_a_per_step_model_predicts_per_step_after_feature_output_changes():
+    X, _ = data()
+    target = np.cumsum(X, axis=1) * 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter reached
+        model = LMURegressor(feature_output="sequence", max_iter=5, random_state=0)
+        model.fit(X, target)
+    before = model.predict(X)
+    assert before.shape == target.shape
+    np.testing.assert_array_equal(model.set_params(feature_output="final").predict(X), before)
+
+
+def test_clip_margin_is_the_ridge_heads_and_none_never_clips():
+    """The ridge head clips its predictions to the training targets' range widened by
+    ``clip_margin``; ``clip_margin=None`` predicts as the linear model does beyond it
+    (it could not be turned off: new sequences of 3 times the training scale were cut)."""
+    X, y = data()
+    rng = np.random.default_rng(1)
+    X_far = 3.0 * rng.standard_normal((20, 30))
+    y_far = X_far[:, -5:].sum(axis=1)
+    clipped = LMURegressor(feature_output="final").fit(X, y)
+    assert clipped.head_.clip_margin_ == 0.1
+    low, high = y.min(), y.max()
+    room = 0.1 * (high - low)
+    assert clipped.predict(X_far).max() <= high + room
+    assert clipped.predict(X_far).min() >= low - room
+    free = LMURegressor(feature_output="final", clip_margin=None).fit(X, y)
+    assert free.head_.clip_margin_ is None
+    assert free.score(X_far, y_far) > clipped.score(X_far, y_far)
+    assert free.predict(X_far).max() > high + room
+    with pytest.raises(ValueError, match="clip_margin"):
+        LMURegressor(clip_margin=-1.0).fit(X, y)
+
+
+def test_a_small_target_beside_a_huge_one_is_not_lost():
+    """Each target is scaled by its own power of two: one of 1e-200 beside one of 1e200
+    predicted exactly 0 (one scale for both underflowed it)."""
+    X, y = data()
+    alone = LMURegressor(feature_output="final").fit(X, y).predict(X)
+    both = LMURegressor(feature_output="final").fit(X, np.c_[y * 1e200, y * 1e-200]).predict(X)
+    np.testing.assert_allclose(both[:, 0] / 1e200, alone, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(both[:, 1] / 1e-200, alone, rtol=1e-12, atol=1e-12)
+
+
+def test_per_step_targets_of_several_outputs_are_scored():
+    """``score`` of per-step targets of several outputs (a raw "Found array with dim 3"):
+    R^2 over every step and output as a column of its own, as for one output."""
+    X, _ = data()
+    target = np.cumsum(X, axis=1) * 0.1
+    both = np.stack([target, -target], axis=-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter reached
+        model = LMURegressor(feature_output="sequence", max_iter=5, random_state=0)
+        model.fit(X, both)
+    prediction = model.predict(X)
+    assert prediction.shape == both.shape
+    expected = r2_score(both.reshape(40, -1), prediction.reshape(40, -1))
+    assert model.score(X, both) == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="targets of every step"):
+        model.score(X, both[:, :5])
+
+
+def test_diverging_training_names_the_targets():
+    X, y = data()
+    with pytest.raises(TrainingDivergedError, match="TransformedTargetRegressor"):
+        LMURegressor(head="dense", max_iter=20, random_state=0).fit(X, y * 1e20)
