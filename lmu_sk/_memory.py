@@ -217,7 +217,10 @@ def resolve_budget(max_memory: int | float | str | None) -> int:
                 except ValueError:
                     break
                 return resolve_budget(value)
-        raise ValueError(f"max_memory={max_memory!r} is not understood; use bytes or e.g. '2GB'.")
+        raise ValueError(
+            f"max_memory={max_memory!r} is not understood; use a number of bytes (e.g. 1e9) or "
+            "a number followed by one of the decimal units B, KB, MB, GB, TB (e.g. '2GB')."
+        )
     if isinstance(max_memory, bool) or not isinstance(max_memory, numbers.Real):
         raise TypeError(
             f"max_memory must be None, a number of bytes or a string like '2GB'; "

@@ -44,6 +44,11 @@ def _blas() -> ThreadpoolController:
         return _controller
 
 
+# the most threads n_jobs may ask for (a C int holds it; a huge count raised ctypes' raw
+# "int too long to convert")
+_MOST_THREADS = 2**20
+
+
 def check_n_jobs(n_jobs) -> int | None:
     """The number of threads ``n_jobs`` asks for, or None for the libraries' defaults.
 
@@ -65,6 +70,11 @@ def check_n_jobs(n_jobs) -> int | None:
         raise ValueError(
             "n_jobs=0 asks for no thread; use None (the libraries' default), a positive "
             "number of threads, or -1 for all cores."
+        )
+    if abs(n_jobs) > _MOST_THREADS:
+        raise ValueError(
+            f"n_jobs={n_jobs} is beyond any machine's threads; use at most {_MOST_THREADS} "
+            "(more than the cores only shares them), or -1 for all cores."
         )
     if n_jobs > 0:
         return int(n_jobs)

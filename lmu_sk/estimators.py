@@ -249,6 +249,25 @@ def _without_names(X):
     return X
 
 
+def _shape_of(y) -> tuple[int, ...]:
+    """The shape of the targets ``y`` as an array (array-likes without NumPy's functions,
+    as scikit-learn's checks pass, too); ``()`` where they are ragged."""
+    try:
+        return np.asarray(y).shape
+    except ValueError:  # ragged
+        return ()
+
+
+def _renamed(error: ValueError, name: str) -> ValueError:
+    """``error`` (a ValueError of the input ``X``) saying it is of ``name``: of its own
+    type where that takes a message alone."""
+    message = f"In {name}: {error}"
+    try:
+        return type(error)(message)
+    except TypeError:
+        return ValueError(message)
+
+
 def _why_not_incremental(estimator) -> str | None:
     """Why ``estimator`` has no ``partial_fit``, or None where it has one.
 
@@ -764,8 +783,12 @@ class _LMUBase(BaseEstimator):
                     f"{'partial_fit' if partial else 'warm_start=True'} continues the fitted "
                     f"network, which takes {fitted} features; the features now number "
                     f"{n_features} (order, theta, feature_output or another feature "
-                    "parameter, or the number of channels, changed). Set warm_start=False, "
-                    "or use a new estimator, to fit a new network."
+                    "parameter, or the number of channels, changed). "
+                    + (
+                        "fit (with warm_start=False) or a new estimator fits a new network."
+                        if partial
+                        else "Set warm_start=False, or use a new estimator, to fit a new network."
+                    )
                 )
             head.set_params(**{name: getattr(self, name) for name in _HEAD_PARAMS})
         if partial:
@@ -824,8 +847,7 @@ class _LMUBase(BaseEstimator):
         weights = self._weights(sample_weight, X, y)
         F = self._fit_features(X, y, weights)
         if X_val is not None:
-            X_val = _without_names(self._layout(X_val))
-            X_val, y_val = self._transform(X_val), self._targets(y_val, X_val)
+            X_val, y_val = self._held_out(X_val, y_val)
         return self._fit_head(
             F,
             self._targets(y, X),
@@ -855,6 +877,22 @@ class _LMUBase(BaseEstimator):
         return self._fit_head(
             F, self._targets(y, X), partial=True, sample_weight=weights, **kwargs
         )
+
+    def _held_out(self, X_val, y_val):
+        """The held-out sequences' scaled features and their targets (in memory), with
+        errors of their input naming ``X_val`` and ``y_val``."""
+        if y_val is not None and len(_shape_of(y_val)) > 0:
+            n_val, n_targets = _num_samples(X_val), _shape_of(y_val)[0]
+            if n_val != n_targets:
+                raise ValueError(
+                    f"X_val holds {n_val} sequences but y_val {n_targets} targets (or rows "
+                    "of targets); give one per held-out sequence."
+                )
+        try:
+            X_val = _without_names(self._layout(X_val))
+            return self._transform(X_val), self._targets(y_val, X_val)
+        except ValueError as error:  # the transformer's message speaks of X
+            raise _renamed(error, "X_val (the held-out sequences)") from error
 
     # ------------------------------------------------------------------ dask arrays
     def _fit_dask(self, X, y, X_val=None, y_val=None):
@@ -1506,6 +1544,13 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
     def _targets(self, y, X):
         if self.feature_output != "sequence":
+            shape = _shape_of(y)
+            if len(shape) == 3:
+                raise ValueError(
+                    f"y of shape {shape} holds targets per step (n_samples, n_steps, "
+                    "n_outputs): they need feature_output='sequence'; give one target (or "
+                    "one row of targets) per sequence otherwise."
+                )
             return y
         y = np.asarray(y)
         n_samples, n_steps = self._sequence_shape(X)

@@ -440,10 +440,15 @@ class _BaseDenseHead(BaseEstimator):
         else:
             fitted_sizes = [self.coefs_[0].shape[0]] + [b.shape[0] for b in self.intercepts_]
             if fitted_sizes != layer_sizes:
+                fix = (
+                    "partial_fit continues the fitted network: fit (with warm_start=False) "
+                    "or a new estimator fits a new one"
+                    if incremental
+                    else "Use warm_start=False (or a new estimator) to fit a new network"
+                )
                 raise ValueError(
                     f"The fitted layer sizes {fitted_sizes} do not match the current "
-                    f"ones {layer_sizes}; hidden_layer_sizes or the outputs changed. Use "
-                    "warm_start=False (or a new estimator) to fit a new network."
+                    f"ones {layer_sizes}; hidden_layer_sizes or the outputs changed. {fix}."
                 )
             # work on copies so that a failed call leaves the estimator unchanged; as in
             # scikit-learn's MLP, n_iter_ counts the epochs of this call alone

@@ -17,7 +17,7 @@ import math
 import numbers
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import ClassVar
 
 import numpy as np
@@ -219,6 +219,11 @@ def default_strides(thetas: np.ndarray, orders: np.ndarray) -> np.ndarray:
 def check_thetas(thetas, name: str = "thetas") -> np.ndarray:
     """The windows ``thetas`` (one or a sequence) as a float array; a clear error naming
     the parameter ``name`` (the composites call theirs ``theta``) for anything else."""
+    if isinstance(thetas, (set, frozenset, Iterator)):
+        raise TypeError(
+            f"{name} must be a number or a sequence of numbers (a list, tuple or array: the "
+            f"windows in order); got a {type(thetas).__name__}. Pass list({name})."
+        )
     values = np.atleast_1d(np.asarray(thetas, dtype=object))
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"{name} must be a non-empty sequence of windows; got {thetas!r}.")

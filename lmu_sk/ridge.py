@@ -1551,7 +1551,8 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         if len(y) < 2:
             raise ValueError(
                 "Leave-one-out cross-validation needs at least two training samples; got one "
-                "sample."
+                "sample. Fit on more (or use a dense head, head='dense' in the LMU "
+                "estimators, which trains on one)."
             )
         Y = y.reshape(len(y), -1)
         path = self._solve(X, Y, sample_weight, feature_weights=feature_weights)

@@ -108,3 +108,30 @@ def test_diverging_training_names_the_targets():
     X, y = data()
     with pytest.raises(TrainingDivergedError, match="TransformedTargetRegressor"):
         LMURegressor(head="dense", max_iter=20, random_state=0).fit(X, y * 1e20)
+
+
+def test_held_out_input_errors_name_x_val_and_y_val():
+    """Errors of the held-out sequences named X (and the inner LMUFeatures), and X_val and
+    y_val of different lengths met scikit-learn's raw "inconsistent numbers of samples"."""
+    X, y = data()
+    params = dict(head="dense", early_stopping=True, max_iter=3, random_state=0)
+    with pytest.raises(ValueError, match="X_val holds 5 sequences but y_val 4 targets"):
+        LMURegressor(**params).fit(X, y, X_val=X[:5], y_val=y[:4])
+    with pytest.raises(ValueError, match=r"In X_val .*NaN"):
+        LMURegressor(**params).fit(X, y, X_val=np.where(X[:5] > 2, np.nan, X[:5]), y_val=y[:5])
+    other = np.random.default_rng(1).standard_normal((5, 30, 2))
+    with pytest.raises(ValueError, match=r"In X_val .*2 channel\(s\)"):
+        LMURegressor(**params).fit(X, y, X_val=other, y_val=y[:5])
+
+
+def test_per_step_targets_without_sequence_features_are_named():
+    X, _ = data()
+    target = np.cumsum(X, axis=1)[:, :, None]
+    with pytest.raises(ValueError, match="feature_output='sequence'"):
+        LMURegressor().fit(X, target)
+
+
+def test_one_training_sequence_for_the_ridge_head_gets_the_fix():
+    X, y = data()
+    with pytest.raises(ValueError, match="head='dense'"):
+        LMURegressor(head="ridge").fit(X[:1], y[:1])

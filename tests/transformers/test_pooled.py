@@ -467,3 +467,20 @@ def test_inputs_whose_mpv_sums_would_pass_float32_are_refused():
     with pytest.raises(ValueError, match="sums them in float32 for 'mpv'"):
         LMUPooledFeatures(**params, pools=("mpv",)).fit_transform(X)
     assert np.isfinite(LMUPooledFeatures(**params, pools=("ppv",)).fit_transform(X)).all()
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "match"),
+    [
+        (dict(thetas=(t for t in [2, 4])), TypeError, r"thetas must be a number or a sequence"),
+        (dict(thetas={2, 4}), TypeError, r"got a set\. Pass list\(thetas\)"),
+        (dict(max_memory="2gib"), ValueError, "decimal units B, KB, MB, GB, TB"),
+        (dict(n_jobs=2**70), ValueError, "beyond any machine's threads"),
+    ],
+)
+def test_unclear_parameters_get_messages_that_name_the_fix(params, error, match):
+    """A generator or set of windows was called "not positive, finite numbers", an unknown
+    unit "not understood" without the units, and a huge n_jobs met ctypes' raw error."""
+    X = np.random.default_rng(0).standard_normal((4, 20))
+    with pytest.raises(error, match=match):
+        LMUPooledFeatures(**params).fit(X)
