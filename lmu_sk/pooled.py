@@ -360,17 +360,20 @@ def _warn_of_offsets(U, read: np.ndarray) -> None:
         return
     # one pass, no copy: E[x^2] - E[x]^2 rounds by ~1e-16 of the mean's square, a spread
     # of 1e-8 of the mean, far below the ratio tested
-    flat = [p.reshape(-1, n_channels) for p in parts]
-    mean = sum(f.sum(axis=0, dtype=np.float64) for f in flat) / total
-    squares = sum(np.einsum("ij,ij->j", f, f, dtype=np.float64) for f in flat) / total
+    # (per channel, on the host: the input may be on a GPU)
+    flat = [p.reshape(-1, n_channels) for p in parts if p.size]
+    mean = sum(to_numpy(f.sum(axis=0, dtype=np.float64)) for f in flat) / total
+    squares = (
+        sum(to_numpy(array_module_of(f).einsum("ij,ij->j", f, f, dtype=np.float64)) for f in flat)
+        / total
+    )
     spread = np.sqrt(np.maximum(squares - mean**2, 0.0))
     offset = np.abs(mean) > OFFSET_WARNING_RATIO * spread
     # a constant channel carries nothing to lose (its spread above is rounding: a channel
     # of 0.1 warned of an offset of 3e7 times its spread), nor does a channel not read
-    constant = np.logical_and.reduce(
-        [(f.max(axis=0) == f.min(axis=0)) | (len(f) == 0) for f in flat]
-    )
-    offset &= ~constant & np.isin(np.arange(n_channels), read)
+    highs = np.max([to_numpy(f.max(axis=0)) for f in flat], axis=0)
+    lows = np.min([to_numpy(f.min(axis=0)) for f in flat], axis=0)
+    offset &= (highs != lows) & np.isin(np.arange(n_channels), read)
     if offset.any():
         channels = np.flatnonzero(offset)
         ratio = float(np.max(np.abs(mean[channels]) / spread[channels]))
