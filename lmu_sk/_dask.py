@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._device import get_array_module, is_dask_array, is_device_array
-from ._input import cast_checked, check_dtype_param, refuse_underflow
+from ._input import cast_checked, check_dtype_param
 from ._memory import format_bytes, resolve_budget
 from .engine.plan import rows_within
 from .neural.training import RowBlocks
@@ -197,14 +197,6 @@ def _without_empty_chunks(U):
     return U.rechunk({0: rows})
 
 
-def _cast_block(block, dtype):
-    """A block of input as ``dtype`` with the in-memory input's checks: finite values
-    beyond its range, and a block whose values are all below its normal range (as
-    float64 input of about 1e-41 is for float32), refused naming the cause and the fix."""
-    refuse_underflow([block], dtype)
-    return cast_checked(block, dtype)
-
-
 def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
     """Lazy features of a dask array: the fitted ``transformer`` mapped over row blocks.
 
@@ -245,7 +237,7 @@ def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
     budget = resolve_budget(transformer.max_memory)
     # cast block by block with the in-memory path's check: a finite value beyond float32
     # is refused naming it, not cast to infinity and then refused as non-finite input
-    cast = U if U.dtype == in_dtype else U.map_blocks(_cast_block, in_dtype, dtype=in_dtype)
+    cast = U if U.dtype == in_dtype else U.map_blocks(cast_checked, in_dtype, dtype=in_dtype)
     U = blocks_of(cast, per_row, in_dtype, budget // 2)
     block_bytes = max(U.chunks[0]) * (int(np.prod(U.shape[1:])) + per_row) * in_dtype.itemsize
     within = copy.copy(transformer)

@@ -25,7 +25,6 @@ __all__ = [
     "is_device_array",
     "is_ragged",
     "largest_magnitude",
-    "refuse_underflow",
 ]
 
 _FLOAT_DTYPES = (np.float64, np.float32)
@@ -149,7 +148,7 @@ def largest_magnitude(part) -> float:
     return max(float(part.max()), -float(part.min()))
 
 
-def refuse_underflow(parts: list, dtype: np.dtype) -> None:
+def _refuse_underflow(parts: list, dtype: np.dtype) -> None:
     """Raise where the arrays ``parts``, to be converted to ``dtype``, are not all zero but
     every value is below its normal range (NaN compares as False: the callers report
     non-finite values)."""
@@ -413,7 +412,7 @@ def _validate_array(
     if check_finite and not np.isfinite(X).all():
         raise _non_finite_error(X)
     if dtype is not None:
-        refuse_underflow([X], dtype)
+        _refuse_underflow([X], dtype)
         X = cast_checked(X, dtype)
     return X
 
@@ -464,7 +463,7 @@ def as_sequences(
             f"All sequences must have the same number of channels; found {sorted(channels)}."
         )
     common = np.dtype(dtype or np.result_type(*[seq.dtype for seq in sequences]))
-    refuse_underflow(sequences, common)  # of the sequences together: one may be tiny
+    _refuse_underflow(sequences, common)  # of the sequences together: one may be tiny
     return [cast_checked(seq, common) for seq in sequences]
 
 

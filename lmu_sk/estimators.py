@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from numbers import Real
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
@@ -251,11 +251,41 @@ def _without_names(X):
 
 def _shape_of(y) -> tuple[int, ...]:
     """The shape of the targets ``y`` as an array (array-likes without NumPy's functions,
-    as scikit-learn's checks pass, too); ``()`` where they are ragged."""
+    as scikit-learn's checks pass, too; a dask array's without computing it); ``()``
+    where they are ragged."""
+    if _dask.is_dask_array(y):
+        return tuple(y.shape)
     try:
         return np.asarray(y).shape
     except ValueError:  # ragged
         return ()
+
+
+# how the held-out input is named in the errors of its checks
+_X_VAL = "X_val (the held-out sequences)"
+_Y_VAL = "y_val (the held-out targets)"
+
+
+def _check_held_out_lengths(X_val, y_val) -> None:
+    """Refuse held-out sequences and targets of different numbers, naming both."""
+    if y_val is None or not len(_shape_of(y_val)):
+        return
+    n_val, n_targets = _num_samples(X_val), _shape_of(y_val)[0]
+    if n_val != n_targets:
+        raise ValueError(
+            f"X_val holds {n_val} sequences but y_val {n_targets} targets (or rows of "
+            "targets); give one per held-out sequence."
+        )
+
+
+@contextlib.contextmanager
+def _naming(name: str) -> Iterator[None]:
+    """Re-raise the ValueErrors of the block as errors of the input ``name`` (the
+    checks' messages speak of X and y)."""
+    try:
+        yield
+    except ValueError as error:
+        raise _renamed(error, name) from error
 
 
 def _renamed(error: ValueError, name: str) -> ValueError:
@@ -409,7 +439,9 @@ class _LMUBase(BaseEstimator):
     def _required_fitted(cls, state: dict) -> tuple[str, ...]:
         """What every fitted composite of the saved parameters holds (checked at load)."""
         required = ("features_", "head_", "head_kind_", "order_", "n_features_in_")
-        if state.get("scale_features", True):
+        # the standardization as fitted (scale_features may have been set since): its two
+        # attributes together
+        if "feature_mean_" in state or "feature_scale_" in state:
             required += ("feature_mean_", "feature_scale_")
         return required
 
@@ -881,18 +913,12 @@ class _LMUBase(BaseEstimator):
     def _held_out(self, X_val, y_val):
         """The held-out sequences' scaled features and their targets (in memory), with
         errors of their input naming ``X_val`` and ``y_val``."""
-        if y_val is not None and len(_shape_of(y_val)) > 0:
-            n_val, n_targets = _num_samples(X_val), _shape_of(y_val)[0]
-            if n_val != n_targets:
-                raise ValueError(
-                    f"X_val holds {n_val} sequences but y_val {n_targets} targets (or rows "
-                    "of targets); give one per held-out sequence."
-                )
-        try:
+        _check_held_out_lengths(X_val, y_val)
+        with _naming(_X_VAL):
             X_val = _without_names(self._layout(X_val))
-            return self._transform(X_val), self._targets(y_val, X_val)
-        except ValueError as error:  # the transformer's message speaks of X
-            raise _renamed(error, "X_val (the held-out sequences)") from error
+            F_val = self._transform(X_val)
+        with _naming(_Y_VAL):
+            return F_val, self._targets(y_val, X_val)
 
     # ------------------------------------------------------------------ dask arrays
     def _fit_dask(self, X, y, X_val=None, y_val=None):
@@ -921,11 +947,14 @@ class _LMUBase(BaseEstimator):
             self._fit_scaling(F)
             self._scale_within_rounding(X, F)
             if X_val is not None:
-                F_val = self._transform(X_val)
-                if _dask.is_dask_array(F_val):
-                    F_val = _dask.gathered(F_val, "X_val", _dask.HELD_OUT_FIX)
-                y_val = _dask.aligned_targets(y_val, _num_samples(X_val))
-                X_val, y_val = F_val, self._targets(y_val, X_val)
+                _check_held_out_lengths(X_val, y_val)
+                with _naming(_X_VAL):
+                    F_val = self._transform(X_val)
+                    if _dask.is_dask_array(F_val):
+                        F_val = _dask.gathered(F_val, "X_val", _dask.HELD_OUT_FIX)
+                with _naming(_Y_VAL):
+                    y_val = _dask.aligned_targets(y_val, _num_samples(X_val))
+                    X_val, y_val = F_val, self._targets(y_val, X_val)
             return self._fit_head(
                 self._scale(F), self._targets(y, X), partial=False, X_val=X_val, y_val=y_val
             )
@@ -933,8 +962,13 @@ class _LMUBase(BaseEstimator):
         self._scale_within_rounding(X, F)
         indices = None
         if X_val is not None:
-            F_val = _dask.gathered(self.features_.transform(X_val), "X_val", _dask.HELD_OUT_FIX)
-            X_val, y_val = self._prepare_block(F_val, _dask.aligned_targets(y_val, len(F_val)))
+            _check_held_out_lengths(X_val, y_val)
+            with _naming(_X_VAL):
+                F_val = self.features_.transform(X_val)
+                F_val = _dask.gathered(F_val, "X_val", _dask.HELD_OUT_FIX)
+            with _naming(_Y_VAL):
+                y_val = _dask.aligned_targets(y_val, len(F_val))
+                X_val, y_val = self._prepare_block(F_val, y_val)
         elif self.early_stopping:
             rng = check_random_state(self.random_state)
             indices, X_val, y_val = _dask.validation_blocks(
@@ -1411,6 +1445,15 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     _head_class = DenseHeadRegressor
     _ridge_class = RidgeHeadRegressor
     _ridge_params = ("clip_margin",)
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if isinstance(self.clip_margin, (bool, np.bool_)):  # (a Real to scikit-learn)
+            raise TypeError(
+                "The 'clip_margin' parameter of LMURegressor must be None (no clipping) or a "
+                f"number >= 0; got {self.clip_margin!r}."
+            )
+
     # integer-valued targets too: a continuous target (not labels)
     _target_type = "continuous"
     head_: DenseHeadRegressor | RidgeHeadRegressor
@@ -1599,13 +1642,15 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """The coefficient of determination R^2 of :meth:`predict`, as scikit-learn's
         regressors give it; for 'sequence' features, over every step (and output) as a
         column of its own, ``y`` of shape ``(n_samples, n_steps[, n_outputs])``."""
-        if _dask.is_dask_array(X) or not self._per_step():
+        if not self._per_step():
             return super().score(X, y, sample_weight)
         from sklearn.metrics import r2_score
 
         prediction = self.predict(X)
-        y = np.asarray(y)
-        if y.shape != prediction.shape:
+        if _dask.is_dask_array(prediction):
+            prediction = prediction.compute()
+        y = np.asarray(y.compute() if _dask.is_dask_array(y) else y)
+        if y.shape[:2] != prediction.shape[:2] or y.size != prediction.size:
             raise ValueError(
                 f"y must hold the targets of every step of X, shape {prediction.shape}; "
                 f"got shape {y.shape}."

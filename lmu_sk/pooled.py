@@ -133,6 +133,17 @@ def _check_screening_targets(y, n_samples: int) -> None:
 _TARGET_TYPES = {"auto": None, "classes": False, "continuous": True}
 
 
+def _continuous(target_type) -> bool | None:
+    """Whether ``target_type`` says ``y`` is continuous (``None``: read it from ``y``); a
+    ValueError naming the choices for anything else."""
+    if not (isinstance(target_type, str) and target_type in _TARGET_TYPES):
+        raise ValueError(
+            "target_type must be 'auto', 'classes' or 'continuous' (what y holds to screen "
+            f"the channels); got {target_type!r}."
+        )
+    return _TARGET_TYPES[target_type]
+
+
 def _screening_array(y, n_samples: int, continuous: bool | None) -> np.ndarray:
     """The targets that screen the channels as an array, checked: one (or one row) per
     sequence, numbers without NaN or infinity for a continuous target, and labels that
@@ -651,6 +662,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         _check_count(self.bias_samples, "bias_samples", 1)
         transforms = _check_names(self.transforms, "transforms", TRANSFORMS)
         pools = _check_names(self.pools, "pools", POOLS)
+        _continuous(self.target_type)  # checked whether or not the channels are screened
         budget = resolve_budget(self.max_memory)
         thetas = default_thetas(n_steps) if self.thetas is None else check_thetas(self.thetas)
         kept, scores = self._choose_channels(U, y, n_steps, n_channels)
@@ -740,16 +752,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         most = self._screening_cap(n_channels, y is not None)
         if most is None:
             return np.arange(n_channels), None
-        continuous = (
-            _TARGET_TYPES.get(self.target_type, "unknown")
-            if isinstance(self.target_type, str)
-            else "unknown"
-        )
-        if continuous == "unknown":
-            raise ValueError(
-                "target_type must be 'auto', 'classes' or 'continuous' (what y holds to "
-                f"screen the channels); got {self.target_type!r}."
-            )
+        continuous = _continuous(self.target_type)
         y = _screening_array(y, len(U), continuous)
         thetas = [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
         screen = LMUPooledFeatures(

@@ -68,15 +68,18 @@ def test_a_constant_channel_is_constant_for_the_dense_heads_dask_fit(sync, gathe
     np.testing.assert_allclose(on_dask.feature_scale_, in_memory.feature_scale_, rtol=1e-6)
 
 
-@pytest.mark.parametrize("Transformer", [LMUFeatures, LMUPooledFeatures])
-def test_values_below_float32s_normal_range_are_refused_on_dask_too(sync, Transformer):
+@pytest.mark.parametrize("chunks", [20, 30])
+def test_rows_of_tiny_values_are_read_whatever_the_chunks(sync, chunks):
+    """Rows of values below float32's normal range beside ordinary ones are read as in
+    memory (which refuses only an input whose every value is that small), whatever the
+    chunks: a check per block refused a block of them alone."""
     rng = np.random.default_rng(1)
-    model = Transformer(order=4, dtype="float32").fit(rng.standard_normal((6, 20)))
-    tiny = rng.standard_normal((6, 20)) * 1e-41
-    with pytest.raises(ValueError, match="below the smallest normal float32"):
-        model.transform(tiny)
-    with pytest.raises(ValueError, match="below the smallest normal float32"):
-        model.transform(da.from_array(tiny, chunks=3)).compute()
+    X = rng.standard_normal((60, 30))
+    X[:20] *= 1e-41
+    model = LMUFeatures(order=4, theta=10, dtype="float32").fit(X)
+    np.testing.assert_array_equal(
+        model.transform(da.from_array(X, chunks=(chunks, 30))).compute(), model.transform(X)
+    )
 
 
 @pytest.mark.parametrize("Transformer", [LMUFeatures, LMUPooledFeatures])
@@ -126,3 +129,16 @@ def test_a_dask_array_of_other_dimensions_is_refused_naming_them(shape):
     with pytest.raises(ValueError, match=rf"{len(shape)} dimension\(s\)") as error:
         LMUFeatures(order=2).fit(X)
     assert "transpose" not in str(error.value)
+
+
+def test_held_out_errors_name_x_val_and_y_val_beside_a_dask_x(sync):
+    """As in memory (the dask fit gave "X has 10 sequences but y has 8 targets")."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 12, 2))
+    y = (X[:, -3:, 0].sum(axis=1) > 0).astype(int)
+    params = dict(head="dense", early_stopping=True, max_iter=2, channels_first=False)
+    Xd = da.from_array(X, chunks=20)
+    with pytest.raises(ValueError, match="X_val holds 10 sequences but y_val 8 targets"):
+        LMUClassifier(**params).fit(Xd, y, X_val=X[:10], y_val=y[:8])
+    with pytest.raises(ValueError, match=r"In X_val .*1 channel\(s\)"):
+        LMUClassifier(**params).fit(Xd, y, X_val=X[:10, :, :1], y_val=y[:10])

@@ -135,3 +135,44 @@ def test_one_training_sequence_for_the_ridge_head_gets_the_fix():
     X, y = data()
     with pytest.raises(ValueError, match="head='dense'"):
         LMURegressor(head="ridge").fit(X[:1], y[:1])
+
+
+def test_a_model_whose_scale_features_changed_after_fit_loads():
+    """The saved standardization is the fitted one: a model fitted without it, then given
+    scale_features=True, was refused at load for lacking feature_mean_."""
+    import pickle
+
+    X, y = data()
+    model = LMURegressor(feature_output="final", scale_features=False).fit(X, y)
+    model.set_params(scale_features=True)
+    loaded = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_y_val_errors_name_y_val():
+    X, y = data()
+    params = dict(head="dense", early_stopping=True, max_iter=3, random_state=0)
+    per_step = np.zeros((5, 30, 2))
+    with pytest.raises(ValueError, match=r"In y_val .*feature_output='sequence'"):
+        LMURegressor(**params).fit(X, y, X_val=X[:5], y_val=per_step)
+
+
+def test_per_step_scores_of_one_output_with_its_axis_and_of_dask_input():
+    """``score`` of per-step targets of shape (n, steps, 1), as the model was trained on,
+    and of a dask X (both raised)."""
+    da = pytest.importorskip("dask.array")
+    X, _ = data()
+    target = (np.cumsum(X, axis=1) * 0.1)[:, :, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter reached; y's trailing axis
+        model = LMURegressor(feature_output="sequence", max_iter=5, random_state=0)
+        model.fit(X, target)
+    expected = r2_score(target[:, :, 0], model.predict(X))
+    assert model.score(X, target) == pytest.approx(expected, rel=1e-12)
+    assert model.score(da.from_array(X, chunks=20), target) == pytest.approx(expected, rel=1e-9)
+
+
+def test_clip_margin_true_is_refused_before_the_features():
+    X, y = data()
+    with pytest.raises(TypeError, match=r"clip_margin.*LMURegressor"):
+        LMURegressor(clip_margin=True).fit(X, y)

@@ -278,3 +278,9 @@ def test_bad_screening_targets_are_named(y, target_type, match):
     X = np.random.default_rng(7).standard_normal((40, 8, 20))
     with pytest.raises(ValueError, match=match):
         LMUPooledFeatures(channels=2, target_type=target_type).fit(X, y)
+
+
+def test_target_type_is_checked_whether_or_not_the_channels_are_screened():
+    X = np.random.default_rng(8).standard_normal((30, 20, 3))
+    with pytest.raises(ValueError, match="target_type must be"):
+        LMUPooledFeatures(target_type="bogus").fit(X, np.arange(30) % 2)
