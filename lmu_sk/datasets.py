@@ -195,6 +195,10 @@ def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
     if set, else ``$XDG_CACHE_HOME/lmu_sk/mnist`` (``~/.cache/lmu_sk/mnist`` by default).
     """
     if data_home is not None:
+        if not isinstance(data_home, (str, os.PathLike)):
+            raise TypeError(
+                f"data_home must be a folder's path (a str or path-like); got {data_home!r}."
+            )
         return Path(data_home).expanduser()
     from_env = os.environ.get(DATA_HOME_ENV)
     if from_env:
@@ -264,6 +268,8 @@ def _download(url: str, target: Path, expected_sha256: str) -> None:
 def _ensure_mnist_files(
     data_home: str | os.PathLike | None, download: bool, base_url: str | None
 ) -> dict[str, Path]:
+    if base_url is not None and not isinstance(base_url, str):
+        raise TypeError(f"base_url must be None or a URL (a str); got {base_url!r}.")
     folder = get_data_home(data_home)
     paths = {role: folder / name for role, (name, _) in MNIST_FILES.items()}
     missing = [role for role, path in paths.items() if not path.is_file()]
@@ -384,9 +390,14 @@ def load_psmnist(
         If a file is truncated or not an idx file of the expected kind, or a parameter is
         out of range.
     """
-    dtype = np.dtype(dtype)
-    if not np.issubdtype(dtype, np.floating):
-        raise ValueError(f"dtype must be a floating dtype; got {dtype}.")
+    try:
+        dtype = np.dtype(dtype) if dtype is not None else None
+    except TypeError as error:
+        raise ValueError(
+            f"dtype must be a floating dtype, e.g. 'float32'; got {dtype!r}."
+        ) from error
+    if dtype is None or not np.issubdtype(dtype, np.floating):
+        raise ValueError(f"dtype must be a floating dtype, e.g. 'float32'; got {dtype!r}.")
     permutation_seed = _check_integer(permutation_seed, "permutation_seed", 0)
     if permutation_seed >= 2**32:
         raise ValueError(
@@ -685,8 +696,19 @@ def _histories(count: int, x0: object, history_spread: object, seed) -> np.ndarr
             f"history_spread must lie in [0, 2 * x0) = [0, {2 * x0:g}) so that every history "
             f"value x0 +- history_spread / 2 is positive; got {history_spread!r}."
         )
-    rng = check_random_state(seed)
+    rng = _random_state(seed)
     return x0 + history_spread * (rng.uniform(size=count) - 0.5)
+
+
+def _random_state(seed) -> np.random.RandomState:
+    """:func:`~sklearn.utils.check_random_state` of ``seed``, with an error naming it
+    (NumPy's says "Seed must be between 0 and 2**32 - 1")."""
+    try:
+        return check_random_state(seed)
+    except ValueError as error:
+        raise ValueError(
+            f"seed must be None, an integer in [0, 2**32) or a RandomState; got {seed!r}."
+        ) from error
 
 
 def mackey_glass(
@@ -887,7 +909,7 @@ def mackey_glass_forecasting(
         discard=discard,
         copies=4,
     )
-    rng = check_random_state(seed)
+    rng = _random_state(seed)
     histories = 1.2 + 0.2 * (rng.uniform(size=n_sequences) - 0.5)
     series = _mackey_glass_batch(histories, sequence_length + horizon, grid)
     if squash:

@@ -8,6 +8,7 @@ features in one matrix product and classified by a dense head trained on them.
 from __future__ import annotations
 
 import argparse
+import numbers
 import time
 
 import numpy as np
@@ -19,7 +20,15 @@ from .features import LMUFeatures
 
 
 def load_permuted_digits(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Digits as ``(1797, 64)`` pixel sequences in a fixed random order, scaled to [0, 1]."""
+    """Digits as ``(1797, 64)`` pixel sequences in a fixed random order, scaled to [0, 1].
+
+    ``seed`` (an integer in ``[0, 2**32)``) fixes the order; a ValueError or TypeError
+    names anything else (``None`` would give another order at every call).
+    """
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be an integer in [0, 2**32) fixing the order; got {seed!r}.")
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an integer in [0, 2**32); got {seed}.")
     pixels, labels = load_digits(return_X_y=True)
     order = np.random.RandomState(seed).permutation(64)
     return (np.asarray(pixels)[:, order] / 16.0).astype(np.float32), np.asarray(labels)

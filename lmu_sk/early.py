@@ -74,7 +74,13 @@ def _check_cost(cost) -> float | None:
     if cost is None:
         return None
     if isinstance(cost, bool) or not isinstance(cost, numbers.Real) or not np.isfinite(cost):
-        raise TypeError(
+        # (a number out of range, inf or NaN, is a ValueError)
+        error = (
+            ValueError
+            if isinstance(cost, numbers.Real) and not isinstance(cost, bool)
+            else TypeError
+        )
+        raise error(
             f"cost must be None (maximise the harmonic mean of accuracy and earliness) or "
             f"a finite number >= 0, the price of waiting for the whole series in accuracy; "
             f"got {cost!r}."

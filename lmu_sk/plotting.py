@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from ._extras import install_hint
 from ._memory import check_fits
+from .datasets import nrmse
 from .dn import (
     DISCRETIZERS,
     continuous_system,
@@ -42,13 +43,19 @@ _MAX_BASIS_LINES = 100
 # steps or points a figure computes: beyond this, far more than any figure can show
 _MAX_POINTS = 10**8
 
+# matplotlib's largest image side, in pixels; the widest default figure, in inches
+_MAX_PIXELS = 2**23
+_DEFAULT_WIDTH = 12.0
+
 
 def _check_count(value: object, name: str, minimum: int, maximum: int = _MAX_POINTS) -> int:
     """``value`` as an ``int`` in ``[minimum, maximum]``, or an error naming ``name``.
 
     Integer-valued floats are accepted, as ``order`` is by the estimators.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if isinstance(value, (bool, np.bool_)):  # a flag, not a count (True was read as 1)
+        raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    if not isinstance(value, numbers.Integral):
         if isinstance(value, numbers.Real) and float(value).is_integer():
             value = int(value)
         else:
@@ -76,6 +83,8 @@ def _is_positive_real(value: object) -> bool:
 def _check_figure_options(figsize: object, dpi: object) -> None:
     """Check the size and resolution before any work is done."""
     if figsize is not None:
+        if isinstance(figsize, np.ndarray) and figsize.shape == (2,):
+            figsize = figsize.tolist()  # (NumPy numbers are numbers too)
         if (
             isinstance(figsize, str)
             or not isinstance(figsize, Sequence)
@@ -88,6 +97,13 @@ def _check_figure_options(figsize: object, dpi: object) -> None:
             )
     if not _is_positive_real(dpi):
         raise ValueError(f"dpi must be a positive, finite number of dots per inch; got {dpi!r}.")
+    largest = max(figsize) if figsize is not None else _DEFAULT_WIDTH
+    if largest * dpi >= _MAX_PIXELS:
+        size = f"figsize={figsize!r}" if figsize is not None else "the default figsize"
+        raise ValueError(
+            f"{size} at dpi={dpi!r} makes an image of {largest * dpi:.3g} pixels a side; "
+            f"matplotlib draws fewer than {_MAX_PIXELS} (2**23). Lower dpi or figsize."
+        )
 
 
 def _new_figure(n_axes: int, figsize: tuple[float, float] | None):
@@ -192,6 +208,15 @@ def plot_legendre_basis(
         else:
             steps = _check_count(n_steps, "n_steps", 1)
     _check_figure_options(figsize, dpi)
+    # the polynomials' values and the impulse response (and matplotlib's copies of each
+    # line), before anything of that size exists
+    points = n_points if "polynomials" in panels else 0
+    points += steps if "impulse_response" in panels else 0
+    check_fits(
+        8.0 * order * points * 4,
+        f"A Legendre basis figure of {points} points at order {order}",
+        "Use fewer n_points or n_steps, or a smaller order.",
+    )
     figure, axes = _new_figure(len(panels), figsize)
     for ax, panel in zip(axes, panels, strict=True):
         if panel == "polynomials":
@@ -204,7 +229,9 @@ def plot_legendre_basis(
             ax.set_title(f"Shifted Legendre polynomials, window of {theta:g} steps")
         else:
             Abar, Bbar = discretize(*continuous_system(order, theta), method=discretizer)
-            response = impulse_response(Abar, Bbar, steps)
+            warn_if_euler_unstable(order, theta, discretizer)  # the cause, not NumPy's overflow
+            with np.errstate(over="ignore", invalid="ignore"):
+                response = impulse_response(Abar, Bbar, steps)
             scale = theta / (2 * np.arange(order) + 1)
             lags = np.arange(steps)
             for i in range(order):
@@ -216,6 +243,15 @@ def plot_legendre_basis(
         ax.axhline(0.0, color="0.6", linewidth=0.6, zorder=0)
         _legend_beside(ax, ncol=1 if order <= 12 else 2)
     return _finish(figure, path, dpi)
+
+
+def _scored(truth: np.ndarray, decoded: np.ndarray) -> str:
+    """The label's NRMSE of ``decoded`` against ``truth`` (at any scale: see
+    :func:`lmu_sk.datasets.nrmse`), or nothing where there is none (no settled step, a
+    zero truth, or values an unstable discretization made infinite)."""
+    if not truth.size or not np.any(truth) or not np.all(np.isfinite(decoded)):
+        return ""
+    return f", NRMSE {nrmse(truth, decoded):.3f}"
 
 
 def _legend_beside(ax, **kwargs: Any) -> None:
@@ -349,11 +385,7 @@ def plot_delay_decoding(
     for k, delay in enumerate(delays):
         truth = np.interp(t - delay, t, u, left=0.0)
         (line,) = ax.plot(t, truth, linewidth=1.5, label=f"$u(t - {delay:g})$")
-        error = decoded[settled, k] - truth[settled]
-        power = np.mean(truth[settled] ** 2) if settled.any() else 0.0
-        with np.errstate(over="ignore", invalid="ignore"):  # unstable Euler: warned above
-            nrmse = np.sqrt(np.mean(error**2) / power) if power > 0 else None
-        score = f", NRMSE {nrmse:.3f}" if nrmse is not None else ""
+        score = _scored(truth[settled], decoded[settled, k])
         ax.plot(
             t,
             decoded[:, k],
@@ -448,6 +480,11 @@ def _size_curves(source: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Non
         except (TypeError, ValueError):
             return None
         if sizes.ndim == 1 and train.ndim == 2 and test.ndim == 2:
+            if not (train.shape[1] > 0 and test.shape[1] > 0):
+                raise ValueError(
+                    "train_scores and test_scores need at least one fold (column); got "
+                    f"shapes {train.shape} and {test.shape}."
+                )
             if not (sizes.size > 0 and train.shape[0] == test.shape[0] == sizes.size):
                 raise ValueError(
                     "train_scores and test_scores need one row per training size; got "

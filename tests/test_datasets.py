@@ -614,3 +614,41 @@ def test_nrmse_rejects_non_real_values():
 def test_nrmse_rejects_bad_input(y_true, y_pred, match):
     with pytest.raises(ValueError, match=match):
         nrmse(y_true, y_pred)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (dict(dtype="bogus"), ValueError, "dtype must be a floating dtype"),
+        (dict(dtype=None), ValueError, "dtype must be a floating dtype"),
+        (dict(data_home=5), TypeError, "data_home must be a folder's path"),
+        (dict(data_home=".", base_url=5), TypeError, "base_url must be None or a URL"),
+    ],
+)
+def test_psmnist_parameters_are_named(kwargs, error, match):
+    """Each was met by a raw message, or (dtype=None) silently gave float64."""
+    from lmu_sk.datasets import load_psmnist
+
+    with pytest.raises(error, match=match):
+        load_psmnist(**kwargs)
+
+
+def test_a_negative_seed_is_named():
+    from lmu_sk.datasets import mackey_glass_forecasting
+
+    with pytest.raises(ValueError, match="seed must be None, an integer"):
+        mackey_glass_forecasting(n_sequences=2, sequence_length=50, seed=-1)
+
+
+@pytest.mark.parametrize(
+    ("seed", "error"), [(1.5, TypeError), (None, TypeError), (True, TypeError), (-1, ValueError)]
+)
+def test_the_demo_digits_take_an_integer_seed(seed, error):
+    """The order is fixed by an integer seed: 1.5 and -1 met NumPy's raw errors, None gave
+    another order at every call, True was read as 1."""
+    from lmu_sk.demo import load_permuted_digits
+
+    with pytest.raises(error, match="seed must be an integer"):
+        load_permuted_digits(seed)
+    first, _ = load_permuted_digits(3)
+    np.testing.assert_array_equal(first, load_permuted_digits(3)[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -323,3 +324,61 @@ def test_delay_decoding_of_an_unstable_euler_system_warns_its_cause():
         plotting.plot_delay_decoding(order=12, theta=5.0, discretizer="euler", n_steps=300)
     kinds = {w.category for w in caught}
     assert kinds == {EulerInstabilityWarning}, kinds  # (a RuntimeWarning of its own)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e160, 1e300, 1e-170])
+def test_the_decoding_score_does_not_depend_on_the_signals_scale(scale):
+    """The NRMSE in the legend is scale-free (it read nan from 1e154 up, with NumPy's
+    overflow warning, and vanished from 1e-162 down)."""
+    signal = np.sin(np.arange(300) / 7.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        labels = [
+            t.get_text()
+            for t in plotting.plot_delay_decoding(scale * signal).axes[0].get_legend().get_texts()
+        ]
+    reference = [
+        t.get_text() for t in plotting.plot_delay_decoding(signal).axes[0].get_legend().get_texts()
+    ]
+    assert "NRMSE" in labels[2] and labels[2] == reference[2]
+
+
+def test_an_unstable_euler_basis_is_warned_of_by_its_cause():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plotting.plot_legendre_basis(40, theta=5, discretizer="euler", n_steps=2000)
+    assert caught and all(type(w.message).__name__ == "EulerInstabilityWarning" for w in caught)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (
+            lambda: plotting.plot_legendre_basis(6, n_steps=True),
+            TypeError,
+            "n_steps must be an integer",
+        ),
+        (lambda: plotting.plot_legendre_basis(dpi=1e6), ValueError, r"pixels a side.*Lower dpi"),
+        (
+            lambda: plotting.plot_learning_curve(([10, 20], np.zeros((2, 0)), np.zeros((2, 0)))),
+            ValueError,
+            "at least one fold",
+        ),
+        (
+            lambda: plotting.plot_legendre_basis(100, kind="polynomials", n_points=10**8),
+            ValueError,
+            "Legendre basis figure of 100000000 points",
+        ),
+    ],
+)
+def test_figures_refuse_what_they_cannot_draw_naming_it(call, error, match):
+    """A flag read as a count, an image beyond matplotlib's size (its raw error), score
+    arrays of no fold (an empty figure and NumPy's warnings), and a basis too large for
+    memory (a raw MemoryError) are refused before any drawing."""
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_figsize_as_an_array_is_read():
+    figure = plotting.plot_legendre_basis(figsize=np.array([4.0, 3.0]))
+    np.testing.assert_allclose(figure.get_size_inches(), [4.0, 3.0])

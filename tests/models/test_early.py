@@ -501,7 +501,8 @@ def test_channels_first_layout():
     [
         ({"cost": -0.1}, ValueError, "cost must be >= 0"),
         ({"cost": "high"}, TypeError, "cost must be None"),
-        ({"cost": np.nan}, TypeError, "cost must be None"),
+        ({"cost": np.nan}, ValueError, "cost must be None"),
+        ({"cost": np.inf}, ValueError, "cost must be None"),
         ({"checkpoints": 0}, ValueError, "checkpoints must be"),
         ({"checkpoints": [0.5, 2.0]}, ValueError, "checkpoints must be"),
         ({"estimator": LMUClassifier(head="dense")}, ValueError, "needs the ridge head"),
