@@ -384,8 +384,8 @@ def load_psmnist(
     ChecksumMismatchError
         If a downloaded file is not the expected one.
     TypeError
-        If ``permutation_seed`` or ``n_validation`` is not an integer, or ``download`` or
-        ``return_X_y`` not a bool.
+        If ``permutation_seed`` or ``n_validation`` is not an integer, ``download`` or
+        ``return_X_y`` not a bool, ``data_home`` not a path or ``base_url`` not a str.
     ValueError
         If a file is truncated or not an idx file of the expected kind, or a parameter is
         out of range.

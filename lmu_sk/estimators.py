@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import types
 from collections.abc import Callable, Iterator
 from numbers import Real
@@ -20,7 +21,12 @@ from typing import Any, ClassVar, Generic, TypeVar, overload
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+)
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     _check_feature_names,
@@ -267,10 +273,14 @@ _Y_VAL = "y_val (the held-out targets)"
 
 
 def _check_held_out_lengths(X_val, y_val) -> None:
-    """Refuse held-out sequences and targets of different numbers, naming both."""
+    """Refuse held-out sequences (read: their layout checked) and targets of different
+    numbers, naming both; a count dask does not know yet is left to the targets' own
+    alignment."""
     if y_val is None or not len(_shape_of(y_val)):
         return
     n_val, n_targets = _num_samples(X_val), _shape_of(y_val)[0]
+    if math.isnan(n_val) or math.isnan(n_targets):
+        return
     if n_val != n_targets:
         raise ValueError(
             f"X_val holds {n_val} sequences but y_val {n_targets} targets (or rows of "
@@ -284,18 +294,18 @@ def _naming(name: str) -> Iterator[None]:
     checks' messages speak of X and y)."""
     try:
         yield
-    except ValueError as error:
+    except (ValueError, TypeError) as error:
         raise _renamed(error, name) from error
 
 
-def _renamed(error: ValueError, name: str) -> ValueError:
-    """``error`` (a ValueError of the input ``X``) saying it is of ``name``: of its own
-    type where that takes a message alone."""
+def _renamed(error: Exception, name: str) -> Exception:
+    """``error`` (a ValueError or TypeError of the input ``X``) saying it is of ``name``:
+    of its own type where that takes a message alone."""
     message = f"In {name}: {error}"
     try:
         return type(error)(message)
     except TypeError:
-        return ValueError(message)
+        return (TypeError if isinstance(error, TypeError) else ValueError)(message)
 
 
 def _why_not_incremental(estimator) -> str | None:
@@ -433,17 +443,21 @@ class _LMUBase(BaseEstimator):
     def _standardized(self) -> bool:
         """Whether the fitted model standardizes its features: ``scale_features`` as it
         was at fit (a value set later applies at the next fit, as every parameter does)."""
-        return "feature_mean_" in self.__dict__
+        return self.__dict__.get("feature_mean_") is not None
 
     @classmethod
     def _required_fitted(cls, state: dict) -> tuple[str, ...]:
         """What every fitted composite of the saved parameters holds (checked at load)."""
-        required = ("features_", "head_", "head_kind_", "order_", "n_features_in_")
-        # the standardization as fitted (scale_features may have been set since): its two
-        # attributes together
-        if "feature_mean_" in state or "feature_scale_" in state:
-            required += ("feature_mean_", "feature_scale_")
-        return required
+        # the standardization as fitted (None where scale_features was False then)
+        return (
+            "features_",
+            "head_",
+            "head_kind_",
+            "order_",
+            "n_features_in_",
+            "feature_mean_",
+            "feature_scale_",
+        )
 
     # the composite's own fitted attributes, declared for type checkers (set by fit)
     features_: LMUFeatures | LMUPooledFeatures
@@ -635,9 +649,8 @@ class _LMUBase(BaseEstimator):
 
     def _fit_scaling(self, F, sample_weight=None) -> None:
         """The standardization of the feature rows ``F`` (NumPy, CuPy or dask), float64."""
-        if not self.scale_features:
-            self.__dict__.pop("feature_mean_", None)  # (an earlier fit's)
-            self.__dict__.pop("feature_scale_", None)
+        if not self.scale_features:  # recorded: none (scale_features may be set later)
+            self.feature_mean_ = self.feature_scale_ = None
             return
         if _dask.is_dask_array(F):
             mean, std = _dask.column_moments(F)
@@ -913,10 +926,10 @@ class _LMUBase(BaseEstimator):
     def _held_out(self, X_val, y_val):
         """The held-out sequences' scaled features and their targets (in memory), with
         errors of their input naming ``X_val`` and ``y_val``."""
-        _check_held_out_lengths(X_val, y_val)
         with _naming(_X_VAL):
             X_val = _without_names(self._layout(X_val))
             F_val = self._transform(X_val)
+        _check_held_out_lengths(X_val, y_val)
         with _naming(_Y_VAL):
             return F_val, self._targets(y_val, X_val)
 
@@ -947,11 +960,11 @@ class _LMUBase(BaseEstimator):
             self._fit_scaling(F)
             self._scale_within_rounding(X, F)
             if X_val is not None:
-                _check_held_out_lengths(X_val, y_val)
                 with _naming(_X_VAL):
                     F_val = self._transform(X_val)
                     if _dask.is_dask_array(F_val):
                         F_val = _dask.gathered(F_val, "X_val", _dask.HELD_OUT_FIX)
+                _check_held_out_lengths(X_val, y_val)
                 with _naming(_Y_VAL):
                     y_val = _dask.aligned_targets(y_val, _num_samples(X_val))
                     X_val, y_val = F_val, self._targets(y_val, X_val)
@@ -962,10 +975,10 @@ class _LMUBase(BaseEstimator):
         self._scale_within_rounding(X, F)
         indices = None
         if X_val is not None:
-            _check_held_out_lengths(X_val, y_val)
             with _naming(_X_VAL):
                 F_val = self.features_.transform(X_val)
                 F_val = _dask.gathered(F_val, "X_val", _dask.HELD_OUT_FIX)
+            _check_held_out_lengths(X_val, y_val)
             with _naming(_Y_VAL):
                 y_val = _dask.aligned_targets(y_val, len(F_val))
                 X_val, y_val = self._prepare_block(F_val, y_val)
@@ -1180,8 +1193,9 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         The penalty the ridge head chose.
     order_ : int
         The order used.
-    feature_mean_, feature_scale_ : ndarray of shape (n_features,)
-        The standardization (when ``scale_features``).
+    feature_mean_, feature_scale_ : ndarray of shape (n_features,) or None
+        The standardization; ``None`` where ``scale_features`` was False at fit (a value
+        set since applies at the next fit).
     n_features_in_ : int
         Steps of the training sequences.
     feature_names_in_ : ndarray of str
@@ -1449,7 +1463,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     def _validate_params(self) -> None:
         super()._validate_params()
         if isinstance(self.clip_margin, (bool, np.bool_)):  # (a Real to scikit-learn)
-            raise TypeError(
+            raise InvalidParameterError(
                 "The 'clip_margin' parameter of LMURegressor must be None (no clipping) or a "
                 f"number >= 0; got {self.clip_margin!r}."
             )

@@ -43,9 +43,8 @@ _MAX_BASIS_LINES = 100
 # steps or points a figure computes: beyond this, far more than any figure can show
 _MAX_POINTS = 10**8
 
-# matplotlib's largest image side, in pixels; the widest default figure, in inches
+# matplotlib's largest image side, in pixels
 _MAX_PIXELS = 2**23
-_DEFAULT_WIDTH = 12.0
 
 
 def _check_count(value: object, name: str, minimum: int, maximum: int = _MAX_POINTS) -> int:
@@ -80,8 +79,9 @@ def _is_positive_real(value: object) -> bool:
     )
 
 
-def _check_figure_options(figsize: object, dpi: object) -> None:
-    """Check the size and resolution before any work is done."""
+def _check_figure_options(figsize: object, dpi: object, n_axes: int = 1) -> None:
+    """Check the size and resolution before any work is done (``figsize=None``: the default
+    size of ``n_axes`` axes side by side)."""
     if figsize is not None:
         if isinstance(figsize, np.ndarray) and figsize.shape == (2,):
             figsize = figsize.tolist()  # (NumPy numbers are numbers too)
@@ -97,13 +97,18 @@ def _check_figure_options(figsize: object, dpi: object) -> None:
             )
     if not _is_positive_real(dpi):
         raise ValueError(f"dpi must be a positive, finite number of dots per inch; got {dpi!r}.")
-    largest = max(figsize) if figsize is not None else _DEFAULT_WIDTH
+    largest = max(figsize) if figsize is not None else max(_default_figsize(n_axes))
     if largest * dpi >= _MAX_PIXELS:
         size = f"figsize={figsize!r}" if figsize is not None else "the default figsize"
         raise ValueError(
             f"{size} at dpi={dpi!r} makes an image of {largest * dpi:.3g} pixels a side; "
             f"matplotlib draws fewer than {_MAX_PIXELS} (2**23). Lower dpi or figsize."
         )
+
+
+def _default_figsize(n_axes: int) -> tuple[float, float]:
+    """The size of a figure of ``n_axes`` axes side by side, in inches."""
+    return (5.0 * n_axes + 1.0, 4.0)
 
 
 def _new_figure(n_axes: int, figsize: tuple[float, float] | None):
@@ -115,7 +120,7 @@ def _new_figure(n_axes: int, figsize: tuple[float, float] | None):
             f"lmu_sk.plotting needs matplotlib; install it: {install_hint('plot')}"
         ) from exc
     if figsize is None:
-        figsize = (5.0 * n_axes + 1.0, 4.0)
+        figsize = _default_figsize(n_axes)
     figure = Figure(figsize=figsize, layout="constrained")
     axes = figure.subplots(1, n_axes, squeeze=False)[0]
     return figure, list(axes)
@@ -184,7 +189,16 @@ def plot_legendre_basis(
     ValueError
         If ``order`` is below 1 or above 100 (one line per state), ``theta`` is not
         positive and finite, ``kind`` or ``discretizer`` is unknown, ``n_steps < 1``,
-        ``n_points < 2``, or ``figsize`` or ``dpi`` is not positive.
+        ``n_points < 2``, ``figsize`` or ``dpi`` is not positive, or they make an image
+        beyond matplotlib's 2**23 pixels a side.
+    lmu_sk._memory.MemoryBudgetError (a ValueError)
+        If the polynomials' values and the impulse response would not fit in the memory
+        available.
+
+    Warns
+    -----
+    lmu_sk.dn.EulerInstabilityWarning
+        With ``discretizer='euler'`` where the impulse response grows without bound.
     """
     order, theta = validate_order_theta(order, theta)
     if order > _MAX_BASIS_LINES:
@@ -207,7 +221,7 @@ def plot_legendre_basis(
                 )
         else:
             steps = _check_count(n_steps, "n_steps", 1)
-    _check_figure_options(figsize, dpi)
+    _check_figure_options(figsize, dpi, len(panels))
     # the polynomials' values and the impulse response (and matplotlib's copies of each
     # line), before anything of that size exists
     points = n_points if "polynomials" in panels else 0
@@ -343,7 +357,7 @@ def plot_delay_decoding(
     order, theta = validate_order_theta(order, theta)
     discretizer = _check_discretizer(discretizer)
     delays = _check_delays(delays, theta)
-    _check_figure_options(figsize, dpi)
+    _check_figure_options(figsize if figsize is not None else (12.0, 4.0), dpi)
     if seed is not None and (
         isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0
     ):

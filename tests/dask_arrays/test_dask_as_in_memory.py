@@ -142,3 +142,30 @@ def test_held_out_errors_name_x_val_and_y_val_beside_a_dask_x(sync):
         LMUClassifier(**params).fit(Xd, y, X_val=X[:10], y_val=y[:8])
     with pytest.raises(ValueError, match=r"In X_val .*1 channel\(s\)"):
         LMUClassifier(**params).fit(Xd, y, X_val=X[:10, :, :1], y_val=y[:10])
+
+
+def test_held_out_input_of_unknown_or_wrong_layout_gets_its_own_message(sync):
+    """A dask y_val of unknown length is aligned as before (it was refused as "nan
+    targets"); a dask X_val of unknown chunk sizes and a 1-D X_val get their own messages,
+    named X_val (not a length error counting steps as sequences, nor dask's raw one); a
+    TypeError of X_val is named too."""
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((60, 20)).astype(np.float32)
+    y = (X[:, :5].sum(axis=1) > 0).astype(int)
+    X_val = rng.standard_normal((20, 20)).astype(np.float32)
+    y_val = (X_val[:, :5].sum(axis=1) > 0).astype(int)
+    params = dict(head="dense", hidden_layer_sizes=(8,), max_iter=3, early_stopping=True)
+    Xd = da.from_array(X, chunks=20)
+    lazy = da.from_array(y_val, chunks=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter reached
+        LMUClassifier(**params).fit(Xd, y, X_val=X_val, y_val=lazy[lazy > -1])
+    unknown = da.from_array(X_val, chunks=10)
+    with pytest.raises(ValueError, match=r"In X_val .*compute_chunk_sizes"):
+        LMUClassifier(**params).fit(Xd, y, X_val=unknown[unknown[:, 0] > -100], y_val=y_val)
+    with pytest.raises(ValueError, match=r"In X_val .*single sequence"):
+        LMUClassifier(**params).fit(X, y, X_val=X_val[0], y_val=y_val[:1])
+    with pytest.raises(TypeError, match=r"In X_val .*real numbers"):
+        LMUClassifier(**params).fit(
+            Xd, y, X_val=da.from_array(np.full((20, 20), "a")), y_val=y_val
+        )

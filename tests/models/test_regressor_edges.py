@@ -174,5 +174,24 @@ def test_per_step_scores_of_one_output_with_its_axis_and_of_dask_input():
 
 def test_clip_margin_true_is_refused_before_the_features():
     X, y = data()
-    with pytest.raises(TypeError, match=r"clip_margin.*LMURegressor"):
+    with pytest.raises(ValueError, match=r"clip_margin.*LMURegressor"):
         LMURegressor(clip_margin=True).fit(X, y)
+
+
+def test_a_saved_state_without_its_standardization_is_refused():
+    """The fitted standardization is recorded whatever it is (None without one): a state
+    lacking it is damaged, refused at load (it loaded and predicted unstandardized)."""
+    import pickle
+
+    X, y = data()
+    model = LMURegressor(feature_output="final").fit(5 * X + 3, y)
+    state = {
+        key: value
+        for key, value in model.__getstate__().items()
+        if key not in ("feature_mean_", "feature_scale_")
+    }
+    damaged = LMURegressor.__new__(LMURegressor)
+    with pytest.raises(pickle.UnpicklingError, match="feature_mean_"):
+        damaged.__setstate__(state)
+    plain = LMURegressor(feature_output="final", scale_features=False).fit(X, y)
+    assert plain.feature_mean_ is None and plain.feature_scale_ is None
