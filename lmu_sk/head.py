@@ -792,6 +792,15 @@ default='constant'
             self._label_binarizer = LabelBinarizer().fit(y)
             self.classes_ = self._label_binarizer.classes_
         else:
+            fitted = self._label_binarizer.y_type_.startswith("multilabel")
+            if type_of_target(y).startswith("multilabel") != fitted:
+                call = "partial_fit" if incremental else "warm_start=True"
+                kinds = ("one label per sample", "several labels per sample (an indicator matrix)")
+                raise ValueError(
+                    f"{call} continues a network trained on {kinds[fitted]}; y holds "
+                    f"{kinds[not fitted]}. Fit a new network (fit with warm_start=False, or "
+                    "a new estimator) to change the kind of target."
+                )
             classes = unique_labels(y)
             if self.warm_start and not incremental:
                 if set(classes) != set(self.classes_):

@@ -81,11 +81,13 @@ def forward_pass(
 ) -> Array:
     """Output of a network with the given weights for ``X`` (no dropout).
 
-    The rows are processed in blocks of exactly ``chunk_size`` rows, the last block
-    zero-padded, so every matrix product has the same shape whatever the number of rows.
-    With BLAS libraries whose summation order depends only on the shapes (OpenBLAS,
-    cuBLAS), the output of a row is then bit-identical whichever other rows are predicted
-    with it, also in float32.
+    The rows are processed in blocks of exactly ``chunk_size`` rows (the last block's
+    unused rows hold whatever the block held before: their outputs are dropped), so every
+    matrix product has the same shape whatever the number of rows. That does not make a
+    row's output independent of the rows beside it: BLAS (OpenBLAS included) may sum a
+    row of a product in an order set by its place in the block, by ~1e-7 relative in
+    float32 (2.4e-7 seen) and ~1e-16 in float64, which is why the heads predict in
+    float64.
 
     Parameters
     ----------

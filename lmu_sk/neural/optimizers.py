@@ -315,12 +315,15 @@ class Adam(BaseOptimizer):
         for p, g, m, v, w, term in zip(
             params, grads, self._m, self._v, self._work, _l2_terms(l2, len(params)), strict=True
         ):
+            # at least the dtype's smallest normal number: an epsilon that rounds to 0
+            # there divides a zero moment by zero (NaN weights)
+            eps_p = max(eps, float(np.finfo(p.dtype).tiny))
             if kernel is not None and _fusable(xp, p, g, m, v):
                 # scalars in the parameters' dtype keep float32 loops in float32
                 t = p.dtype.type
                 stop, decay = term if term is not None else (0, 0.0)
                 flat = [a.reshape(-1) for a in (p, g, m, v)]
-                kernel(*flat, t(b1), t(b2), t(c), t(eps), stop, t(decay))
+                kernel(*flat, t(b1), t(b2), t(c), t(eps_p), stop, t(decay))
                 continue
             if term is not None:
                 _add_l2(xp, p, g, w, term)
@@ -330,7 +333,7 @@ class Adam(BaseOptimizer):
             v *= b2
             v += w
             xp.sqrt(v, out=w)
-            w += eps
+            w += eps_p
             xp.divide(m, w, out=w)
             w *= c
             p -= w

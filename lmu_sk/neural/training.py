@@ -120,16 +120,28 @@ class TrainingHistory:
         return cls(**data)
 
 
+# the largest total sample weight, relative to the training dtype's largest number: the
+# weighted sum of the rows' losses stays finite for losses up to a million per row
+_WEIGHT_SUM_ROOM = 1e-6
+
+
 def _check_weights_fit(weights: np.ndarray, dtype) -> None:
     """A clear error where positive weights underflow to zero or overflow in the training
     dtype (the loss was then NaN, reported as a divergence blaming the learning rate)."""
     finfo = np.finfo(dtype)
     positive = weights[weights > 0]
-    if positive.size and (positive.min() < finfo.tiny or positive.max() > finfo.max):
+    # (their sum too, with room for the rows' losses it weighs: a batch's loss is their
+    # weighted sum over its total weight, in the dtype)
+    total = float(positive.sum(dtype=np.float64))
+    room = _WEIGHT_SUM_ROOM * finfo.max
+    if positive.size and (
+        positive.min() < finfo.tiny or positive.max() > finfo.max or total > room
+    ):
         raise ValueError(
-            f"sample_weight holds values from {positive.min():.3g} to {positive.max():.3g}, "
-            f"beyond what training in {np.dtype(dtype).name} can hold ({finfo.tiny:.3g} to "
-            f"{finfo.max:.3g}). Rescale them (their scale matters only against the L2 "
+            f"sample_weight holds values from {positive.min():.3g} to {positive.max():.3g} "
+            f"(summing to {total:.3g}), beyond what training in {np.dtype(dtype).name} can "
+            f"hold ({finfo.tiny:.3g} to {finfo.max:.3g}, their sum at most {room:.3g}). "
+            "Rescale them (their scale matters only against the L2 "
             "penalty, which is divided by a batch's total weight), or use dtype='float64'."
         )
 
@@ -473,7 +485,7 @@ def train_epochs(
                 "or scale the features (e.g. with StandardScaler) or, for regression, the "
                 "targets (e.g. sklearn.compose.TransformedTargetRegressor(model, "
                 "transformer=StandardScaler()): the squared loss of targets beyond about "
-                "1e19 passes float32's range)."
+                "1e19 passes float32's range, beyond 1e154 float64's)."
             )
         if first_loss is not None:
             history.initial_loss = float(first_loss)

@@ -581,3 +581,50 @@ def test_validation_data_and_fraction_are_refused_naming_them():
         reg.fit(X, y, X_val=X[:1], y_val=y[:1])
     with pytest.raises(ValueError, match=r"validation_fraction=0\.99 of 30 rows leaves no row"):
         reg.set_params(validation_fraction=0.99).fit(X, y)
+
+
+def test_weights_whose_sum_passes_float32_are_refused_naming_them():
+    """Each weight of 1e37 is within float32, their sum of 3e38 (and the weighted losses)
+    is not: the loss came out ~0 (training stopped early) or NaN, reported as a
+    divergence blaming the learning rate."""
+    rng = np.random.default_rng(0)
+    X, y = 0.1 * rng.standard_normal((30, 4)), 0.1 * rng.standard_normal(30)
+    with pytest.raises(ValueError, match=r"summing to 3e\+38.*their sum at most"):
+        DenseHeadRegressor(max_iter=5, batch_size=30).fit(X, y, sample_weight=np.full(30, 1e37))
+    small = DenseHeadRegressor(max_iter=2, batch_size=30, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        small.fit(X, y, sample_weight=np.full(30, 1e30))
+    assert np.isfinite(small.loss_curve_).all() and small.loss_curve_[0] > 1e-4
+
+
+def test_warm_start_refuses_another_kind_of_classification_target():
+    """A network trained on an indicator matrix (several labels per sample) was trained on
+    one-hot labels by a warm fit, silently: predict then gave indicator rows."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((30, 4))
+    head = DenseHeadClassifier(
+        hidden_layer_sizes=(5,), max_iter=2, random_state=0, warm_start=True
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        head.fit(X, (rng.random((30, 3)) > 0.5).astype(int))
+        with pytest.raises(ValueError, match="several labels per sample"):
+            head.fit(X, rng.integers(0, 3, 30))
+        assert head.predict(X).shape == (30, 3)
+        with pytest.raises(ValueError, match="partial_fit continues a network"):
+            head.partial_fit(X, rng.integers(0, 3, 30))
+
+
+def test_an_epsilon_below_float32s_range_does_not_give_nan_weights():
+    """Adam's epsilon of 1e-50 rounds to 0 in float32, and a feature of zero gradient then
+    divided 0 by 0: NaN weights, reported as a divergence. It is kept at float32's
+    smallest normal number."""
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((30, 4)), rng.standard_normal(30)
+    X[:, 3] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        head = DenseHeadRegressor(epsilon=1e-50, alpha=0.0, max_iter=2, random_state=0).fit(X, y)
+    assert np.isfinite(head.loss_curve_).all()
+    assert all(np.isfinite(c).all() for c in head.coefs_)
