@@ -172,6 +172,9 @@ class VersionedPickleMixin:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
+        migrated = getattr(type(self), "_migrated_state", None)
+        if migrated is not None:  # what an earlier layout of the class's state lacks
+            state = migrated(state)
         saved_by = state.pop(VERSION_KEY, UNVERSIONED)
         name = type(self).__name__
         missing = [

@@ -703,12 +703,16 @@ def _histories(count: int, x0: object, history_spread: object, seed) -> np.ndarr
 def _random_state(seed) -> np.random.RandomState:
     """:func:`~sklearn.utils.check_random_state` of ``seed``, with an error naming it
     (NumPy's says "Seed must be between 0 and 2**32 - 1")."""
+    message = f"seed must be None, an integer in [0, 2**32) or a RandomState; got {seed!r}."
+    usable = seed is None or isinstance(seed, np.random.RandomState)
+    if not usable and (
+        isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral)
+    ):
+        raise TypeError(message)
     try:
         return check_random_state(seed)
-    except ValueError as error:
-        raise ValueError(
-            f"seed must be None, an integer in [0, 2**32) or a RandomState; got {seed!r}."
-        ) from error
+    except ValueError as error:  # an integer out of range
+        raise ValueError(message) from error
 
 
 def mackey_glass(

@@ -276,8 +276,13 @@ def _check_held_out_lengths(X_val, y_val) -> None:
     """Refuse held-out sequences (read: their layout checked) and targets of different
     numbers, naming both; a count dask does not know yet is left to the targets' own
     alignment."""
-    if y_val is None or not len(_shape_of(y_val)):
+    if y_val is None:
         return
+    if not len(_shape_of(y_val)):  # a single number, or rows of different lengths
+        raise ValueError(
+            "y_val must hold one target (or one row of targets of one length) per held-out "
+            f"sequence; got {type(y_val).__name__} {y_val!r:.60}."
+        )
     n_val, n_targets = _num_samples(X_val), _shape_of(y_val)[0]
     if math.isnan(n_val) or math.isnan(n_targets):
         return
@@ -444,6 +449,16 @@ class _LMUBase(BaseEstimator):
         """Whether the fitted model standardizes its features: ``scale_features`` as it
         was at fit (a value set later applies at the next fit, as every parameter does)."""
         return self.__dict__.get("feature_mean_") is not None
+
+    @staticmethod
+    def _migrated_state(state: dict) -> dict:
+        """A saved state as this version holds it: a model fitted without standardization
+        by a build before it was recorded as ``None`` (the same version number, 0.3.0's
+        development) has neither attribute."""
+        if "head_" in state and state.get("scale_features") is False:
+            state.setdefault("feature_mean_", None)
+            state.setdefault("feature_scale_", None)
+        return state
 
     @classmethod
     def _required_fitted(cls, state: dict) -> tuple[str, ...]:

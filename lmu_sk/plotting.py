@@ -79,9 +79,11 @@ def _is_positive_real(value: object) -> bool:
     )
 
 
-def _check_figure_options(figsize: object, dpi: object, n_axes: int = 1) -> None:
-    """Check the size and resolution before any work is done (``figsize=None``: the default
-    size of ``n_axes`` axes side by side)."""
+def _check_figure_options(
+    figsize: object, dpi: object, n_axes: int = 1, default: tuple[float, float] | None = None
+) -> None:
+    """Check the size and resolution before any work is done (``figsize=None``: the
+    ``default`` size, else that of ``n_axes`` axes side by side)."""
     if figsize is not None:
         if isinstance(figsize, np.ndarray) and figsize.shape == (2,):
             figsize = figsize.tolist()  # (NumPy numbers are numbers too)
@@ -97,7 +99,10 @@ def _check_figure_options(figsize: object, dpi: object, n_axes: int = 1) -> None
             )
     if not _is_positive_real(dpi):
         raise ValueError(f"dpi must be a positive, finite number of dots per inch; got {dpi!r}.")
-    largest = max(figsize) if figsize is not None else max(_default_figsize(n_axes))
+    if figsize is not None:
+        largest = max(figsize)
+    else:
+        largest = max(default if default is not None else _default_figsize(n_axes))
     if largest * dpi >= _MAX_PIXELS:
         size = f"figsize={figsize!r}" if figsize is not None else "the default figsize"
         raise ValueError(
@@ -357,7 +362,7 @@ def plot_delay_decoding(
     order, theta = validate_order_theta(order, theta)
     discretizer = _check_discretizer(discretizer)
     delays = _check_delays(delays, theta)
-    _check_figure_options(figsize if figsize is not None else (12.0, 4.0), dpi)
+    _check_figure_options(figsize, dpi, default=(12.0, 4.0))
     if seed is not None and (
         isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0
     ):

@@ -1189,7 +1189,12 @@ class ClassifierStream(_ModelStream):
     @available_if(lambda self: self._dense or hasattr(self._head, "predict_proba"))
     @_exclusive
     def predict_log_proba(self) -> np.ndarray:
-        """Logarithm of :meth:`predict_proba`."""
+        """Logarithm of :meth:`predict_proba`: the head's own, without underflow, where it
+        has one (the ridge head's), as the classifier's batch prediction gives it."""
+        if not self._dense:
+            head, rows = self._head_and_rows()
+            if hasattr(head, "predict_log_proba"):
+                return to_numpy(head.predict_log_proba(rows))
         p = self.predict_proba()
         with np.errstate(divide="ignore"):
             return np.log(p, out=p)

@@ -652,3 +652,10 @@ def test_the_demo_digits_take_an_integer_seed(seed, error):
         load_permuted_digits(seed)
     first, _ = load_permuted_digits(3)
     np.testing.assert_array_equal(first, load_permuted_digits(3)[0])
+
+
+def test_a_seed_of_another_type_is_a_type_error():
+    from lmu_sk.datasets import mackey_glass
+
+    with pytest.raises(TypeError, match="seed must be None, an integer"):
+        mackey_glass(200, seed="a")

@@ -125,22 +125,27 @@ class TrainingHistory:
 _WEIGHT_SUM_ROOM = 1e-6
 
 
-def _check_weights_fit(weights: np.ndarray, dtype) -> None:
+def _check_weights_fit(weights: np.ndarray, dtype, batch_size: int | None = None) -> None:
     """A clear error where positive weights underflow to zero or overflow in the training
-    dtype (the loss was then NaN, reported as a divergence blaming the learning rate)."""
+    dtype (the loss was then NaN, reported as a divergence blaming the learning rate), or
+    where the heaviest batch of ``batch_size`` rows (all of them: ``None``) sums beyond it."""
     finfo = np.finfo(dtype)
     positive = weights[weights > 0]
-    # (their sum too, with room for the rows' losses it weighs: a batch's loss is their
-    # weighted sum over its total weight, in the dtype)
-    total = float(positive.sum(dtype=np.float64))
+    # (a batch's sum too, with room for the rows' losses it weighs: a batch's loss is
+    # their weighted sum over its total weight, in the dtype)
+    heaviest = positive
+    if batch_size is not None and batch_size < positive.size:
+        heaviest = np.partition(positive, positive.size - batch_size)[-batch_size:]
+    total = float(heaviest.sum(dtype=np.float64))
     room = _WEIGHT_SUM_ROOM * finfo.max
     if positive.size and (
         positive.min() < finfo.tiny or positive.max() > finfo.max or total > room
     ):
         raise ValueError(
             f"sample_weight holds values from {positive.min():.3g} to {positive.max():.3g} "
-            f"(summing to {total:.3g}), beyond what training in {np.dtype(dtype).name} can "
-            f"hold ({finfo.tiny:.3g} to {finfo.max:.3g}, their sum at most {room:.3g}). "
+            f"(the heaviest batch summing to {total:.3g}), beyond what training in "
+            f"{np.dtype(dtype).name} can hold ({finfo.tiny:.3g} to {finfo.max:.3g}, a batch's "
+            f"sum at most {room:.3g}). "
             "Rescale them (their scale matters only against the L2 "
             "penalty, which is divided by a batch's total weight), or use dtype='float64'."
         )
@@ -256,7 +261,7 @@ class RowBatches:
                     f"sample_weight must hold {self.n_rows} non-negative weights with a "
                     "positive sum."
                 )
-            _check_weights_fit(w_host, X.dtype)
+            _check_weights_fit(w_host, X.dtype, self.batch_size)
             self._w_host, self._W = w_host, self.xp.asarray(w_host, dtype=X.dtype)
         self._buffers: dict[int, tuple[Array, Array, Array | None]] = {}
 

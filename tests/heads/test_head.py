@@ -589,7 +589,9 @@ def test_weights_whose_sum_passes_float32_are_refused_naming_them():
     divergence blaming the learning rate."""
     rng = np.random.default_rng(0)
     X, y = 0.1 * rng.standard_normal((30, 4)), 0.1 * rng.standard_normal(30)
-    with pytest.raises(ValueError, match=r"summing to 3e\+38.*their sum at most"):
+    with pytest.raises(
+        ValueError, match=r"heaviest batch summing to 3e\+38.*a batch's sum at most"
+    ):
         DenseHeadRegressor(max_iter=5, batch_size=30).fit(X, y, sample_weight=np.full(30, 1e37))
     small = DenseHeadRegressor(max_iter=2, batch_size=30, random_state=0)
     with warnings.catch_warnings():
@@ -628,3 +630,21 @@ def test_an_epsilon_below_float32s_range_does_not_give_nan_weights():
         head = DenseHeadRegressor(epsilon=1e-50, alpha=0.0, max_iter=2, random_state=0).fit(X, y)
     assert np.isfinite(head.loss_curve_).all()
     assert all(np.isfinite(c).all() for c in head.coefs_)
+
+
+def test_the_weights_bound_is_a_batchs_not_the_whole_sets():
+    """A batch's loss divides by its own total weight: 2 000 rows of weight 1e30 (2e33 in
+    all, batches of 200 at 2e32) train as unweighted ones do (they were refused for the
+    sum of every row, which fit refused and partial_fit in parts accepted)."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(2000, 5)
+    y = X @ rng.randn(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        weighted = DenseHeadRegressor(max_iter=5, random_state=0).fit(
+            X, y, sample_weight=np.full(2000, 1e30)
+        )
+        plain = DenseHeadRegressor(max_iter=5, random_state=0).fit(X, y)
+    np.testing.assert_allclose(
+        weighted.predict(X[:50]), plain.predict(X[:50]), rtol=1e-4, atol=1e-4
+    )

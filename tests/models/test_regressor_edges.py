@@ -195,3 +195,26 @@ def test_a_saved_state_without_its_standardization_is_refused():
         damaged.__setstate__(state)
     plain = LMURegressor(feature_output="final", scale_features=False).fit(X, y)
     assert plain.feature_mean_ is None and plain.feature_scale_ is None
+
+
+def test_a_state_saved_before_the_standardization_was_recorded_loads():
+    """A model fitted without standardization by a build that did not record it (no
+    feature_mean_ at all, the same version number) loads as unstandardized."""
+    X, y = data()
+    model = LMURegressor(feature_output="final", scale_features=False).fit(X, y)
+    state = {
+        key: value
+        for key, value in model.__getstate__().items()
+        if key not in ("feature_mean_", "feature_scale_")
+    }
+    loaded = LMURegressor.__new__(LMURegressor)
+    loaded.__setstate__(state)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("y_val", [3, [[1.0], [1.0, 2.0]]])
+def test_a_y_val_without_one_row_per_sequence_is_named(y_val):
+    X, y = data()
+    params = dict(head="dense", early_stopping=True, max_iter=3, random_state=0)
+    with pytest.raises(ValueError, match="y_val must hold one target"):
+        LMURegressor(**params).fit(X, y, X_val=X[:2], y_val=y_val)

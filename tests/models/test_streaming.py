@@ -1288,3 +1288,19 @@ def test_gpu_pooled_stream_compares_in_the_dtype_of_the_gpu_batch(fake_gpu, dtyp
     assert batch[0, 0] == (1.0 if dtype == "float64" else 0.0)
     stream = features.stream(1)
     np.testing.assert_array_equal(stream.update(X[:, 0]).transform(), batch)
+
+
+def test_a_streams_log_probabilities_do_not_underflow():
+    """The ridge head's log probabilities come from its logits, as the classifier's: the
+    stream took the log of probabilities that had underflowed (-inf where the batch
+    prediction gives -1185)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 30))
+    y = (X[:, -8:].sum(axis=1) > 0).astype(int)
+    model = LMUClassifier(device="cpu").fit(X, y)
+    prefixes = X[:3] * 1e3
+    stream = model.stream(3)
+    stream.update(prefixes)
+    expected = model.predict_log_proba(prefixes)
+    assert np.isfinite(expected).all() and expected.min() < -700
+    np.testing.assert_allclose(stream.predict_log_proba(), expected, rtol=1e-9, atol=1e-9)
