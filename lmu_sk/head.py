@@ -135,6 +135,31 @@ def _state_kept(head) -> Iterator[None]:
         raise
 
 
+def _num_rows(X) -> int | None:
+    """The number of rows of ``X`` where it tells them without a copy, else ``None``."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape):
+        return int(shape[0])
+    return len(X) if isinstance(X, (list, tuple)) else None
+
+
+def _refuse_weights_as_x_val(X_val, y_val, n_rows: int | None) -> None:
+    """Refuse, naming the cause, one value per training row given as ``X_val`` alone:
+    scikit-learn's ``fit(X, y, sample_weight)`` order, where ``fit``'s third argument is
+    ``X_val`` (a 1-D ``X_val`` is never held-out rows of features)."""
+    if X_val is None or y_val is not None or n_rows is None:
+        return
+    shape = getattr(X_val, "shape", None)
+    if shape is None and isinstance(X_val, (list, tuple)):
+        shape = np.shape(X_val) if all(np.ndim(v) == 0 for v in X_val) else None
+    if shape is not None and len(shape) == 1 and shape[0] == n_rows:
+        raise TypeError(
+            "fit's third argument is X_val (held-out rows for early stopping); it got one "
+            f"value per training row ({n_rows}), as scikit-learn's fit(X, y, sample_weight) "
+            "passes weights. Pass them by keyword: fit(X, y, sample_weight=w)."
+        )
+
+
 class _BaseDenseHead(BaseEstimator):
     """Shared training logic of the dense heads; not meant to be used directly."""
 
@@ -865,6 +890,7 @@ default='constant'
         -------
         self
         """
+        _refuse_weights_as_x_val(X_val, y_val, _num_rows(X))
         validation = None if X_val is None and y_val is None else (X_val, y_val)
         return self._fit(
             X, y, incremental=False, validation_data=validation, sample_weight=sample_weight
@@ -1038,6 +1064,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
         -------
         self
         """
+        _refuse_weights_as_x_val(X_val, y_val, _num_rows(X))
         validation = None if X_val is None and y_val is None else (X_val, y_val)
         return self._fit(
             X, y, incremental=False, validation_data=validation, sample_weight=sample_weight

@@ -623,7 +623,13 @@ def plot_learning_curve(
             "plot_learning_curve needs a fitted estimator with loss_curve_, a mapping of "
             "per-epoch curves, the (train_sizes, train_scores, test_scores) of "
             "sklearn.model_selection.learning_curve, or an estimator with X and y; got "
-            f"{type(estimator_or_curves).__name__}."
+            f"{type(estimator_or_curves).__name__}"
+            + (
+                " fitted without per-epoch losses (a closed-form head): pass X and y to plot "
+                "its learning curve over training sizes."
+                if hasattr(estimator_or_curves, "fit")
+                else "."
+            )
         )
     left, right = curves
     figure, (ax,) = _new_figure(1, figsize)

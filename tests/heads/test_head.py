@@ -648,3 +648,29 @@ def test_the_weights_bound_is_a_batchs_not_the_whole_sets():
     np.testing.assert_allclose(
         weighted.predict(X[:50]), plain.predict(X[:50]), rtol=1e-4, atol=1e-4
     )
+
+
+@pytest.mark.parametrize("Head", [DenseHeadClassifier, DenseHeadRegressor])
+def test_weights_passed_in_scikit_learns_position_are_named(Head):
+    """``fit(X, y, w)`` (scikit-learn's order) gave w as X_val: "Pass both X_val and
+    y_val", or, through partial_fit, weights taken for classes."""
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((20, 3)), np.arange(20) % 2
+    weights = rng.uniform(0.5, 2.0, 20)
+    for given in (weights, list(weights)):
+        with pytest.raises(TypeError, match=r"sample_weight=w"):
+            Head(max_iter=2).fit(X, y, given)
+    with pytest.raises(ValueError, match="Pass both X_val and y_val"):
+        Head(max_iter=2, early_stopping=True).fit(X, y, X[:5])
+
+
+def test_a_learning_curve_of_a_model_without_epochs_says_to_pass_x_and_y():
+    pytest.importorskip("matplotlib")
+    from lmu_sk import LMURegressor
+    from lmu_sk.plotting import plot_learning_curve
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 12))
+    model = LMURegressor(order=4).fit(X, X[:, -3:].sum(axis=1))
+    with pytest.raises(TypeError, match="pass X and y"):
+        plot_learning_curve(model)
