@@ -73,14 +73,10 @@ class EarlyScore(NamedTuple):
 def _check_cost(cost) -> float | None:
     if cost is None:
         return None
-    if isinstance(cost, bool) or not isinstance(cost, numbers.Real) or not np.isfinite(cost):
-        # (a number out of range, inf or NaN, is a ValueError)
-        error = (
-            ValueError
-            if isinstance(cost, numbers.Real) and not isinstance(cost, bool)
-            else TypeError
-        )
-        raise error(
+    number = isinstance(cost, numbers.Real) and not isinstance(cost, bool)
+    if not (number and np.isfinite(cost)):
+        # (a number out of range, inf or NaN, is a ValueError; anything else a TypeError)
+        raise (ValueError if number else TypeError)(
             f"cost must be None (maximise the harmonic mean of accuracy and earliness) or "
             f"a finite number >= 0, the price of waiting for the whole series in accuracy; "
             f"got {cost!r}."

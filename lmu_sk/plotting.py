@@ -46,6 +46,9 @@ _MAX_POINTS = 10**8
 # matplotlib's largest image side, in pixels
 _MAX_PIXELS = 2**23
 
+# plot_delay_decoding's default size, in inches (one wide axes)
+_DECODING_FIGSIZE = (12.0, 4.0)
+
 
 def _check_count(value: object, name: str, minimum: int, maximum: int = _MAX_POINTS) -> int:
     """``value`` as an ``int`` in ``[minimum, maximum]``, or an error naming ``name``.
@@ -80,10 +83,10 @@ def _is_positive_real(value: object) -> bool:
 
 
 def _check_figure_options(
-    figsize: object, dpi: object, n_axes: int = 1, default: tuple[float, float] | None = None
+    figsize: object, dpi: object, default: tuple[float, float] | None = None
 ) -> None:
     """Check the size and resolution before any work is done (``figsize=None``: the
-    ``default`` size, else that of ``n_axes`` axes side by side)."""
+    ``default`` size, that of one axes where not given)."""
     if figsize is not None:
         if isinstance(figsize, np.ndarray) and figsize.shape == (2,):
             figsize = figsize.tolist()  # (NumPy numbers are numbers too)
@@ -99,10 +102,7 @@ def _check_figure_options(
             )
     if not _is_positive_real(dpi):
         raise ValueError(f"dpi must be a positive, finite number of dots per inch; got {dpi!r}.")
-    if figsize is not None:
-        largest = max(figsize)
-    else:
-        largest = max(default if default is not None else _default_figsize(n_axes))
+    largest = max(figsize if figsize is not None else default or _default_figsize(1))
     if largest * dpi >= _MAX_PIXELS:
         size = f"figsize={figsize!r}" if figsize is not None else "the default figsize"
         raise ValueError(
@@ -226,7 +226,7 @@ def plot_legendre_basis(
                 )
         else:
             steps = _check_count(n_steps, "n_steps", 1)
-    _check_figure_options(figsize, dpi, len(panels))
+    _check_figure_options(figsize, dpi, _default_figsize(len(panels)))
     # the polynomials' values and the impulse response (and matplotlib's copies of each
     # line), before anything of that size exists
     points = n_points if "polynomials" in panels else 0
@@ -362,7 +362,7 @@ def plot_delay_decoding(
     order, theta = validate_order_theta(order, theta)
     discretizer = _check_discretizer(discretizer)
     delays = _check_delays(delays, theta)
-    _check_figure_options(figsize, dpi, default=(12.0, 4.0))
+    _check_figure_options(figsize, dpi, _DECODING_FIGSIZE)
     if seed is not None and (
         isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0
     ):
@@ -399,7 +399,7 @@ def plot_delay_decoding(
     t = np.arange(u.size)
     settled = t >= theta
 
-    figure, (ax,) = _new_figure(1, figsize if figsize is not None else (12.0, 4.0))
+    figure, (ax,) = _new_figure(1, figsize if figsize is not None else _DECODING_FIGSIZE)
     ax.plot(t, u, color="0.75", linewidth=1.0, label="input $u(t)$")
     for k, delay in enumerate(delays):
         truth = np.interp(t - delay, t, u, left=0.0)

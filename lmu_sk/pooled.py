@@ -369,10 +369,14 @@ def _warn_of_offsets(U, read: np.ndarray) -> None:
     total = sum(p.shape[0] * (p.shape[1] if p.ndim == 3 else 1) for p in parts)
     if total == 0:
         return
-    # one pass, no copy: E[x^2] - E[x]^2 rounds by ~1e-16 of the mean's square, a spread
-    # of 1e-8 of the mean, far below the ratio tested
-    # (per channel, on the host: the input may be on a GPU)
-    flat = [p.reshape(-1, n_channels) for p in parts if p.size]
+    # only the channels read (a copy of those alone: of many channels, screening keeps
+    # 16), each in one pass: E[x^2] - E[x]^2 rounds by ~1e-16 of the mean's square, a
+    # spread of 1e-8 of the mean, far below the ratio tested (per channel, on the host:
+    # the input may be on a GPU)
+    read = np.asarray(read, dtype=np.intp)
+    flat = [
+        p.reshape(-1, n_channels)[:, array_module_of(p).asarray(read)] for p in parts if p.size
+    ]
     mean = sum(to_numpy(f.sum(axis=0, dtype=np.float64)) for f in flat) / total
     squares = (
         sum(to_numpy(array_module_of(f).einsum("ij,ij->j", f, f, dtype=np.float64)) for f in flat)
@@ -381,13 +385,13 @@ def _warn_of_offsets(U, read: np.ndarray) -> None:
     spread = np.sqrt(np.maximum(squares - mean**2, 0.0))
     offset = np.abs(mean) > OFFSET_WARNING_RATIO * spread
     # a constant channel carries nothing to lose (its spread above is rounding: a channel
-    # of 0.1 warned of an offset of 3e7 times its spread), nor does a channel not read
+    # of 0.1 warned of an offset of 3e7 times its spread)
     highs = np.max([to_numpy(f.max(axis=0)) for f in flat], axis=0)
     lows = np.min([to_numpy(f.min(axis=0)) for f in flat], axis=0)
-    offset &= (highs != lows) & np.isin(np.arange(n_channels), read)
+    offset &= highs != lows
     if offset.any():
-        channels = np.flatnonzero(offset)
-        ratio = float(np.max(np.abs(mean[channels]) / spread[channels]))
+        channels = read[offset]
+        ratio = float(np.max(np.abs(mean[offset]) / spread[offset]))
         warnings.warn(
             f"The values of channel(s) {channels.tolist()} sit on an offset up to "
             f"{ratio:.3g} times their spread; the pooled features compare the states with "
@@ -662,10 +666,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         _check_count(self.bias_samples, "bias_samples", 1)
         transforms = _check_names(self.transforms, "transforms", TRANSFORMS)
         pools = _check_names(self.pools, "pools", POOLS)
-        _continuous(self.target_type)  # checked whether or not the channels are screened
+        continuous = _continuous(self.target_type)  # checked whether or not screening runs
         budget = resolve_budget(self.max_memory)
         thetas = default_thetas(n_steps) if self.thetas is None else check_thetas(self.thetas)
-        kept, scores = self._choose_channels(U, y, n_steps, n_channels)
+        kept, scores = self._choose_channels(U, y, n_steps, n_channels, continuous)
         if "series" in transforms and not self._screening:
             _warn_of_offsets(U, kept)
         mixing = self._mixing(kept, n_channels)
@@ -747,12 +751,12 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             )
         return min(most, n_channels)  # screened however large k is: at most k are kept
 
-    def _choose_channels(self, U, y, n_steps: int, n_channels: int):
-        """The channels that feed the windows, and the screening scores (or ``None``)."""
+    def _choose_channels(self, U, y, n_steps: int, n_channels: int, continuous: bool | None):
+        """The channels that feed the windows, and the screening scores (or ``None``);
+        ``continuous``: what ``y`` holds (see :func:`_continuous`)."""
         most = self._screening_cap(n_channels, y is not None)
         if most is None:
             return np.arange(n_channels), None
-        continuous = _continuous(self.target_type)
         y = _screening_array(y, len(U), continuous)
         thetas = [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
         screen = LMUPooledFeatures(
