@@ -363,7 +363,12 @@ def _pooled_window(
     for j in range(where.shape[0]):
         n_columns = max(n_columns, where[j] + 1)
     # each state a dot product of a row with the state before: 1.6x faster per step at
-    # order 8 than accumulating the columns into the new state
+    # order 8 than accumulating the columns into the new state. Also measured and slower
+    # or no faster: two or three inputs' recurrences interleaved step by step (the step is
+    # bound by its scalar work, the competition and the copies, not by the dot products'
+    # chain), the states of 8-128 samples across SIMD lanes (1.4x on the recurrence alone
+    # at 128, lost to the transposed copies), and fixed-size loops over 8 padded states:
+    # Numba leaves LLVM's SLP vectorizer off, so such loops stay scalar
     Abar = np.empty((order, order))
     for i in range(order):
         for j in range(order):
