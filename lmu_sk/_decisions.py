@@ -136,8 +136,11 @@ class Decisions:
 
     @classmethod
     def from_plain(cls, arrays: dict) -> Decisions:
+        """The decisions of ``arrays`` (:meth:`to_plain`'s), each a writable copy: a
+        stream loaded with ``joblib.load(..., mmap_mode='r')`` holds read-only ones."""
         decisions = cls.__new__(cls)
-        decisions.__dict__.update(arrays)
+        for key, value in arrays.items():
+            setattr(decisions, key, np.array(value) if isinstance(value, np.ndarray) else value)
         return decisions
 
 

@@ -227,20 +227,46 @@ def _nan_padded(X: np.ndarray) -> int:
     return int(any_channel[:, -1].sum())
 
 
-def _non_finite_error(X) -> ValueError:
+def _non_finite_error(X, ndim: int | None = None) -> ValueError:
     """The error for ``X`` (channels-last, validated) with NaN or infinity; NaN padding
-    (unequal lengths, as sktime and aeon pad them) gets the exact way to pass them."""
+    (unequal lengths, as sktime and aeon pad them) gets the exact way to pass them.
+
+    ``ndim``: the dimensions of ``X`` as it came (2: ``(n_samples, n_steps)``, whose
+    recipe alone is named; 3: channels last or, swapped, first; 0: one sequence of a list;
+    ``None``: unknown)."""
     padded = 0 if is_device_array(X) else _nan_padded(np.asarray(X))
     if not padded:
         return ValueError(_MISSING)
+    recipes = {
+        "steps": (
+            "for X of shape (n_samples, n_steps) pass [x[~np.isnan(x)] for x in X] (x in "
+            "X.to_numpy() for a DataFrame)"
+        ),
+        "channels last": (
+            "for X of shape (n_samples, n_steps, n_channels) pass "
+            "[x[~np.isnan(x).any(axis=1)] for x in X]"
+        ),
+        "channels first": (
+            "for sktime/aeon's (n_cases, n_channels, n_timepoints) pass "
+            "[x[:, ~np.isnan(x).any(axis=0)] for x in X] with channels_first=True"
+        ),
+    }
+    if ndim == 0:
+        return ValueError(
+            "Input X holds a sequence with NaN at its end and nowhere else: padding? lmu_sk "
+            "reads each sequence of a list at its own length, so drop the padding "
+            "(x[~np.isnan(x)] for a sequence of shape (n_steps,), "
+            "x[~np.isnan(x).any(axis=1)] for (n_steps, n_channels)). Impute the values "
+            "instead if they are missing data."
+        )
+    layouts = {2: ["steps"], 3: ["channels last", "channels first"]}.get(ndim, list(recipes))
+    named = [recipes[layout] for layout in layouts]
     return ValueError(
         f"Input X contains NaN at the end of {padded} sequence(s) and nowhere else: "
         "sequences of different lengths padded with NaN (as sktime and aeon pad them). "
-        "lmu_sk reads each sequence at its own length from a list of arrays: for X of "
-        "shape (n_samples, n_steps) pass [x[~np.isnan(x)] for x in X]; for sktime/aeon's "
-        "(n_cases, n_channels, n_timepoints) pass [x[:, ~np.isnan(x).any(axis=0)] for x "
-        "in X] with channels_first=True. Impute the values instead if they are missing "
-        "data rather than padding."
+        f"lmu_sk reads each sequence at its own length from a list of arrays: "
+        f"{'; '.join(named)}. Impute the values instead if they are missing data rather "
+        "than padding."
     )
 
 
@@ -407,10 +433,11 @@ def _validate_array(
         raise _zero_length_error(X.shape)
     if X.ndim == 3 and X.shape[2] == 0:
         raise ValueError("X has zero channels; the last axis of a 3-D X holds the channels.")
-    if X.ndim == 2:
+    ndim = X.ndim
+    if ndim == 2:
         X = X[:, :, None]
     if check_finite and not np.isfinite(X).all():
-        raise _non_finite_error(X)
+        raise _non_finite_error(X, ndim)
     if dtype is not None:
         _refuse_underflow([X], dtype)
         X = cast_checked(X, dtype)
@@ -453,7 +480,7 @@ def as_sequences(
             # validation of thousands of short sequences)
             seq = seq if seq.ndim == 2 else seq[:, None]
             if check_finite and not np.isfinite(seq).all():
-                raise _non_finite_error(seq[None])
+                raise _non_finite_error(seq[None], 0)
         else:
             seq = _validate_array(np.asarray(seq)[None], None, estimator_name, check_finite)[0]
         sequences.append(seq)
@@ -596,3 +623,24 @@ def warn_channels_last(X, estimator_name: str) -> None:
             UserWarning,
             stacklevel=4,
         )
+    elif isinstance(X, (list, tuple)) and X and _all_wider_than_long(X):
+        first = tuple(np.shape(X[0]))
+        warnings.warn(
+            f"{estimator_name} reads each sequence of X (the first of shape {first}) as "
+            f"(n_steps, n_channels): {first[0]} steps of {first[1]} channels, and every "
+            "sequence has fewer steps than channels. If they are laid out as (n_channels, "
+            "n_steps) (aeon, sktime), pass channels_first=True; pass channels_first=False "
+            "to silence this warning.",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _all_wider_than_long(X) -> bool:
+    """Whether every sequence of the list ``X`` is a 2-D array of fewer rows than columns
+    (the sign of aeon's ``(n_channels, n_timepoints)`` sequences read channels last)."""
+    for seq in X:
+        shape = getattr(seq, "shape", None)
+        if shape is None or len(shape) != 2 or shape[0] >= shape[1]:
+            return False
+    return True

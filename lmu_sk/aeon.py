@@ -24,6 +24,7 @@ from typing import ClassVar
 import numpy as np
 
 from ._extras import install_hint
+from ._input import _nan_padded
 
 try:
     from aeon.classification import BaseClassifier
@@ -94,8 +95,11 @@ def _errors_named(wrapper, wrapped: type) -> Iterator[None]:
         raise renamed from error
 
 
-def _merged_params(owner, own: dict, lmu_class: type) -> dict:
-    """``own`` and ``owner.lmu_params`` as the parameters of ``lmu_class``, checked."""
+def _merged_params(owner, own: dict, lmu_class: type, aliases: dict | None = None) -> dict:
+    """``own`` and ``owner.lmu_params`` as the parameters of ``lmu_class``, checked.
+
+    ``aliases``: the owner's name of a parameter of ``own`` named otherwise in
+    ``lmu_class`` (the transformer's ``theta`` is ``LMUPooledFeatures``' ``thetas``)."""
     extra = owner.lmu_params
     if extra is None:
         extra = {}
@@ -115,9 +119,10 @@ def _merged_params(owner, own: dict, lmu_class: type) -> dict:
                 "(n_cases, n_channels, n_timepoints) layout, channels_first=True."
             )
         if key in reserved:
+            own_name = (aliases or {}).get(key, key)
             raise ValueError(
-                f"lmu_params sets {key!r}, which is a parameter of {name} itself; pass "
-                f"{name}({key}=...) instead."
+                f"lmu_params sets {key!r}, which {name} sets through its own parameter "
+                f"{own_name!r}; pass {name}({own_name}=...) instead."
             )
         if key not in valid:
             raise ValueError(
@@ -127,7 +132,7 @@ def _merged_params(owner, own: dict, lmu_class: type) -> dict:
     return {**own, **extra, "channels_first": True}
 
 
-def _check_collection(X, name: str) -> None:
+def _check_collection(X, name: str, unequal: bool = True) -> None:
     """Refuse a collection without series, or with a series of no time points, before
     aeon's checks (which fail on them with an IndexError or a NumPy reduction's error)."""
     if isinstance(X, np.ndarray):
@@ -139,6 +144,17 @@ def _check_collection(X, name: str) -> None:
             raise ValueError(
                 f"{name} got series of no time points (shape {X.shape}); every series "
                 "needs at least one."
+            )
+        # NaN padding of unequal lengths, which aeon refuses as missing values, naming no
+        # way through (the early classifier takes one length: aeon's message stands)
+        padded = _nan_padded(np.swapaxes(X, 1, 2)) if unequal and X.ndim == 3 else 0
+        if padded:
+            raise ValueError(
+                f"{name} got a collection whose series end in NaN ({padded} of them) and "
+                "hold none elsewhere: unequal lengths padded with NaN; pass the series at "
+                "their own lengths, a list of (n_channels, n_timepoints_i) arrays: "
+                "[x[:, ~np.isnan(x).any(axis=0)] for x in X]. Impute the values instead if "
+                "they are missing data rather than padding."
             )
     elif isinstance(X, (list, tuple)):
         if len(X) == 0:
@@ -157,7 +173,7 @@ class _CheckedCollection:
     ``transform``: aeon preprocesses the collection first in each)."""
 
     def _preprocess_collection(self, X, *args, **kwargs):
-        _check_collection(X, type(self).__name__)
+        _check_collection(X, type(self).__name__, self.get_tag("capability:unequal_length"))
         return super()._preprocess_collection(X, *args, **kwargs)  # type: ignore[misc]
 
 
@@ -513,6 +529,12 @@ class LMUAeonTransformer(_CheckedCollection, BaseCollectionTransformer):
         if self.output not in _FEATURE_OUTPUTS:
             raise ValueError(f"Unknown output {self.output!r}; use one of {_FEATURE_OUTPUTS}.")
         pooled = self.output == "pooled"
+        if not pooled and np.ndim(self.theta) > 0 and not isinstance(self.theta, str):
+            raise ValueError(
+                f"theta={self.theta!r} (several windows) is for pooled features, "
+                f"output='pooled' (the default); with output={self.output!r} the features "
+                "are those of one window: pass one theta."
+            )
         lmu_class = LMUPooledFeatures if pooled else LMUFeatures
         own = {"dtype": self.dtype, "device": self.device}
         if not pooled:
@@ -520,7 +542,7 @@ class LMUAeonTransformer(_CheckedCollection, BaseCollectionTransformer):
         own["thetas" if pooled else "theta"] = self.theta
         if self.order is not None:
             own["order"] = self.order
-        params = _merged_params(self, own, lmu_class)
+        params = _merged_params(self, own, lmu_class, aliases={"thetas": "theta"})
         return lmu_class(**params)
 
     def _fit(self, X, y=None):
@@ -672,6 +694,12 @@ class LMUAeonEarlyClassifier(_CheckedCollection, BaseEarlyClassifier):
             "n_jobs": self._n_jobs,
         }
         params = _merged_params(self, own, LMUClassifier)
+        if params.get("head", "auto") not in ("auto", "ridge"):
+            raise ValueError(
+                f"{type(self).__name__} needs the ridge head, whose leave-one-out values "
+                f"calibrate the checkpoints and choose the rule; lmu_params has "
+                f"head={params['head']!r}. Drop 'head' from lmu_params (or set it to 'ridge')."
+            )
         early = LMUEarlyClassifier(LMUClassifier(**params), self.checkpoints, self.cost)
         with _errors_named(self, LMUClassifier), _errors_named(self, LMUEarlyClassifier):
             self.estimator_ = early.fit(X, y)

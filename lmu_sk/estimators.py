@@ -28,6 +28,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
 )
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     _check_feature_names,
     _num_samples,
@@ -1338,14 +1339,24 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         self.class_weight = class_weight
 
     def _check_targets_for_head(self, y) -> None:
-        if self.head_kind_ != "ridge":
-            return
         shape = np.asarray(y).shape  # (array-likes without NumPy's functions too)
+        if self.head_kind_ != "ridge":
+            if len(shape) == 2 and type_of_target(np.asarray(y)) == "multiclass-multioutput":
+                raise ValueError(
+                    f"{type(self).__name__} takes one label per sample or, with the dense "
+                    f"head, several labels of 0 and 1 per sample (an indicator matrix); y of "
+                    f"shape {shape} holds several labels per sample, some of more than two "
+                    "values. Fit one model per column: sklearn.multioutput."
+                    "MultiOutputClassifier does."
+                )
+            return
         if len(shape) == 2 and shape[1] > 1:
             raise ValueError(
                 f"{type(self).__name__} with the ridge head (head={self.head!r}) takes one "
                 f"label per sample; got y of shape {shape} (several labels per sample). Use "
-                "head='dense', which takes them."
+                "head='dense', which takes them as an indicator matrix of 0 and 1, or for "
+                "labels of more than two values one model per column "
+                "(sklearn.multioutput.MultiOutputClassifier)."
             )
 
     def _weights(self, sample_weight, X, y=None):

@@ -813,6 +813,13 @@ default='constant'
 
     def _encode_targets(self, y, incremental):
         check_classification_targets(y)
+        if type_of_target(y) == "multiclass-multioutput":
+            raise ValueError(
+                f"{type(self).__name__} takes one label per sample or several labels of 0 "
+                f"and 1 per sample (an indicator matrix); y of shape {np.shape(y)} holds "
+                "several labels per sample, some of more than two values. Fit one model "
+                "per column: sklearn.multioutput.MultiOutputClassifier does."
+            )
         if not hasattr(self, "classes_") or (not self.warm_start and not incremental):
             self._label_binarizer = LabelBinarizer().fit(y)
             self.classes_ = self._label_binarizer.classes_

@@ -1297,8 +1297,10 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         if np.ndim(y) == 2 and np.shape(y)[1] > 1:
             raise ValueError(
                 f"{type(self).__name__} takes one label per sample; got y of shape "
-                f"{np.shape(y)} (several labels per sample). A dense head takes them: "
-                "LMUClassifier(head='dense'), or lmu_sk.head.DenseHeadClassifier."
+                f"{np.shape(y)} (several labels per sample). A dense head takes them as an "
+                "indicator matrix of 0 and 1 (LMUClassifier(head='dense'), or "
+                "lmu_sk.head.DenseHeadClassifier); labels of more than two values take one "
+                "model per column (sklearn.multioutput.MultiOutputClassifier)."
             )
         y = column_or_1d(y, warn=True)
         self.classes_, indices, counts = np.unique(y, return_inverse=True, return_counts=True)

@@ -1618,7 +1618,8 @@ class EarlyClassifierStream:
         return saved
 
     def __setstate__(self, saved: dict) -> None:
-        saved = dict(saved)
+        # writable copies of the arrays (joblib's mmap_mode='r' loads read-only ones)
+        saved = {k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in saved.items()}
         saved["_decisions"] = Decisions.from_plain(saved["_decisions"])
         models = []
         for plain in saved["_models"]:

@@ -618,6 +618,29 @@ def test_warm_start_refuses_another_kind_of_classification_target():
             head.partial_fit(X, rng.integers(0, 3, 30))
 
 
+def test_several_multiclass_labels_per_sample_are_refused_naming_what_fits_them():
+    """Several labels per sample of more than two values (multiclass-multioutput) reached
+    scikit-learn's label binarizer, whose message named none of the ways to fit them, and
+    the ridge head's advice (head='dense') led there."""
+    from lmu_sk import LMUClassifier
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((24, 30))
+    Y = np.c_[np.arange(24) % 2, np.arange(24) % 3]
+    with pytest.raises(ValueError, match=r"^DenseHeadClassifier .*MultiOutputClassifier"):
+        DenseHeadClassifier(max_iter=2).fit(X, Y)
+    with pytest.raises(ValueError, match=r"^LMUClassifier .*MultiOutputClassifier"):
+        LMUClassifier(order=4, head="dense", device="cpu").fit(X, Y)
+    with pytest.raises(ValueError, match=r"indicator matrix of 0 and 1.*MultiOutputClassifier"):
+        LMUClassifier(order=4, head="ridge", device="cpu").fit(X, Y)
+    # an indicator matrix is what the dense head takes
+    indicator = np.c_[np.arange(24) % 2, (np.arange(24) // 2) % 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LMUClassifier(order=4, head="dense", max_iter=2, device="cpu").fit(X, indicator)
+    assert model.predict(X).shape == (24, 2)
+
+
 def test_an_epsilon_below_float32s_range_does_not_give_nan_weights():
     """Adam's epsilon of 1e-50 rounds to 0 in float32, and a feature of zero gradient then
     divided 0 by 0: NaN weights, reported as a divergence. It is kept at float32's

@@ -231,6 +231,50 @@ def test_transformer_lmu_params_cannot_shadow_its_own():
     Xt = LMUAeonTransformer(order=4, theta=[5.0], lmu_params={"n_biases": 2}).fit_transform(X)
     reference = LMUPooledFeatures(order=4, thetas=[5.0], n_biases=2, channels_first=True)
     np.testing.assert_allclose(Xt, reference.fit_transform(X), **FLOAT64)
+    # the pooled features' 'thetas' is the transformer's 'theta': the advice named
+    # LMUAeonTransformer(thetas=...), a TypeError
+    with pytest.raises(ValueError, match=r"own parameter 'theta'.*LMUAeonTransformer\(theta="):
+        LMUAeonTransformer(lmu_params={"thetas": [3.0, 6.0]}).fit(X)
+
+
+@needs_aeon
+def test_aeon_wrappers_name_their_own_mistakes():
+    """Several windows for one-window features gave a bare TypeError in LMUFeatures'
+    terms; a dense head for the early classifier gave advice about a parameter the
+    wrapper does not have."""
+    from lmu_sk.aeon import LMUAeonEarlyClassifier
+
+    X, y = _unequal_collection(n_cases=8)
+    with pytest.raises(ValueError, match=r"several windows\) is for pooled features"):
+        LMUAeonTransformer(output="final", theta=[3, 6]).fit(X)
+    LMUAeonTransformer(output="final", theta=3.0, device="cpu").fit(X)
+    equal = np.stack([x[:, :15] for x in X])  # the early classifier's equal lengths
+    with pytest.raises(ValueError, match=r"Drop 'head' from lmu_params"):
+        LMUAeonEarlyClassifier(lmu_params={"head": "dense"}).fit(equal, y)
+
+
+@needs_aeon
+def test_nan_padded_collections_get_the_way_to_pass_them():
+    """aeon refused NaN-padded unequal lengths as missing values, naming no way through;
+    the scikit-learn estimators give the list to pass. The wrappers now do, and the list
+    works; NaN inside a series stays aeon's missing values."""
+    from lmu_sk.aeon import LMUAeonEarlyClassifier
+
+    X, y = _unequal_collection(n_cases=8)
+    padded = np.full((8, 3, 40), np.nan)
+    for i, x in enumerate(X):
+        padded[i, :, : x.shape[1]] = x
+    way = r"\[x\[:, ~np.isnan\(x\).any\(axis=0\)\] for x in X\]"
+    for model in (LMUAeonClassifier(order=3, device="cpu"), LMUAeonTransformer(order=3)):
+        with pytest.raises(ValueError, match=rf"end in NaN \(\d+ of them\).*{way}"):
+            model.fit(padded, y)
+        model.fit([x[:, ~np.isnan(x).any(axis=0)] for x in padded], y)
+    with pytest.raises(ValueError, match="missing values"):  # one length: aeon's message
+        LMUAeonEarlyClassifier().fit(padded, y)
+    holes = np.stack([x[:, :15] for x in X])
+    holes[0, 0, 3] = np.nan
+    with pytest.raises(ValueError, match="missing values"):
+        LMUAeonClassifier(device="cpu").fit(holes, y)
 
 
 @needs_aeon

@@ -459,6 +459,22 @@ def test_stream_pickles_resets_and_is_a_snapshot(fitted):
     assert "decided=6" in repr(stream)
 
 
+def test_a_stream_loaded_read_only_continues(fitted, tmp_path):
+    """A stream loaded with joblib's mmap_mode='r' held read-only decisions: its next
+    update failed with NumPy's 'output array is read-only' after the features had moved
+    on (steps_seen counted a step no decision saw)."""
+    joblib = pytest.importorskip("joblib")
+    X, _ = bumps(n_cases=6, seed=7)
+    stream = fitted.stream(len(X)).update(X[:, :3])
+    joblib.dump(stream, tmp_path / "stream.joblib")
+    loaded = joblib.load(tmp_path / "stream.joblib", mmap_mode="r")
+    loaded.update(X[:, 3:])
+    stream.update(X[:, 3:])
+    assert loaded.steps_seen == stream.steps_seen
+    np.testing.assert_array_equal(loaded.decision_steps, stream.decision_steps)
+    np.testing.assert_array_equal(loaded.predict_proba(), stream.predict_proba())
+
+
 # ---------------------------------------------------------------------------- layouts
 def test_unequal_lengths_and_channels_decide_each_series_as_it_ends():
     rng = np.random.default_rng(8)

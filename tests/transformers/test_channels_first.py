@@ -75,6 +75,24 @@ def test_fewer_steps_than_channels_warns_and_names_the_parameter(aeon_layout):
         LMUFeatures(order=2).fit(np.swapaxes(X, 1, 2))  # more steps than channels
 
 
+@pytest.mark.parametrize("container", [list, tuple])
+def test_a_list_of_aeon_sequences_read_channels_last_warns(aeon_layout, container):
+    """A list (or tuple) of aeon's (n_channels, n_timepoints) sequences was read as
+    3 steps of 20 channels without the warning the same data as one array gets."""
+    X, y = aeon_layout
+    with pytest.warns(UserWarning, match=r"first of shape \(3, 20\).*channels_first=True"):
+        LMUFeatures(order=2).fit(container(X))
+    with pytest.warns(UserWarning, match="channels_first=True"):
+        LMUClassifier(order=2, device="cpu").fit(container(X), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LMUFeatures(order=2, channels_first=True).fit(container(X))
+        LMUFeatures(order=2, channels_first=False).fit(container(X))
+        LMUFeatures(order=2).fit([x.T for x in X])  # more steps than channels
+        # sequences of unequal lengths, one of them longer than wide
+        LMUFeatures(order=2).fit([X[0].T[:5], X[1].T[:2]])
+
+
 @pytest.mark.parametrize("head", ["dense", "ridge"])
 def test_estimators_read_the_aeon_layout(head, aeon_layout):
     X, y = aeon_layout
@@ -261,10 +279,23 @@ def test_nan_padded_unequal_lengths_say_how_to_pass_them(aeon_layout):
     as_list = [x[:, ~np.isnan(x).any(axis=0)] for x in padded]
     assert [x.shape[1] for x in as_list[:4]] == [12, 20, 20, 15]
     LMUClassifier(channels_first=True, device="cpu").fit(as_list, y)
-    # 2-D (n_samples, n_steps) data, and the advice for it
+    # channels-last data gets its own advice (it got only the channels-first one, and the
+    # 2-D one, which runs on it and mixes the channels into one series), which works
+    last = np.swapaxes(padded, 1, 2)
+    with pytest.raises(ValueError, match=r"at the end of 10 sequence") as info:
+        LMUFeatures(order=4).fit(last)
+    assert "[x[~np.isnan(x).any(axis=1)] for x in X]" in str(info.value)
+    trimmed = [x[~np.isnan(x).any(axis=1)] for x in last]
+    assert [x.shape for x in trimmed[:2]] == [(12, 3), (20, 3)]
+    LMUClassifier(device="cpu").fit(trimmed, y)
+    # 2-D (n_samples, n_steps) data, and the advice for it (that alone)
     flat = padded[:, 0]
-    with pytest.raises(ValueError, match=r"\[x\[~np.isnan\(x\)\] for x in X\]"):
+    with pytest.raises(ValueError, match=r"\[x\[~np.isnan\(x\)\] for x in X\]") as info:
         LMUFeatures(order=4).fit(flat)
+    assert "channels_first" not in str(info.value)
+    # one padded sequence of a list: drop its padding
+    with pytest.raises(ValueError, match=r"drop the padding"):
+        LMUFeatures(order=4).fit([flat[0], flat[1][:15]])
     LMUFeatures(order=4).fit([x[~np.isnan(x)] for x in flat])
     # NaN inside a sequence is missing data, not padding: the plain message
     holes = X.copy()
