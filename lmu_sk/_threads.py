@@ -13,8 +13,10 @@ MKL). ``n_jobs`` sets both for the duration of one call (``fit``, ``transform``,
 * a negative integer: as in joblib, ``-1`` all cores, ``-2`` all but one, and so on.
 
 Numba's setting is per thread (a call in another thread is not affected); BLAS's is
-process-wide while the call runs. The GPU and computations of dask arrays (which run
-later, on dask's own threads or workers) are not affected.
+process-wide while the call runs, and set by calls on the main thread only (OpenBLAS
+ignores it from other threads; calls there run with BLAS's threads as they are). The GPU
+and computations of dask arrays (which run later, on dask's own threads or workers) are
+not affected.
 """
 
 from __future__ import annotations
@@ -95,10 +97,28 @@ def thread_limit(n_jobs) -> Iterator[None]:
     before = numba.get_num_threads()
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     try:
-        with _blas().limit(limits=threads):
+        with _blas_limit(threads):
             yield
     finally:
         numba.set_num_threads(before)
+
+
+@contextmanager
+def _blas_limit(threads: int) -> Iterator[None]:
+    """Run the block with BLAS's threads at ``threads``, where the call runs on the main
+    thread; on another thread, with BLAS as it is.
+
+    BLAS's setting is process-wide, and OpenBLAS ignores it from threads other than the
+    main one (measured with NumPy's OpenBLAS: a setting made there is not seen anywhere).
+    Calls in several threads at once (a grid search on joblib's threading backend) each
+    restoring what they found left the main thread's limit in place for good (BLAS at 1
+    thread after the search); on the main thread alone calls nest, restored in order.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with _blas().limit(limits=threads):
+        yield
 
 
 def limits_threads(method):

@@ -28,6 +28,7 @@ from ._memory import check_fits
 __all__ = [
     "DISCRETIZERS",
     "EulerInstabilityWarning",
+    "check_system_fits",
     "continuous_system",
     "discrete_system",
     "discretize",
@@ -75,6 +76,16 @@ def validate_order_theta(order: object, theta: object) -> tuple[int, float]:
     return int(order), theta
 
 
+def check_system_fits(order: int) -> None:
+    """Raise a ``ValueError`` naming the order where the matrices of a Delay Network of
+    ``order`` states (and their discretization's temporaries) would not fit in memory."""
+    check_fits(
+        order * order * _EXPM_BYTES_PER_ENTRY,
+        f"The Delay Network matrices of order {order}",
+        "Choose a smaller order (a few hundred to a few thousand is the practical range).",
+    )
+
+
 def continuous_system(order: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
     """The continuous-time Delay Network matrices with ``theta`` folded in.
 
@@ -91,11 +102,7 @@ def continuous_system(order: int, theta: float) -> tuple[np.ndarray, np.ndarray]
     B : ndarray of shape (order,)
     """
     order, theta = validate_order_theta(order, theta)
-    check_fits(
-        order * order * _EXPM_BYTES_PER_ENTRY,
-        f"The Delay Network matrices of order {order}",
-        "Choose a smaller order (a few hundred to a few thousand is the practical range).",
-    )
+    check_system_fits(order)
     scale = (2 * np.arange(order) + 1)[:, None] / theta
     i = np.arange(order)[:, None]
     j = np.arange(order)[None, :]

@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import mmap
 import types
 from collections.abc import Callable, Iterator
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import numpy as np
@@ -54,7 +55,7 @@ from .features import LMUFeatures
 from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
 from .neural.training import check_sample_weight
 from .pooled import LMUPooledFeatures, check_thetas
-from .ridge import RidgeHeadClassifier, RidgeHeadRegressor, with_class_weight
+from .ridge import RidgeHeadClassifier, RidgeHeadRegressor, _check_alphas, with_class_weight
 from .streaming import ClassifierStream, RegressorStream
 
 __all__ = ["LMUClassifier", "LMURegressor"]
@@ -294,6 +295,15 @@ def _check_held_out_lengths(X_val, y_val) -> None:
         )
 
 
+def _maps_a_file(a) -> bool:
+    """Whether the array ``a`` is, or is a view of, a memory-mapped file."""
+    while a is not None:
+        if isinstance(a, (np.memmap, mmap.mmap)):
+            return True
+        a = getattr(a, "base", None)
+    return False
+
+
 @contextlib.contextmanager
 def _naming(name: str) -> Iterator[None]:
     """Re-raise the ValueErrors of the block as errors of the input ``name`` (the
@@ -409,8 +419,9 @@ class _LMUBase(BaseEstimator):
     """Shared logic of the LMU estimators; not meant to be used directly."""
 
     # The head's constraints (checked here, so that errors name the composite) and the
-    # composite's own simple ones; order, theta, head, feature_output and alphas keep
-    # their dedicated checks and messages.
+    # composite's own simple ones, whichever head and features use them; order, theta,
+    # head, feature_output and alphas keep their dedicated checks and messages (alphas
+    # checked in fit whatever the head: see _validate_params).
     _parameter_constraints: ClassVar[dict] = {
         **{name: _BaseDenseHead._parameter_constraints[name] for name in _HEAD_PARAMS},
         "device": [StrOptions({"auto", "cpu", "gpu"})],
@@ -418,7 +429,24 @@ class _LMUBase(BaseEstimator):
         "memory": [None, str, HasMethods(["cache"])],
         "channels_first": ["boolean", None],
         "kernel": [StrOptions({"linear", "rbf"})],
+        "discretizer": [StrOptions({"zoh", "euler"})],
+        "channels": [StrOptions({"auto", "all"}), Interval(Integral, 1, None, closed="left")],
+        "channel_sums": [StrOptions({"auto"}), "boolean"],
     }
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.alphas is not None:  # (the ridge head's penalties: checked for any head)
+            _check_alphas(self.alphas)
+        try:
+            dtype = np.dtype(self.dtype)
+        except TypeError:
+            dtype = None
+        if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise InvalidParameterError(
+                f"The 'dtype' parameter of {type(self).__name__} must be 'float32' or "
+                f"'float64' (the features' and the head's dtype); got {self.dtype!r}."
+            )
 
     _head_class: type
     _feature_outputs: tuple[str, ...] = ("auto", "final", "mean", "max", "pooled")
@@ -774,10 +802,16 @@ class _LMUBase(BaseEstimator):
         scale = xp.asarray(self.feature_scale_, dtype=np.float64)
         if F.dtype == np.float64:
             # (CuPy's flags have no ``writeable``: its arrays always are)
-            if _dask.is_dask_array(F) or not getattr(F.flags, "writeable", True):
+            if (
+                _dask.is_dask_array(F)
+                or not getattr(F.flags, "writeable", True)
+                or _maps_a_file(F)
+            ):
                 return (F - mean) / scale
             # the callers' features are their own fresh arrays: scaled in place, without
-            # two temporaries of their size (whose first touch costs more than the sums)
+            # two temporaries of their size (whose first touch costs more than the sums);
+            # not those of a file (a `memory` cache opened with mmap_mode='r+': they
+            # would be written back to it, and the next fit read them as raw features)
             F -= mean
             F /= scale
             return F
@@ -1237,6 +1271,12 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     agrees to ~1e-6, not to the check's 1e-7); and with the linear ridge head
     ``check_class_weight_classifiers`` (its blobs, read as 2-step sequences, fall under
     the check's accuracy bar; the Gaussian kernel's model passes).
+
+    The pooled features' thresholds come from 64 training sequences evenly spaced in the
+    training set (:class:`~lmu_sk.pooled.LMUPooledFeatures`' ``bias_samples``), so with
+    more than 64 the order of the rows changes the model a little, as a subsample would
+    (150 series shuffled: probabilities within about 0.01); the same rows in the same
+    order give the same model.
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -1364,8 +1404,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         ``LogisticRegression`` apply ``class_weight``."""
         if self.class_weight is None or y is None:
             return sample_weight
-        # the ridge head's checks and messages, whichever head trains
-        return with_class_weight(self.class_weight, y, sample_weight)
+        # the ridge head's checks and messages, whichever head trains; y as an array
+        # (an array-like without NumPy's functions failed in scikit-learn's weights)
+        return with_class_weight(self.class_weight, np.asarray(y), sample_weight)
 
     @_OnlyIncremental
     @limits_threads
@@ -1476,6 +1517,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     -----
     ``check_estimator`` passes but for the checks :class:`LMUClassifier` lists (those of
     the regressor: the number of columns, ``n_iter_`` and the sample weights' equivalence).
+    As for :class:`LMUClassifier`, with more than 64 training sequences their order
+    changes the pooled features' thresholds a little (they come from 64 evenly spaced).
     """
 
     _parameter_constraints: ClassVar[dict] = {

@@ -50,6 +50,41 @@ def test_thread_limit_sets_and_restores_both_pools():
         assert numba.get_num_threads() == numba_before and _blas_threads() == blas_before
 
 
+def test_calls_on_other_threads_leave_blas_to_the_main_thread():
+    """BLAS's threads are process-wide: two calls overlapping in threads (a grid search on
+    joblib's threading backend) each restored what it found, and BLAS stayed at the main
+    thread's limit for good (1 thread after the search). Only the main thread sets it."""
+    import threading
+
+    from joblib import parallel_backend
+    from sklearn.model_selection import GridSearchCV
+
+    (before,) = _blas_threads()
+    limit = before + 1
+    entered, release = threading.Event(), threading.Event()
+    seen = {}
+
+    def other_thread_call():
+        with thread_limit(limit + 1):
+            seen["inside"] = _blas_threads()
+            entered.set()
+            release.wait(timeout=30)
+
+    with thread_limit(limit):
+        worker = threading.Thread(target=other_thread_call)
+        worker.start()
+        assert entered.wait(timeout=30)
+        assert seen["inside"] == {limit} == _blas_threads()  # the main thread's limit
+    release.set()
+    worker.join(timeout=30)
+    assert _blas_threads() == {before}
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((36, 30)), np.arange(36) % 3
+    with parallel_backend("threading", n_jobs=2):
+        GridSearchCV(LMUClassifier(n_jobs=1), {"order": [2, 3]}, cv=3).fit(X, y)
+    assert _blas_threads() == {before}
+
+
 @pytest.mark.parametrize("estimator", ["classifier", "regressor"])
 def test_estimators_run_with_n_jobs_threads_and_restore_them(data, estimator, monkeypatch):
     """The ridge head's eigendecomposition (BLAS) and the pooled kernel (Numba) run under

@@ -306,6 +306,22 @@ def check_input_file(path: Path) -> None:
         )
 
 
+# the first bytes of every .npy file
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def check_npy_header(path: Path, what: str) -> None:
+    """Refuse a file that does not start as a .npy file does, naming it ``what`` (NumPy's
+    own error for some such files speaks of pickled data and ``allow_pickle``)."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(len(NPY_MAGIC))
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    if magic != NPY_MAGIC:
+        raise UsageError(f"{what} is not a .npy file (no .npy header): {path}")
+
+
 def partial_name_extra(target: Path) -> int:
     """Bytes that the hidden partial output's name adds to ``target``'s name."""
     return hidden_name_length(target) - len(os.fsencode(target.name))

@@ -41,6 +41,7 @@ from .common import (
     check_free_space,
     check_input,
     check_input_file,
+    check_npy_header,
     check_npy_name,
     check_regular_file,
     feature_error,
@@ -148,7 +149,8 @@ def _row_blocks(read, path: Path, array, rows: Callable[[np.ndarray], int]) -> l
     blocks = []
     for start in range(0, array.shape[0], step):
         stop = min(start + step, array.shape[0])
-        block = dask.delayed(read)(str(path), start, stop)
+        # absolute: a worker of a cluster reads it from its own working folder
+        block = dask.delayed(read)(os.path.abspath(path), start, stop)
         blocks.append(da.from_delayed(block, (stop - start, *array.shape[1:]), array.dtype))
     return blocks
 
@@ -159,6 +161,7 @@ def _npy_as_dask(source: Path, paths: list[Path], rows: Callable[[np.ndarray], i
     parts = []
     for path in paths:
         check_input_file(path)  # a shard that is a named pipe would block the read forever
+        check_npy_header(path, "input shard")
         try:
             header = np.load(path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
@@ -186,7 +189,10 @@ def _shard_order(path: Path) -> tuple:
     """A shard's place among its folder's: its name, with every run of digits compared as
     a number (``part-100000.npy`` after ``part-99999.npy``, where the text sorts it
     before)."""
-    return tuple(int(run) if run.isdigit() else run for run in re.split(r"(\d+)", path.name))
+    # runs of ASCII digits at the odd places ('²' is a digit to str.isdigit, not to int);
+    # the name itself last, so that part-1.npy and part-01.npy have an order of their own
+    runs = re.split(r"([0-9]+)", path.name)
+    return (*(int(run) if i % 2 else run for i, run in enumerate(runs)), path.name)
 
 
 def open_input(path: Path, rows: int | Callable[[np.ndarray], int] | None):
@@ -247,7 +253,14 @@ def _output_kind(name: str) -> str:
     path = Path(name)
     if is_zarr_path(path):
         return "zarr"
-    if name.endswith(("/", os.sep)) or path.is_dir():
+    if name.endswith(("/", os.sep)):
+        return "shards"
+    if path.is_dir():
+        if path.suffix == ".npy":  # named as a file: a folder of shards there is a surprise
+            raise UsageError(
+                f"output {name} is a folder, where its name asks for a .npy file; name a "
+                f"file that is not a folder, or write {name}/ for a folder of shards"
+            )
         return "shards"
     return "npy"
 
@@ -295,7 +308,10 @@ def _check_output_path(output: Path, input_path: Path, kind: str) -> Path:
     if kind == "npy":
         check_npy_name(output)
     target = output_target(output)
-    if target.resolve() == input_path.resolve():
+    written, read = target.resolve(), input_path.resolve()
+    # the output replaced whole (a folder of shards is swapped out): neither the input nor
+    # a folder holding it, nor a file inside the input's folder of shards
+    if written == read or written in read.parents or read in written.parents:
         raise UsageError(f"output would overwrite the input: {output}")
     if not target.parent.exists():
         raise UsageError(f"output folder does not exist: {target.parent}")
@@ -525,7 +541,7 @@ def _run(args, stderr, input_path, output_path, target, kind, client) -> int:
     try:
         _prepare_output(kind, partial.path, F)
         progress.update(0)
-        tasks = _write_tasks(kind, str(partial.path), F)
+        tasks = _write_tasks(kind, os.path.abspath(partial.path), F)
         try:
             if client is None:
                 _run_locally(tasks, progress)

@@ -18,16 +18,20 @@ symbolic link is written through: the file it points to is replaced and the link
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
 import sys
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
 from ..demo import main as demo_main
+from ..dn import check_system_fits
 from .common import (
     BATCH_BYTES,
     DEFAULT_BATCH_ROWS,
@@ -36,11 +40,13 @@ from .common import (
     PROGRAM,
     USAGE_ERROR,
     UsageError,
+    as_options,
     batch_rows,
     check_free_space,
     check_input,
     check_input_file,
     check_name_lengths,
+    check_npy_header,
     check_npy_name,
     check_regular_file,
     feature_error,
@@ -48,6 +54,7 @@ from .common import (
     fit_rows,
     make_transformer,
     npy_bytes,
+    one_line,
     output_target,
     partial_name_extra,
     progress_bar,
@@ -58,7 +65,6 @@ from .output_file import Interrupted, PartialNpy, interruptible
 
 __all__ = ["build_parser", "main", "run_features"]
 
-_NPY_MAGIC = b"\x93NUMPY"
 # Seconds that a --scheduler run waits for a cluster without workers to get some back.
 DEFAULT_WORKER_TIMEOUT = 300.0
 
@@ -114,8 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Legendre Memory Unit Delay Network features for scikit-learn.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.required = True
+    # no command: the demo, as python -m lmu_sk runs it (the package's main job)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", help="features, or demo (the default)"
+    )
 
     features = commands.add_parser(
         "features",
@@ -253,13 +261,7 @@ def _open_input(path: Path) -> np.ndarray:
     if path.is_dir():
         raise UsageError(f"input is a directory, not a .npy file: {path}")
     check_input_file(path)  # a named pipe would block open() forever
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(len(_NPY_MAGIC))
-    except OSError as exc:
-        raise UsageError(f"cannot read input {path}: {exc.strerror or exc}") from exc
-    if magic != _NPY_MAGIC:
-        raise UsageError(f"input is not a .npy file (no .npy header): {path}")
+    check_npy_header(path, "input")
     try:
         array = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
@@ -341,6 +343,11 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
     """Carry out ``lmu-sk features``; raises UsageError for problems with the inputs."""
     _check_paths(args)
     make_transformer(args)  # options that do not go together
+    if args.order is not None:  # a huge order named as such, not as a lack of disk space
+        try:
+            check_system_fits(args.order)
+        except ValueError as exc:
+            raise UsageError(feature_error(exc)) from exc
     if uses_dask(args):
         return run_features_dask(args, stderr)
     input_path, output_path = Path(args.input), Path(args.output)
@@ -410,6 +417,27 @@ def _run_demo() -> int:
     return 0 if status is None else int(status)
 
 
+@contextlib.contextmanager
+def _warnings_as_lines(stderr: TextIO) -> Iterator[None]:
+    """Report the block's warnings as the command's own lines: ``lmu-sk: warning: ...``
+    in the options' terms, each kind once (Python's format gave the source file and line
+    of the package, and the pooled features' windows the same warning for each of their
+    orders and thetas: those differing only in numbers are one kind)."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = as_options(one_line(message))
+        kind = re.sub(r"[0-9][0-9.e+-]*", "#", text)
+        if kind not in seen:
+            seen.add(kind)
+            stderr.write(f"{PROGRAM}: warning: {text}\n")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = show
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``lmu-sk`` command line.
 
@@ -429,10 +457,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and argparse's own usage errors
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR
-    if args.command == "demo":
+    if args.command in (None, "demo"):
         return _run_demo()
     try:
-        with interruptible():
+        with interruptible(), _warnings_as_lines(sys.stderr):
             return run_features(args, sys.stderr)
     except UsageError as exc:
         sys.stderr.write(f"{PROGRAM}: error: {exc}\n")

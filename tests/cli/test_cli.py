@@ -197,6 +197,102 @@ def test_output_would_overwrite_the_input(sequences, tmp_path, capsys, monkeypat
     np.testing.assert_array_equal(np.load(path), X)
 
 
+def test_an_output_holding_the_input_or_inside_its_shards_is_refused(tmp_path, capsys):
+    """A folder of the user's .npy files given as the output of one of them was swapped
+    out whole (the input deleted), and a file of an input folder of shards was
+    overwritten by features: both ran with status 0."""
+    pytest.importorskip("dask.array")
+    X = np.random.default_rng(0).standard_normal((10, 12))
+    shards = tmp_path / "data"
+    shards.mkdir()
+    for i in range(3):
+        np.save(shards / f"part-{i}.npy", X + i)
+    for source, target in [
+        (shards / "part-0.npy", shards),  # the output folder holds the input
+        (shards, shards / "part-0.npy"),  # the output inside the input's folder
+        (shards, shards / "new.npy"),
+    ]:
+        assert run("features", "--quiet", "--order", 4, source, target) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "output would overwrite the input" in err
+    for i in range(3):
+        np.testing.assert_array_equal(np.load(shards / f"part-{i}.npy"), X + i)
+    assert sorted(p.name for p in shards.iterdir()) == [f"part-{i}.npy" for i in range(3)]
+
+
+def test_shards_of_unusual_names_and_a_file_that_is_not_npy(tmp_path, capsys):
+    """A superscript digit in a shard's name crashed the ordering (int('²')), and a shard
+    without the .npy header got NumPy's advice to load pickled data unsafely."""
+    pytest.importorskip("dask.array")
+    X = np.random.default_rng(0).standard_normal((6, 12))
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    np.save(shards / "b.npy", X)
+    np.save(shards / "\u00b21.npy", X + 1)
+    out = tmp_path / "out.npy"
+    assert run("features", "--quiet", "--order", 4, "--dtype", "float64", shards, out) == 0
+    assert np.load(out).shape == (12, 4)
+    (shards / "c.npy").write_text("not npy")
+    assert run("features", "--quiet", "--order", 4, shards, tmp_path / "other.npy") == 2
+    err = capsys.readouterr().err
+    assert "input shard is not a .npy file (no .npy header)" in err and "pickle" not in err
+
+
+def test_tasks_read_the_input_by_its_absolute_path(tmp_path, monkeypatch):
+    """Relative paths went into the tasks: a cluster's worker read the file of that name
+    in its own working folder (other numbers, silently) or none."""
+    pytest.importorskip("dask.array")
+    from lmu_sk.cli.dask_runner import open_input
+
+    here, there = tmp_path / "here", tmp_path / "there"
+    for folder, value in ((here, 1.0), (there, 2.0)):
+        (folder / "shards").mkdir(parents=True)
+        np.save(folder / "x.npy", np.full((4, 5), value))
+        np.save(folder / "shards" / "part-0.npy", np.full((4, 5), value))
+    monkeypatch.chdir(here)
+    lazy = [open_input(Path(name), 2) for name in ("x.npy", "shards")]
+    monkeypatch.chdir(there)  # where a worker would read
+    for array in lazy:
+        np.testing.assert_array_equal(array.compute(scheduler="synchronous"), 1.0)
+
+
+def test_a_folder_named_as_a_npy_file_is_not_made_a_folder_of_shards(sequences, tmp_path, capsys):
+    _, path = sequences
+    (tmp_path / "feat.npy").mkdir()
+    assert run("features", "--quiet", "--order", 4, path, tmp_path / "feat.npy") == 2
+    assert "is a folder, where its name asks for a .npy file" in capsys.readouterr().err
+    assert list((tmp_path / "feat.npy").iterdir()) == []
+
+
+def test_warnings_are_one_line_each_in_the_options_terms(sequences, tmp_path, capsys):
+    """Python's warnings reached stderr with the package's source file and line, and the
+    pooled features' windows gave the same warning once per window."""
+    _, path = sequences
+    args = ["--quiet", "--discretizer", "euler", "--order", 8, "--theta", 3]
+    assert run("features", *args, path, tmp_path / "out.npy") == 0
+    err = capsys.readouterr().err
+    assert err.startswith("lmu-sk: warning: The Euler-discretized") and err.count("\n") == 1
+    assert "--discretizer zoh" in err and ".py:" not in err
+
+
+def test_a_huge_order_is_named_not_taken_for_a_lack_of_disk(sequences, tmp_path, capsys):
+    _, path = sequences
+    assert run("features", "--order", 10**9, path, tmp_path / "out.npy") == 2
+    err = capsys.readouterr().err
+    assert "Choose a smaller order" in err and "free space" not in err
+
+
+def test_no_command_runs_the_demo(monkeypatch, capsys):
+    """The guide says lmu-sk, as python -m lmu_sk, runs the main job; it asked for a
+    COMMAND."""
+    import importlib
+
+    module = importlib.import_module("lmu_sk.cli.main")  # (the package's main is the function)
+    ran = []
+    monkeypatch.setattr(module, "_run_demo", lambda: ran.append(True) or 0)
+    assert run() == 0 and ran == [True]
+
+
 @pytest.mark.parametrize(
     ("target", "message"),
     [
@@ -270,7 +366,6 @@ def test_messages_say_the_options_of_the_command():
 @pytest.mark.parametrize(
     "argv",
     [
-        [],
         ["features", "--output", "median", "in.npy", "out.npy"],
         ["features", "--order", "0", "in.npy", "out.npy"],
         ["features", "--order", "4", "--theta", "-1", "in.npy", "out.npy"],

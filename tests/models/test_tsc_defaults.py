@@ -164,6 +164,24 @@ def test_partial_fit_needs_the_dense_head_and_says_so():
         ({"alphas": [0.0]}, None, ValueError, "alphas"),
         ({"kernel": "poly"}, None, ValueError, "'kernel' parameter of LMUClassifier"),
         ({"kernel": "poly", "head": "dense"}, None, ValueError, "'kernel' parameter"),
+        # checked in the composite's name whatever the head and features use (they named
+        # LMUPooledFeatures / LMUFeatures, or passed unchecked where unused)
+        ({"discretizer": "bad"}, None, ValueError, "'discretizer' parameter of LMUClassifier"),
+        (
+            {"discretizer": "bad", "head": "dense"},
+            None,
+            ValueError,
+            "'discretizer' parameter of LMUClassifier",
+        ),
+        (
+            {"feature_output": "final", "channel_sums": "x"},
+            None,
+            ValueError,
+            "'channel_sums' parameter of LMUClassifier",
+        ),
+        ({"channels": 0}, None, ValueError, "'channels' parameter of LMUClassifier"),
+        ({"head": "dense", "alphas": [-1.0]}, None, ValueError, "alphas must be"),
+        ({"dtype": np.float16}, None, ValueError, "'dtype' parameter of LMUClassifier"),
         ({}, np.zeros(30), ValueError, "only one class"),
     ],
 )
