@@ -1314,7 +1314,9 @@ class EarlyClassifierStream:
     A decided case's later steps are not read (they may be NaN; updates still take a row
     for every case): the stream stops computing its features, so updates get cheaper as
     cases are decided. After the training length every case is decided and updates only
-    count the steps.
+    count the steps (they may be NaN too). A chunk is checked before its first step is
+    taken, for the cases undecided when it starts: NaN in the steps of a case after its
+    decision within that chunk is refused with them (pass such steps in later updates).
 
     Threads may share a stream: its methods hold its lock, so calls run one at a time.
 
@@ -1448,6 +1450,10 @@ class EarlyClassifierStream:
         read = U
         if not undecided.all():
             read = U[xp.asarray(np.flatnonzero(undecided))]
+        # steps after the last checkpoint are only counted (every case is decided there)
+        last = int(self.checkpoints[-1]) - self._steps_seen
+        if read.shape[1] > last:
+            read = read[:, : max(last, 0)]
         if U.dtype.kind == "f" and read.size:
             stream._check_range(read, read)  # NaN, infinity, beyond the features' dtype
         if isinstance(stream, PooledStream) and read.size:

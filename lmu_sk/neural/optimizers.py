@@ -72,6 +72,11 @@ def _add_l2(xp: ModuleType, p: Array, g: Array, w: Array, term: tuple[int, float
     gf += wf
 
 
+def _writable(a):
+    """``a``, or a copy of it where it is read-only (CuPy's arrays always are writable)."""
+    return a if getattr(getattr(a, "flags", None), "writeable", True) else a.copy()
+
+
 class BaseOptimizer:
     """Common state handling of the optimizers.
 
@@ -131,9 +136,11 @@ class BaseOptimizer:
         raise NotImplementedError
 
     def to_module(self, xp: ModuleType) -> BaseOptimizer:
-        """Move the state to the array module ``xp`` (no copy when already there)."""
+        """Move the state to the array module ``xp`` (no copy when already there and
+        writable: a model loaded with ``joblib.load(..., mmap_mode='r')`` holds read-only
+        arrays, which the compiled update refused)."""
         for name in self._state_names:
-            setattr(self, name, [xp.asarray(a) for a in getattr(self, name)])
+            setattr(self, name, [_writable(xp.asarray(a)) for a in getattr(self, name)])
         self._xp = xp
         return self
 

@@ -459,6 +459,31 @@ def test_stream_pickles_resets_and_is_a_snapshot(fitted):
     assert "decided=6" in repr(stream)
 
 
+def test_nan_after_the_training_length_in_a_chunk_is_only_counted(fitted):
+    """Steps after the training length are only counted, and step by step they may be NaN;
+    a chunk crossing the training length was refused for NaN there."""
+    X, _ = bumps(n_cases=6, seed=7)  # 40 steps, the training length
+    longer = np.concatenate([X, np.full((6, 10), np.nan)], axis=1)
+    chunked = fitted.stream(6).update(longer[:, :1]).update(longer[:, 1:])
+    stepped = fitted.stream(6)
+    for t in range(longer.shape[1]):
+        stepped.update(longer[:, t : t + 1])
+    assert chunked.steps_seen == stepped.steps_seen == 50
+    np.testing.assert_array_equal(chunked.decision_steps, stepped.decision_steps)
+    # (a chunk's features sum its states in another order than single steps: float64
+    # rounding, ~1e-9 in the probabilities)
+    np.testing.assert_allclose(chunked.predict_proba(), stepped.predict_proba(), atol=1e-8)
+    # NaN before the training length in an undecided case is still refused, unchanged
+    early_nan = X.copy()
+    early_nan[:, 35] = np.nan
+    stream = fitted.stream(6).update(X[:, :1])
+    undecided = ~stream.decided
+    if undecided.any():
+        with pytest.raises(ValueError, match="NaN"):
+            stream.update(early_nan[:, 1:])
+        assert stream.steps_seen == 1
+
+
 def test_a_stream_loaded_read_only_continues(fitted, tmp_path):
     """A stream loaded with joblib's mmap_mode='r' held read-only decisions: its next
     update failed with NumPy's 'output array is read-only' after the features had moved

@@ -438,3 +438,21 @@ def test_skops_load_with_the_trusted_types_refuses_a_foreign_callable():
     guide = (Path(__file__).resolve().parents[2] / "docs/guide/persistence.md").read_text()
     assert "trusted=lmu_sk.TRUSTED_TYPES" in guide
     assert "trusted=sio.get_untrusted_types" not in guide
+
+
+@pytest.mark.parametrize("composite", [LMUClassifier, LMURegressor])
+def test_a_dense_model_loaded_read_only_trains_on(composite, tmp_path):
+    """A model loaded with joblib's mmap_mode='r' holds read-only optimizer state: its
+    partial_fit failed with Numba's typing error (setitem on a readonly array)."""
+    joblib = pytest.importorskip("joblib")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 20))
+    y = np.arange(40) % 2 if composite is LMUClassifier else X[:, -1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = composite(head="dense", max_iter=3, random_state=0, device="cpu").fit(X, y)
+        joblib.dump(model, tmp_path / "model.joblib")
+        mapped = joblib.load(tmp_path / "model.joblib", mmap_mode="r").partial_fit(X, y)
+        loaded = joblib.load(tmp_path / "model.joblib").partial_fit(X, y)
+    for a, b in zip(mapped.coefs_, loaded.coefs_, strict=True):
+        np.testing.assert_array_equal(a, b)
