@@ -256,8 +256,9 @@ def _non_finite_error(X, ndim: int | None = None) -> ValueError:
             "Input X holds a sequence with NaN at its end and nowhere else: padding? lmu_sk "
             "reads each sequence of a list at its own length, so drop the padding "
             "(x[~np.isnan(x)] for a sequence of shape (n_steps,), "
-            "x[~np.isnan(x).any(axis=1)] for (n_steps, n_channels)). Impute the values "
-            "instead if they are missing data."
+            "x[~np.isnan(x).any(axis=1)] for (n_steps, n_channels), "
+            "x[:, ~np.isnan(x).any(axis=0)] for (n_channels, n_steps) with "
+            "channels_first=True). Impute the values instead if they are missing data."
         )
     layouts = {2: ["steps"], 3: ["channels last", "channels first"]}.get(ndim, list(recipes))
     named = [recipes[layout] for layout in layouts]
@@ -580,7 +581,12 @@ def from_nested(X, channels_first):
                 f"{sorted(lengths)}; the channels of a sequence must have equal lengths."
             )
         sequences.append(np.stack(channels, axis=0 if channels_first else 1))
-    return sequences
+    return _StackedSequences(sequences)
+
+
+class _StackedSequences(list):
+    """The sequences of a nested DataFrame, stacked in the layout asked for: whose layout
+    is known, so no warning of a likely mix-up is given for them."""
 
 
 def channels_last(X, channels_first, estimator_name: str = "LMUFeatures"):
@@ -623,7 +629,12 @@ def warn_channels_last(X, estimator_name: str) -> None:
             UserWarning,
             stacklevel=4,
         )
-    elif isinstance(X, (list, tuple)) and X and _all_wider_than_long(X):
+    elif (
+        isinstance(X, (list, tuple))
+        and not isinstance(X, _StackedSequences)
+        and X
+        and _all_wider_than_long(X)
+    ):
         first = tuple(np.shape(X[0]))
         warnings.warn(
             f"{estimator_name} reads each sequence of X (the first of shape {first}) as "

@@ -13,10 +13,10 @@ MKL). ``n_jobs`` sets both for the duration of one call (``fit``, ``transform``,
 * a negative integer: as in joblib, ``-1`` all cores, ``-2`` all but one, and so on.
 
 Numba's setting is per thread (a call in another thread is not affected); BLAS's is
-process-wide while the call runs, and set by calls on the main thread only (OpenBLAS
-ignores it from other threads; calls there run with BLAS's threads as they are). The GPU
-and computations of dask arrays (which run later, on dask's own threads or workers) are
-not affected.
+process-wide while the call runs, and set by calls on the main thread only (settings
+from several threads race and were left in place: see ``_blas_limit``; calls on other
+threads run with BLAS's threads as they are). The GPU and computations of dask arrays
+(which run later, on dask's own threads or workers) are not affected.
 """
 
 from __future__ import annotations
@@ -106,13 +106,16 @@ def thread_limit(n_jobs) -> Iterator[None]:
 @contextmanager
 def _blas_limit(threads: int) -> Iterator[None]:
     """Run the block with BLAS's threads at ``threads``, where the call runs on the main
-    thread; on another thread, with BLAS as it is.
+    thread; on another thread, with BLAS's threads as they are.
 
-    BLAS's setting is process-wide, and OpenBLAS ignores it from threads other than the
-    main one (measured with NumPy's OpenBLAS: a setting made there is not seen anywhere).
-    Calls in several threads at once (a grid search on joblib's threading backend) each
-    restoring what they found left the main thread's limit in place for good (BLAS at 1
-    thread after the search); on the main thread alone calls nest, restored in order.
+    BLAS's setting is process-wide. Calls in several threads at once (a grid search on
+    joblib's threading backend) each setting it and restoring what they found race: with
+    NumPy's OpenBLAS 0.3.30 the values read back differ from those just set, a restore
+    from another thread than the one that set may not take effect, and BLAS was left at
+    1 thread for good after such a search, slowing every later computation of the
+    process. On the main thread alone calls nest and restore in order. Threads of your
+    own can limit BLAS around their calls with ``threadpoolctl.threadpool_limits``, or
+    run in processes (joblib's default backend), where each has its own setting.
     """
     if threading.current_thread() is not threading.main_thread():
         yield

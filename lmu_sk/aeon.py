@@ -147,14 +147,20 @@ def _check_collection(X, name: str, unequal: bool = True) -> None:
             )
         # NaN padding of unequal lengths, which aeon refuses as missing values, naming no
         # way through (the early classifier takes one length: aeon's message stands)
-        padded = _nan_padded(np.swapaxes(X, 1, 2)) if unequal and X.ndim == 3 else 0
+        padded = 0
+        if unequal and X.ndim in (2, 3):  # (n_cases, [n_channels,] n_timepoints)
+            padded = _nan_padded(np.swapaxes(X, 1, 2) if X.ndim == 3 else X[:, :, None])
         if padded:
+            way = (
+                "[x[:, ~np.isnan(x).any(axis=0)] for x in X]"
+                if X.ndim == 3
+                else "[x[None, ~np.isnan(x)] for x in X]"
+            )
             raise ValueError(
                 f"{name} got a collection whose series end in NaN ({padded} of them) and "
                 "hold none elsewhere: unequal lengths padded with NaN; pass the series at "
-                "their own lengths, a list of (n_channels, n_timepoints_i) arrays: "
-                "[x[:, ~np.isnan(x).any(axis=0)] for x in X]. Impute the values instead if "
-                "they are missing data rather than padding."
+                f"their own lengths, a list of (n_channels, n_timepoints_i) arrays: {way}. "
+                "Impute the values instead if they are missing data rather than padding."
             )
     elif isinstance(X, (list, tuple)):
         if len(X) == 0:
@@ -530,10 +536,11 @@ class LMUAeonTransformer(_CheckedCollection, BaseCollectionTransformer):
             raise ValueError(f"Unknown output {self.output!r}; use one of {_FEATURE_OUTPUTS}.")
         pooled = self.output == "pooled"
         if not pooled and np.ndim(self.theta) > 0 and not isinstance(self.theta, str):
+            what = "several windows" if np.size(self.theta) > 1 else "a window in a list"
             raise ValueError(
-                f"theta={self.theta!r} (several windows) is for pooled features, "
-                f"output='pooled' (the default); with output={self.output!r} the features "
-                "are those of one window: pass one theta."
+                f"theta={self.theta!r} ({what}) is for pooled features, output='pooled' "
+                f"(the default); with output={self.output!r} the features are those of one "
+                "window: pass one theta, a number."
             )
         lmu_class = LMUPooledFeatures if pooled else LMUFeatures
         own = {"dtype": self.dtype, "device": self.device}

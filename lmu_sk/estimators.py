@@ -963,9 +963,11 @@ class _LMUBase(BaseEstimator):
             return self._partial_fit_dask(X, y, **kwargs)
         X = _without_names(X)
         sample_weight = check_sample_weight(sample_weight, _num_samples(X))
-        weights = self._weights(sample_weight, X, y)
         if first:
             self.head_kind_ = self._partial_head()
+        self._check_targets_for_head(y)
+        weights = self._weights(sample_weight, X, y)
+        if first:
             F = self._fit_features(X, y, weights)
         else:
             F = self._transform(X)
@@ -1385,9 +1387,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
                 raise ValueError(
                     f"{type(self).__name__} takes one label per sample or, with the dense "
                     f"head, several labels of 0 and 1 per sample (an indicator matrix); y of "
-                    f"shape {shape} holds several labels per sample, some of more than two "
-                    "values. Fit one model per column: sklearn.multioutput."
-                    "MultiOutputClassifier does."
+                    f"shape {shape} holds several labels per sample that are not an "
+                    "indicator matrix of 0 and 1. Fit one model per column: "
+                    "sklearn.multioutput.MultiOutputClassifier does."
                 )
             return
         if len(shape) == 2 and shape[1] > 1:

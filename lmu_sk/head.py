@@ -817,8 +817,8 @@ default='constant'
             raise ValueError(
                 f"{type(self).__name__} takes one label per sample or several labels of 0 "
                 f"and 1 per sample (an indicator matrix); y of shape {np.shape(y)} holds "
-                "several labels per sample, some of more than two values. Fit one model "
-                "per column: sklearn.multioutput.MultiOutputClassifier does."
+                "several labels per sample that are not an indicator matrix of 0 and 1. "
+                "Fit one model per column: sklearn.multioutput.MultiOutputClassifier does."
             )
         if not hasattr(self, "classes_") or (not self.warm_start and not incremental):
             self._label_binarizer = LabelBinarizer().fit(y)

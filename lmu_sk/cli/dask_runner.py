@@ -68,7 +68,7 @@ def _has_zarr_metadata(path: Path) -> bool:
 
 def is_zarr_path(path: Path) -> bool:
     """A Zarr store: a name ending in ``.zarr`` or a folder with Zarr metadata."""
-    return path.suffix == ".zarr" or _has_zarr_metadata(path)
+    return path.suffix.lower() == ".zarr" or _has_zarr_metadata(path)
 
 
 def _is_shard_folder(path: Path) -> bool:
@@ -192,7 +192,7 @@ def _shard_order(path: Path) -> tuple:
     # runs of ASCII digits at the odd places ('²' is a digit to str.isdigit, not to int);
     # the name itself last, so that part-1.npy and part-01.npy have an order of their own
     runs = re.split(r"([0-9]+)", path.name)
-    return (*(int(run) if i % 2 else run for i, run in enumerate(runs)), path.name)
+    return tuple(int(run) if i % 2 else run for i, run in enumerate(runs)), path.name
 
 
 def open_input(path: Path, rows: int | Callable[[np.ndarray], int] | None):

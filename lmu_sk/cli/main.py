@@ -432,8 +432,7 @@ def _warnings_as_lines(stderr: TextIO) -> Iterator[None]:
             seen.add(kind)
             stderr.write(f"{PROGRAM}: warning: {text}\n")
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("default")
+    with warnings.catch_warnings():  # (the filters as they are: -W and PYTHONWARNINGS hold)
         warnings.showwarning = show
         yield
 

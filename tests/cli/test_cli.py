@@ -232,6 +232,18 @@ def test_shards_of_unusual_names_and_a_file_that_is_not_npy(tmp_path, capsys):
     out = tmp_path / "out.npy"
     assert run("features", "--quiet", "--order", 4, "--dtype", "float64", shards, out) == 0
     assert np.load(out).shape == (12, 4)
+    from lmu_sk.cli.dask_runner import _shard_order  # names whose runs fall unlike
+
+    names = ["x.npy", "x.npy1.npy", "part-01.npy", "part-1.npy", "part-2.npy", "part-10.npy"]
+    ordered = [p.name for p in sorted(map(Path, names), key=_shard_order)]
+    assert ordered == [
+        "part-01.npy",
+        "part-1.npy",
+        "part-2.npy",
+        "part-10.npy",
+        "x.npy",
+        "x.npy1.npy",
+    ]
     (shards / "c.npy").write_text("not npy")
     assert run("features", "--quiet", "--order", 4, shards, tmp_path / "other.npy") == 2
     err = capsys.readouterr().err
@@ -273,6 +285,21 @@ def test_warnings_are_one_line_each_in_the_options_terms(sequences, tmp_path, ca
     err = capsys.readouterr().err
     assert err.startswith("lmu-sk: warning: The Euler-discretized") and err.count("\n") == 1
     assert "--discretizer zoh" in err and ".py:" not in err
+
+
+def test_a_zarr_name_in_capitals_is_a_zarr_store(sequences, tmp_path):
+    """out.ZARR was refused with "name it out.npy" (the .npy check ignores case, the
+    Zarr one did not)."""
+    zarr = pytest.importorskip("zarr")
+    X, path = sequences
+    out = tmp_path / "out.ZARR"
+    assert run("features", "--quiet", "--order", 4, path, out) == 0
+    np.testing.assert_allclose(
+        zarr.open_array(str(out), mode="r")[:],
+        LMUFeatures(order=4, dtype="float32").fit_transform(X),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_a_huge_order_is_named_not_taken_for_a_lack_of_disk(sequences, tmp_path, capsys):

@@ -633,6 +633,8 @@ def test_several_multiclass_labels_per_sample_are_refused_naming_what_fits_them(
         LMUClassifier(order=4, head="dense", device="cpu").fit(X, Y)
     with pytest.raises(ValueError, match=r"indicator matrix of 0 and 1.*MultiOutputClassifier"):
         LMUClassifier(order=4, head="ridge", device="cpu").fit(X, Y)
+    with pytest.raises(ValueError, match=r"^LMUClassifier .*MultiOutputClassifier"):
+        LMUClassifier(order=4, head="dense", device="cpu").partial_fit(X, Y)
     # an indicator matrix is what the dense head takes
     indicator = np.c_[np.arange(24) % 2, (np.arange(24) // 2) % 2]
     with warnings.catch_warnings():

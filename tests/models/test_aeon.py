@@ -248,6 +248,8 @@ def test_aeon_wrappers_name_their_own_mistakes():
     with pytest.raises(ValueError, match=r"several windows\) is for pooled features"):
         LMUAeonTransformer(output="final", theta=[3, 6]).fit(X)
     LMUAeonTransformer(output="final", theta=3.0, device="cpu").fit(X)
+    with pytest.raises(ValueError, match=r"a window in a list\).*a number"):
+        LMUAeonTransformer(output="final", theta=[3.0]).fit(X)
     equal = np.stack([x[:, :15] for x in X])  # the early classifier's equal lengths
     with pytest.raises(ValueError, match=r"Drop 'head' from lmu_params"):
         LMUAeonEarlyClassifier(lmu_params={"head": "dense"}).fit(equal, y)
@@ -271,6 +273,10 @@ def test_nan_padded_collections_get_the_way_to_pass_them():
         model.fit([x[:, ~np.isnan(x).any(axis=0)] for x in padded], y)
     with pytest.raises(ValueError, match="missing values"):  # one length: aeon's message
         LMUAeonEarlyClassifier().fit(padded, y)
+    # one channel as a 2-D collection
+    with pytest.raises(ValueError, match=r"\[x\[None, ~np.isnan\(x\)\] for x in X\]"):
+        LMUAeonClassifier(order=3, device="cpu").fit(padded[:, 0], y)
+    LMUAeonClassifier(order=3, device="cpu").fit([x[None, ~np.isnan(x)] for x in padded[:, 0]], y)
     holes = np.stack([x[:, :15] for x in X])
     holes[0, 0, 3] = np.nan
     with pytest.raises(ValueError, match="missing values"):

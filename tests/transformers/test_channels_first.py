@@ -91,6 +91,10 @@ def test_a_list_of_aeon_sequences_read_channels_last_warns(aeon_layout, containe
         LMUFeatures(order=2).fit([x.T for x in X])  # more steps than channels
         # sequences of unequal lengths, one of them longer than wide
         LMUFeatures(order=2).fit([X[0].T[:5], X[1].T[:2]])
+        # sktime's nested DataFrame: stacked in a known layout, nothing to warn of
+        pd = pytest.importorskip("pandas")
+        nested = pd.DataFrame([[pd.Series(c) for c in x[:, :3]] for x in X])  # 3 steps
+        LMUFeatures(order=2).fit(nested)
 
 
 @pytest.mark.parametrize("head", ["dense", "ridge"])
@@ -296,6 +300,9 @@ def test_nan_padded_unequal_lengths_say_how_to_pass_them(aeon_layout):
     # one padded sequence of a list: drop its padding
     with pytest.raises(ValueError, match=r"drop the padding"):
         LMUFeatures(order=4).fit([flat[0], flat[1][:15]])
+    # ... and the recipe for channels-first sequences of a list too
+    with pytest.raises(ValueError, match=r"x\[:, ~np.isnan\(x\).any\(axis=0\)\] for"):
+        LMUFeatures(order=4, channels_first=True).fit([padded[0], X[1][:, :15]])
     LMUFeatures(order=4).fit([x[~np.isnan(x)] for x in flat])
     # NaN inside a sequence is missing data, not padding: the plain message
     holes = X.copy()
