@@ -154,7 +154,9 @@ class VersionedPickleMixin:
     ``_fitted_attributes`` (a class attribute), or defines a class method
     ``_required_fitted(state)`` where they depend on the parameters. A state holding some of
     them but not all is refused at load rather than failing later with an
-    ``AttributeError``; a state holding none is unfitted (``NotFittedError`` when used).
+    ``AttributeError``; a state holding none is unfitted (``NotFittedError`` when used). A
+    class method ``_inconsistent_state(state)`` may name what makes a complete fitted state
+    unusable (refused at load too).
     """
 
     def _plain(self) -> dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]:
@@ -201,6 +203,14 @@ class VersionedPickleMixin:
                 f"{'fitted ' if fitted else ''}{name} has: the saved state is incomplete "
                 "(damaged, edited or not written by lmu_sk). Refit the model and save it "
                 "again."
+            )
+        inconsistent = getattr(type(self), "_inconsistent_state", None)
+        problem = inconsistent(state) if fitted and inconsistent is not None else None
+        if problem:
+            raise pickle.UnpicklingError(
+                f"{name} saved by lmu_sk {saved_by} has {problem}: the saved state is "
+                "inconsistent (damaged, edited or not written by lmu_sk). Refit the model "
+                "and save it again."
             )
         if saved_by != __version__:
             warnings.warn(

@@ -503,6 +503,27 @@ class _LMUBase(BaseEstimator):
             "feature_scale_",
         )
 
+    @classmethod
+    def _inconsistent_state(cls, state: dict) -> str | None:
+        """What makes a fitted saved state unusable though complete (checked at load, where
+        it would fail later with a raw error or predict otherwise), or None."""
+        head = state["head_"]
+        heads = (_BaseDenseHead, RidgeHeadClassifier, RidgeHeadRegressor)
+        if not isinstance(head, heads):
+            return f"a head_ of type {type(head).__name__}"
+        mean, scale = state["feature_mean_"], state["feature_scale_"]
+        if (mean is None) != (scale is None):
+            return "only one of feature_mean_ and feature_scale_"
+        if mean is None:
+            return None
+        width = getattr(head, "n_features_in_", None)
+        for name, values in (("feature_mean_", mean), ("feature_scale_", scale)):
+            if np.ndim(values) != 1 or (width is not None and len(values) != width):
+                return (
+                    f"a {name} of shape {np.shape(values)} for a head of {width} features"
+                )
+        return None
+
     # the composite's own fitted attributes, declared for type checkers (set by fit)
     features_: LMUFeatures | LMUPooledFeatures
     head_: Any

@@ -456,3 +456,23 @@ def test_a_dense_model_loaded_read_only_trains_on(composite, tmp_path):
         loaded = joblib.load(tmp_path / "model.joblib").partial_fit(X, y)
     for a, b in zip(mapped.coefs_, loaded.coefs_, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_complete_but_inconsistent_state_is_refused_at_load():
+    """Only missing attributes were refused: a head_ of None, a standardization of another
+    width or half of it loaded, then failed with raw errors (an AttributeError, a
+    broadcast error) or a NaN message about the input."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((30, 20)), np.arange(30) % 2
+    state = LMUClassifier(device="cpu").fit(X, y).__getstate__()
+    for change, problem in [
+        ({"head_": None}, "a head_ of type NoneType"),
+        ({"feature_mean_": state["feature_mean_"][:5]}, r"a feature_mean_ of shape \(5,\)"),
+        ({"feature_scale_": None}, "only one of feature_mean_ and feature_scale_"),
+    ]:
+        with pytest.raises(pickle.UnpicklingError, match=problem):
+            LMUClassifier.__new__(LMUClassifier).__setstate__({**state, **change})
+    # no standardization at all is a state fit gives (scale_features set after it)
+    loaded = LMUClassifier.__new__(LMUClassifier)
+    loaded.__setstate__({**state, "feature_mean_": None, "feature_scale_": None})
+    assert loaded.predict(X).shape == (30,)
