@@ -519,9 +519,7 @@ class _LMUBase(BaseEstimator):
         width = getattr(head, "n_features_in_", None)
         for name, values in (("feature_mean_", mean), ("feature_scale_", scale)):
             if np.ndim(values) != 1 or (width is not None and len(values) != width):
-                return (
-                    f"a {name} of shape {np.shape(values)} for a head of {width} features"
-                )
+                return f"a {name} of shape {np.shape(values)} for a head of {width} features"
         return None
 
     # the composite's own fitted attributes, declared for type checkers (set by fit)

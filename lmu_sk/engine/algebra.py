@@ -178,7 +178,8 @@ def iter_blocks(
     ----------
     U : array of shape (n_rows, n_steps)
     W : array of shape (order + T, T * order)
-        The block matrix in the dtype of ``U``.
+        The block matrix in the dtype of ``U`` (float32's with ``order`` more columns:
+        :func:`lmu_sk.engine.constants.with_carried_increment`).
     order : int
     xp : module
     state : array of shape (n_rows, order), optional
@@ -192,6 +193,9 @@ def iter_blocks(
     T = W.shape[0] - d
     if W.shape[1] < T * d:
         raise ValueError(f"W of shape {W.shape} does not serve blocks of {T} steps.")
+    # float32's W holds in d more columns the increment of the state a whole block
+    # carries (constants.with_carried_increment): added to the state, not rounded with it
+    increment = W[:, T * d :] if W.shape[1] == (T + 1) * d else None
     carry = xp.empty((n_rows, d + T), dtype=W.dtype)  # [state, the block's inputs]
     carried = state is not None
     if carried:
@@ -208,13 +212,19 @@ def iter_blocks(
         start = t0 * d if out is not None else 0
         target = flat[:, start : start + cols]
         carry[:, d : d + steps] = U[:, t0 : t0 + steps]
+        step = None  # the carried state's increment over the block
         if carried:
             xp.matmul(carry[:, : d + steps], W[: d + steps, :cols], out=target)
+            if increment is not None and steps == T:
+                step = carry @ increment
         else:
             xp.matmul(carry[:, d : d + steps], W[d : d + steps, :cols], out=target)
             carried = True
         G = target.reshape(n_rows, steps, d)
-        carry[:, :d] = G[:, steps - 1]
+        if step is None:
+            carry[:, :d] = G[:, steps - 1]
+        else:
+            carry[:, :d] += step
         yield t0, G
 
 

@@ -94,6 +94,25 @@ def block_matrix(Abar: np.ndarray, H: np.ndarray, block: int) -> np.ndarray:
     return W.reshape(d + block, block * d)
 
 
+def with_carried_increment(W: np.ndarray, order: int) -> np.ndarray:
+    """The float64 block matrix ``W`` ``(d + T, T * d)`` with ``d`` more columns: its last
+    step's columns with the identity taken from the state's rows, ``[m, u] @ extra = m_T
+    - m``: the increment of the state a whole block carries to the next.
+
+    In float32 the carried state ``m_T = [m, u] @ W[:, -d:]`` rounds to ``eps |m|`` each
+    block, the same rounding each block where the input is steady (and ``Abar``'s powers,
+    within ``~T / theta`` of the identity, lose their decay to it): the state drifted with
+    the blocks it lived through, 1.7e-5 of the states' scale at ``theta = 1e5`` and 9e-7
+    at 784 (the recurrence: 2e-7). Carried as ``m + [m, u] @ extra``, a small increment
+    rounded to its own ``eps`` added to ``m``, it does not (as the recurrence carries
+    ``Abar - I``). :func:`~lmu_sk.engine.algebra.iter_blocks` takes these columns; the
+    block's other states come from ``W`` as before.
+    """
+    extra = W[:, -order:].copy()
+    extra[:order] -= np.eye(order)
+    return np.hstack([W, extra])
+
+
 def _power_tables(Abar: np.ndarray, levels: int, sums: bool) -> np.ndarray:
     """``Abar^(2^i)`` (or ``S_(2^i) = sum_{s=1..2^i} Abar^s``) for ``i < levels``, transposed.
 
@@ -195,6 +214,8 @@ def get(
         value = np.ascontiguousarray(host, dtype=dtype)
     else:
         host = get(name, order, theta, discretizer, n_steps, np.float64, np, param)
+        if name == "W" and dtype == np.float32:
+            host = with_carried_increment(host, int(order))
         value = xp.asarray(np.ascontiguousarray(host, dtype=dtype))
     if xp is np:
         value.flags.writeable = False

@@ -435,6 +435,40 @@ def test_auto_leaves_the_float32_fft_route_where_its_rounding_would_show():
     assert route.route == "fft" and run._fft_float32_fits(ordinary, route, np)
 
 
+def test_a_float32_rows_features_do_not_depend_on_the_rows_beside_it():
+    """'auto' left the FFT for a spike judged over the whole input: a spiky row alone took
+    the blocked products (7e-7 of its states' scale), among ordinary rows the FFT (3.4e-4).
+    Judged series by series, it takes the blocked products in both."""
+    from lmu_sk import dn_states
+
+    rng = np.random.default_rng(10)
+    spiky = rng.standard_normal(1000) * 1e-3
+    spiky[10] = 1e2
+    batch = np.vstack([spiky, rng.standard_normal((20, 1000))])
+    expected = dn_states(spiky[None], 400, 60.0, output="sequence")[0][500:]
+    for X in (spiky[None], batch):
+        model = LMUFeatures(order=400, theta=60.0, output="sequence", dtype="float32")
+        got = model.fit(X).transform(X.astype(np.float32))[0][500:]
+        # float32: the blocked products' rounding, ~1e-6 of the states' scale
+        assert np.abs(got - expected).max() <= 5e-6 * np.abs(expected).max()
+
+
+@pytest.mark.parametrize("method", ["gemm", "auto"])
+def test_float32_blocked_products_do_not_drift_over_long_windows(method):
+    """The blocked products carried the state with float32-rounded powers of Abar, whose
+    decay error grew with the blocks a state lives through: 5e-5 of the states' scale at
+    theta = 1e5 (1.2e-5 at 1e4), against 2e-7 for the recurrence. Carried as increments
+    over it (Abar^s - I), they stay within float32 rounding of a few blocks."""
+    from lmu_sk import dn_states
+
+    X = np.ones((1, 30_000)) + 0.1 * np.random.default_rng(0).standard_normal((1, 30_000))
+    expected = dn_states(X, 16, 3e4, output="sequence")[0]
+    model = LMUFeatures(order=16, theta=3e4, output="sequence", method=method, dtype="float32")
+    got = model.fit(X).transform(X.astype(np.float32))[0]
+    # float32 over 30 000 steps: a few 1e-7 per block, ~1e-6 in all (before: 2e-5)
+    assert np.abs(got - expected).max() <= 4e-6 * np.abs(expected).max()
+
+
 @pytest.mark.gpu
 def test_the_fft_check_reads_host_input_and_lists_for_a_gpu(monkeypatch):
     """On a GPU the input may stay on the host (an array, or a list of sequences): the
