@@ -306,8 +306,10 @@ def check_finite_result(result, U, cause: Callable[[], str | None] | None = None
     fix = "Use dtype='float64', or rescale" if dtype != np.float64 else "Rescale"
     raise ValueError(
         f"The input X is finite but its Delay Network features overflow {dtype.name} (largest "
-        f"{np.finfo(dtype).max:.3g}): some state exceeds that range. {fix} the input (e.g. "
-        "sklearn.preprocessing.StandardScaler)."
+        f"{np.finfo(dtype).max:.3g}): some state, or a sum the route forms on the way (an "
+        "FFT's transforms, a mean's running sum), exceeds that range. "
+        f"{fix} the input (e.g. sklearn.preprocessing.StandardScaler); where only those "
+        "sums overflow, method='recurrence' computes the states one step at a time."
     )
 
 

@@ -252,6 +252,17 @@ def test_overflowing_features_are_an_error_not_inf():
     assert np.all(np.isfinite(LMUFeatures(order=64, theta=64.0, dtype="float64").fit_transform(X)))
 
 
+def test_an_overflow_of_a_routes_sums_names_the_route_that_avoids_them():
+    """Inputs near float32's limit whose states fit (3e38: the states reach 3.01e38) overflow
+    in the FFT's transforms; the message said "some state exceeds that range" and named
+    no route that computes them."""
+    X = np.full((2, 100), 3e38, np.float32)
+    with pytest.raises(ValueError, match=r"FFT's transforms.*method='recurrence'"):
+        LMUFeatures(order=8, theta=30, output="sequence", method="fft").fit(X).transform(X)
+    states = LMUFeatures(order=8, theta=30, output="sequence", method="recurrence").fit(X)
+    assert np.isfinite(states.transform(X)).all()
+
+
 def test_inputs_below_float32s_normal_range_are_an_error_not_zeros():
     """float64 input whose every value is below float32's normal range (1.2e-38) became
     zeros (or a few bits) with dtype='float32', silently: refused, naming the fix; kept in
