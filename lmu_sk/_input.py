@@ -215,6 +215,8 @@ def _nan_padded(X: np.ndarray) -> int:
     0 otherwise."""
     if X.dtype.kind != "f" or X.ndim != 3:
         return 0
+    if not np.isnan(X[:, -1]).any():  # no sequence ends in NaN: none padded (one step read)
+        return 0
     missing = np.isnan(X)
     if np.isinf(X).any():
         return 0
@@ -227,6 +229,23 @@ def _nan_padded(X: np.ndarray) -> int:
     return int(any_channel[:, -1].sum())
 
 
+# how to pass NaN-padded sequences at their own lengths, per layout of X
+_PADDING_RECIPES = {
+    "steps": (
+        "for X of shape (n_samples, n_steps) pass [x[~np.isnan(x)] for x in X] (x in "
+        "X.to_numpy() for a DataFrame)"
+    ),
+    "channels last": (
+        "for X of shape (n_samples, n_steps, n_channels) pass "
+        "[x[~np.isnan(x).any(axis=1)] for x in X]"
+    ),
+    "channels first": (
+        "for sktime/aeon's (n_cases, n_channels, n_timepoints) pass "
+        "[x[:, ~np.isnan(x).any(axis=0)] for x in X] with channels_first=True"
+    ),
+}
+
+
 def _non_finite_error(X, ndim: int | None = None) -> ValueError:
     """The error for ``X`` (channels-last, validated) with NaN or infinity; NaN padding
     (unequal lengths, as sktime and aeon pad them) gets the exact way to pass them.
@@ -237,20 +256,6 @@ def _non_finite_error(X, ndim: int | None = None) -> ValueError:
     padded = 0 if is_device_array(X) else _nan_padded(np.asarray(X))
     if not padded:
         return ValueError(_MISSING)
-    recipes = {
-        "steps": (
-            "for X of shape (n_samples, n_steps) pass [x[~np.isnan(x)] for x in X] (x in "
-            "X.to_numpy() for a DataFrame)"
-        ),
-        "channels last": (
-            "for X of shape (n_samples, n_steps, n_channels) pass "
-            "[x[~np.isnan(x).any(axis=1)] for x in X]"
-        ),
-        "channels first": (
-            "for sktime/aeon's (n_cases, n_channels, n_timepoints) pass "
-            "[x[:, ~np.isnan(x).any(axis=0)] for x in X] with channels_first=True"
-        ),
-    }
     if ndim == 0:
         return ValueError(
             "Input X holds a sequence with NaN at its end and nowhere else: padding? lmu_sk "
@@ -260,8 +265,8 @@ def _non_finite_error(X, ndim: int | None = None) -> ValueError:
             "x[:, ~np.isnan(x).any(axis=0)] for (n_channels, n_steps) with "
             "channels_first=True). Impute the values instead if they are missing data."
         )
-    layouts = {2: ["steps"], 3: ["channels last", "channels first"]}.get(ndim, list(recipes))
-    named = [recipes[layout] for layout in layouts]
+    layouts = {2: ["steps"], 3: ["channels last", "channels first"]}.get(ndim)
+    named = [_PADDING_RECIPES[layout] for layout in layouts or _PADDING_RECIPES]
     return ValueError(
         f"Input X contains NaN at the end of {padded} sequence(s) and nowhere else: "
         "sequences of different lengths padded with NaN (as sktime and aeon pad them). "

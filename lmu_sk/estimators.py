@@ -29,7 +29,6 @@ from sklearn.utils._param_validation import (
     StrOptions,
 )
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
     _check_feature_names,
     _num_samples,
@@ -52,7 +51,12 @@ from ._state import state_kept_on_error
 from ._threads import limits_threads
 from ._typing import Result
 from .features import LMUFeatures
-from .head import DenseHeadClassifier, DenseHeadRegressor, _BaseDenseHead
+from .head import (
+    DenseHeadClassifier,
+    DenseHeadRegressor,
+    _BaseDenseHead,
+    refuse_multiclass_multioutput,
+)
 from .neural.training import check_sample_weight
 from .pooled import LMUPooledFeatures, check_thetas
 from .ridge import RidgeHeadClassifier, RidgeHeadRegressor, _check_alphas, with_class_weight
@@ -1400,17 +1404,10 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         self.class_weight = class_weight
 
     def _check_targets_for_head(self, y) -> None:
-        shape = np.asarray(y).shape  # (array-likes without NumPy's functions too)
-        if self.head_kind_ != "ridge":
-            if len(shape) == 2 and type_of_target(np.asarray(y)) == "multiclass-multioutput":
-                raise ValueError(
-                    f"{type(self).__name__} takes one label per sample or, with the dense "
-                    f"head, several labels of 0 and 1 per sample (an indicator matrix); y of "
-                    f"shape {shape} holds several labels per sample that are not an "
-                    "indicator matrix of 0 and 1. Fit one model per column: "
-                    "sklearn.multioutput.MultiOutputClassifier does."
-                )
+        if self.head_kind_ != "ridge":  # (the dense head's refusal, in this one's name)
+            refuse_multiclass_multioutput(y, type(self).__name__)
             return
+        shape = np.asarray(y).shape  # (array-likes without NumPy's functions too)
         if len(shape) == 2 and shape[1] > 1:
             raise ValueError(
                 f"{type(self).__name__} with the ridge head (head={self.head!r}) takes one "

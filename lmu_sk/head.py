@@ -160,6 +160,19 @@ def _refuse_weights_as_x_val(X_val, y_val, n_rows: int | None) -> None:
         )
 
 
+def refuse_multiclass_multioutput(y, name: str) -> None:
+    """Refuse several labels per sample that are not an indicator matrix of 0 and 1 (the
+    dense head's label binarizer cannot take them), in estimator ``name``'s name."""
+    y = np.asarray(y)
+    if y.ndim == 2 and type_of_target(y) == "multiclass-multioutput":
+        raise ValueError(
+            f"{name} takes one label per sample or several labels of 0 and 1 per sample "
+            f"(an indicator matrix); y of shape {y.shape} holds several labels per sample "
+            "that are not an indicator matrix of 0 and 1. Fit one model per column: "
+            "sklearn.multioutput.MultiOutputClassifier does."
+        )
+
+
 class _BaseDenseHead(BaseEstimator):
     """Shared training logic of the dense heads; not meant to be used directly."""
 
@@ -813,13 +826,7 @@ default='constant'
 
     def _encode_targets(self, y, incremental):
         check_classification_targets(y)
-        if type_of_target(y) == "multiclass-multioutput":
-            raise ValueError(
-                f"{type(self).__name__} takes one label per sample or several labels of 0 "
-                f"and 1 per sample (an indicator matrix); y of shape {np.shape(y)} holds "
-                "several labels per sample that are not an indicator matrix of 0 and 1. "
-                "Fit one model per column: sklearn.multioutput.MultiOutputClassifier does."
-            )
+        refuse_multiclass_multioutput(y, type(self).__name__)
         if not hasattr(self, "classes_") or (not self.warm_start and not incremental):
             self._label_binarizer = LabelBinarizer().fit(y)
             self.classes_ = self._label_binarizer.classes_
