@@ -779,6 +779,7 @@ def _pin_one_cpu() -> str:
 
 def _settings(args: argparse.Namespace, pinned: str) -> dict:
     import aeon
+    from _timing import blas_in_use  # (beside this script: run as one, it is on the path)
 
     import lmu_sk
 
@@ -788,6 +789,7 @@ def _settings(args: argparse.Namespace, pinned: str) -> dict:
         "aeon": aeon.__version__,
         "python": sys.version.split()[0],
         "threads": threads,
+        "blas": blas_in_use(),
         "process": pinned,
         "clock": args.clock,
         "seed": args.seed,
@@ -970,6 +972,7 @@ def main(argv: list[str] | None = None) -> int:
         f"one thread each: {settings['threads']} before imports, aeon's n_jobs=1; "
         f"process {settings['process']}"
     )
+    print(settings["blas"])
     clock = "process CPU" if args.clock == "cpu" else "wall-clock"
     print(
         f"times: {clock} seconds of fit + predict, after an untimed warm-up fit of each model "

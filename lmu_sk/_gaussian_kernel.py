@@ -19,7 +19,7 @@ from types import ModuleType
 
 import numpy as np
 
-# rows of cross-kernel values made at a time: about this many bytes of float64
+# rows weighted, centered and scored at a time: about this many bytes of float64
 _BLOCK_BYTES = 32 * 1024**2
 
 
@@ -80,18 +80,30 @@ def cross_kernel_blocks(A, B, gamma: float, xp: ModuleType, weights=None, offset
     """``(rows, exp(-gamma * |a_i * w - c - b_j|^2))`` for blocks of the rows of ``A``
     (times the features' ``weights`` ``w``, where given, less the ``offset`` ``c`` the
     rows of ``B`` were centered by, where given) against all rows of ``B``: about
-    ``_BLOCK_BYTES`` of kernel values at a time; only a block of ``A`` is weighted and
-    centered at a time, and nothing of ``B``'s size is made but its norms."""
+    ``_BLOCK_BYTES`` of rows at a time; only a block of ``A`` is weighted and centered at
+    a time, into one buffer made once (a fresh block each time cost as much as the
+    product: the allocator maps blocks this large anew, page by page), and nothing of
+    ``B``'s size is made but its norms."""
     b_norms = xp.einsum("ij,ij->i", B, B)
     step = max(1, _BLOCK_BYTES // (8 * max(B.shape[0], A.shape[1], 1)))
+    buffer = None
+    if weights is not None or offset is not None:
+        buffer = xp.empty((min(step, A.shape[0]), A.shape[1]), dtype=xp.float64)
     for start in range(0, A.shape[0], step):
         rows = slice(start, min(start + step, A.shape[0]))
         # a distance beyond float64's range (a row of huge values: inf, or inf - inf) is
         # infinite, its kernel value 0; the rows are finite, so a NaN is such a distance
         with np.errstate(over="ignore", invalid="ignore"):
-            block = A[rows] if weights is None else A[rows] * weights
-            if offset is not None:
-                block = block - offset
+            if buffer is None:
+                block = A[rows]
+            else:
+                block = buffer[: rows.stop - rows.start]
+                if weights is None:
+                    block[...] = A[rows]
+                else:
+                    xp.multiply(A[rows], weights, out=block)
+                if offset is not None:
+                    block -= offset
             values = block @ B.T
             values *= -2.0
             values += xp.einsum("ij,ij->i", block, block)[:, None]

@@ -790,9 +790,10 @@ class _LMUBase(BaseEstimator):
         """The fitted head's ``method`` as a map of float64 feature rows, standardized as
         in training.
 
-        A ridge head is linear, so standardizing the features equals standardizing its
-        coefficients: where that is well conditioned it acts on the features as they are,
-        which spares two passes over them (most of a small model's prediction time).
+        A ridge head's standardization folds into its coefficients (the Gaussian kernel's
+        model: into the weights and offset of the rows it compares): where that is well
+        conditioned it acts on the features as they are, which spares two passes over
+        them (most of a small model's prediction time).
         """
         if self.head_kind_ == "ridge" and self._standardized:
             folded = self.head_._standardization_folded(self.feature_mean_, self.feature_scale_)

@@ -1067,18 +1067,38 @@ class _RidgeHead(BaseEstimator):
         A shallow copy whose coefficients take in ``(F - mean) / scale``: its decisions on
         ``F`` are this head's decisions on the standardized ``F``, without the two passes
         over the features that standardizing them costs. ``None`` where a ratio
-        ``|mean| / scale`` exceeds ``FOLD_MAX_RATIO`` (too much rounding: standardize), and
-        for the Gaussian kernel's model (its kernel acts on the standardized rows).
+        ``|mean| / scale`` exceeds ``FOLD_MAX_RATIO`` (too much rounding: standardize).
+        The Gaussian kernel's model acts on the rows ``F * w - c`` (its feature weights
+        ``w``, the offset ``c`` its training rows were centered by): standardized first,
+        they are ``F * (w / scale) - (c + mean * w / scale)``, the same two operations
+        (:meth:`_kernel_rows`).
         """
         check_is_fitted(self, "intercept_")
         mean = np.asarray(mean, dtype=np.float64)
         scale = np.asarray(scale, dtype=np.float64)
-        if self._is_kernel_model() or not np.all(np.abs(mean) <= FOLD_MAX_RATIO * scale):
+        if not np.all(np.abs(mean) <= FOLD_MAX_RATIO * scale):
             return None
         head = copy.copy(self)
+        if self._is_kernel_model():
+            weights, offset = self._kernel_rows()
+            weights = 1.0 / scale if weights is None else np.asarray(weights) / scale
+            offset = mean * weights if offset is None else np.asarray(offset) + mean * weights
+            head._folded_rows = (weights, offset)
+            return head
         head.coef_ = np.asarray(self.coef_) / scale
         head.intercept_ = self.intercept_ - head.coef_ @ mean
         return head
+
+    def _kernel_rows(self) -> tuple:
+        """``(w, c)``, either may be ``None``: the Gaussian kernel's model compares the rows
+        ``F * w - c`` of new features with ``X_fit_`` (the feature weights and the offset
+        the training rows were centered by; a standardization folded in, on a copy made by
+        :meth:`_standardization_folded`)."""
+        folded = self.__dict__.get("_folded_rows")
+        if folded is not None:
+            return folded
+        # (a head saved before the rows were centered has no offset)
+        return self.feature_weights_, getattr(self, "X_fit_offset_", None)
 
     def _decision(self, X):
         check_is_fitted(self, "intercept_")
@@ -1092,13 +1112,11 @@ class _RidgeHead(BaseEstimator):
         X = X.astype(xp.float64, copy=False)
         if not self._is_kernel_model():
             return X @ xp.asarray(self.coef_).T + xp.asarray(self.intercept_)
-        weights = self.feature_weights_
+        weights, offset = self._kernel_rows()
         weights = None if weights is None else xp.asarray(weights)
+        offset = None if offset is None else xp.asarray(offset)
         dual = xp.asarray(self.dual_coef_)
         out = xp.empty((X.shape[0], dual.shape[0]))
-        # (a head saved before the rows were centered has no offset)
-        offset = getattr(self, "X_fit_offset_", None)
-        offset = None if offset is None else xp.asarray(offset)
         blocks = gaussian.cross_kernel_blocks(
             X, xp.asarray(self.X_fit_), self.gamma_, xp, weights, offset
         )

@@ -1072,9 +1072,10 @@ class _ModelStream:
         self._head = copy.deepcopy(estimator.head_)
         self._dense = _is_dense_head(self._head)
         self._outputs_of = None
-        # a linear ridge head takes the features as they come, its standardization folded
-        # into its coefficients, as the estimator's batch prediction does where that is
-        # well conditioned: no pass over the features to scale them (None: scale them)
+        # a ridge head takes the features as they come, its standardization folded into
+        # its coefficients (the Gaussian kernel's: into the rows it compares), as the
+        # estimator's batch prediction does where that is well conditioned: no pass over
+        # the features to scale them (None: scale them)
         self._folded = None
         if self._mean is not None and hasattr(self._head, "_standardization_folded"):
             self._folded = self._head._standardization_folded(self._mean, self._scale)
@@ -1256,7 +1257,8 @@ class _CheckpointModel:
         # a ridge head on the features as they come: its scores are the features times
         # these weights (n_features, n_targets) plus its intercept
         self.weights = None
-        if self.mean is None and hasattr(self.head, "_proba_of_scores"):
+        linear = hasattr(self.head, "_proba_of_scores") and not self.head._is_kernel_model()
+        if self.mean is None and linear:
             self.weights = np.ascontiguousarray(np.asarray(self.head.coef_, dtype=np.float64).T)
 
     def __call__(self, F: Array, rows: np.ndarray) -> np.ndarray:

@@ -144,14 +144,29 @@ def test_a_candidate_of_feature_weights_is_the_kernel_of_the_weighted_features()
     np.testing.assert_array_equal(w, weights[int(np.argmin(errors))])
 
 
-def test_a_kernel_head_solves_what_it_can_not_fold():
-    """The Gaussian kernel acts on standardized rows: no folded copy (the composites then
-    standardize the features themselves)."""
+@pytest.mark.parametrize("Head", [RidgeHeadClassifier, RidgeHeadRegressor])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_kernel_head_folds_the_standardization_into_its_rows(Head, weighted):
+    """The Gaussian kernel's model on raw features, the standardization folded into the
+    rows it compares (``F * w / scale - (c + mean * w / scale)``), decides as on the
+    standardized features: within 1e-10 of the decisions' scale (the fold adds rounding
+    of at most FOLD_MAX_RATIO * eps to the rows, far below the kernel's sensitivity);
+    the fitted head itself is unchanged, and past the ratio it declines."""
     rng = np.random.default_rng(1)
-    X, y = rng.standard_normal((20, 5)), np.arange(20) % 2
-    head = RidgeHeadClassifier(kernel="rbf").fit(X, y)
-    assert head._standardization_folded(np.zeros(5), np.ones(5)) is None
-    assert not hasattr(head, "coef_")
+    F = rng.standard_normal((40, 6)) * rng.uniform(0.01, 5, 6) + rng.uniform(-30, 30, 6)
+    y = np.arange(40) % 3 if Head is RidgeHeadClassifier else rng.standard_normal(40)
+    mean, scale = F.mean(axis=0), F.std(axis=0)
+    weights = np.array([[1.0] * 6, [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]]) if weighted else None
+    head = Head(kernel="rbf").fit((F - mean) / scale, y, feature_weights=weights)
+    folded = head._standardization_folded(mean, scale)
+    method = "decision_function" if Head is RidgeHeadClassifier else "predict"
+    expected = getattr(head, method)((F - mean) / scale)
+    got = getattr(folded, method)(F)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+    assert "_folded_rows" not in head.__dict__ and not hasattr(head, "coef_")
+    too_far = mean.copy()
+    too_far[3] = 2e4 * scale[3]
+    assert head._standardization_folded(too_far, scale) is None
 
 
 def test_a_refit_with_another_kernel_drops_the_previous_model():
