@@ -318,8 +318,11 @@ def main(argv: list[str] | None = None) -> int:
         probe, model = args.child
         print(json.dumps(run_one(probe, model, args.scale, args.clock)))
         return 0
+    from _timing import blas_in_use  # (beside this script: run as one, it is on the path)
+
     print(f"one thread per model; {args.clock} seconds of fit + predict; scale {args.scale}")
-    rows: dict = {}
+    print(blas_in_use())
+    rows: dict = {"blas": blas_in_use()}
     for index, probe in enumerate(args.probes):
         if probe == "first_fit":
             result = first_fit()

@@ -42,7 +42,8 @@ instead (a checkout in ``DIR``, e.g. ``git worktree add /tmp/v020 v0.2.0``): eac
 in fresh processes, alternating the two versions, ``--repeats`` times; the best seconds of
 the features (fit + transform of the training set, transform of the test set, with the
 fitted classifier's feature parameters) and of the whole fit + predict are printed with
-their ratio.
+their ratio. With ``--variant``, both versions run ``LMUClassifier`` with its parameters
+(e.g. ``--variant kernel=auto``).
 
 ``--repeats R`` (without ``--baseline``) runs the whole interleaved classification comparison
 ``R`` times in the one process and prints, after the first run's table and summary, each
@@ -809,8 +810,9 @@ def _json_default(value):
 # ----------------------------------------------------------------------- --baseline mode
 
 
-def _lmu_only(paths: dict[str, Path]) -> dict:
-    """Seconds of ``LMUClassifier()`` and of its features on one set (child process)."""
+def _lmu_only(paths: dict[str, Path], variant: dict | None = None) -> dict:
+    """Seconds of ``LMUClassifier(**variant)`` and of its features on one set (child
+    process)."""
     from lmu_sk import LMUClassifier
 
     warnings.filterwarnings("ignore")
@@ -819,7 +821,7 @@ def _lmu_only(paths: dict[str, Path]) -> dict:
     X, y, X_test, y_test = load_set(paths)
     X, X_test = for_lmu(X), for_lmu(X_test)
     start = time.perf_counter()
-    model = LMUClassifier(random_state=0).fit(X, y)
+    model = LMUClassifier(random_state=0, **(variant or {})).fit(X, y)
     accuracy = float(np.mean(model.predict(X_test) == y_test))
     seconds = time.perf_counter() - start
     features = type(model.features_)(**model.features_.get_params())
@@ -829,8 +831,15 @@ def _lmu_only(paths: dict[str, Path]) -> dict:
     return {"accuracy": accuracy, "seconds": seconds, "features": time.perf_counter() - start}
 
 
-def compare(data_dir: str, sets: Sequence[str], baseline: str, repeats: int) -> int:
-    """This checkout against the lmu_sk in ``baseline``, set by set, in fresh processes."""
+def compare(
+    data_dir: str,
+    sets: Sequence[str],
+    baseline: str,
+    repeats: int,
+    variant_args: Sequence[str] = (),
+) -> int:
+    """This checkout against the lmu_sk in ``baseline``, set by set, in fresh processes
+    (both running ``LMUClassifier`` with the ``--variant`` arguments ``variant_args``)."""
     here = str(Path(__file__).resolve().parents[1])
     versions = {"this checkout": here, f"baseline {baseline}": str(Path(baseline).resolve())}
     print(
@@ -844,7 +853,8 @@ def compare(data_dir: str, sets: Sequence[str], baseline: str, repeats: int) -> 
             for version, path in versions.items():
                 env = {**os.environ, "PYTHONPATH": path, "PYTHONWARNINGS": "ignore"}
                 out = subprocess.run(
-                    [sys.executable, __file__, data_dir, "--child", name],
+                    [sys.executable, __file__, data_dir, "--child", name]
+                    + (["--variant", *variant_args] if variant_args else []),
                     env=env,
                     capture_output=True,
                     text=True,
@@ -954,12 +964,14 @@ def main(argv: list[str] | None = None) -> int:
         sets = {name: paths for name, paths in sets.items() if name in args.sets}
     regression_sets = [s for s in REGRESSION_SETS if not args.sets or s in args.sets]
     if args.child:
-        print(json.dumps(_lmu_only(sets[args.child])))
+        print(json.dumps(_lmu_only(sets[args.child], variant)))
         return 0
     if args.repeats is not None and args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
     if args.baseline:
-        return compare(args.data_dir, list(sets), args.baseline, args.repeats or 2)
+        return compare(
+            args.data_dir, list(sets), args.baseline, args.repeats or 2, args.variant or ()
+        )
 
     warnings.filterwarnings("ignore")
     settings = _settings(args, _pin_one_cpu())
