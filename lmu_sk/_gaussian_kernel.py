@@ -36,14 +36,31 @@ def squared_distances(G, xp: ModuleType):
 
 
 def gamma_of(D, width: float, xp: ModuleType) -> float:
-    """``1 / (width * m)``, ``m`` the median of the off-diagonal squared distances ``D``
-    (``1 / width`` where every distance is zero or there is one row)."""
+    """``1 / (width * m)``, ``m`` the median of the off-diagonal squared distances ``D``;
+    where more than half of the pairs of rows are equal (``m`` zero), the median of the
+    nonzero distances, and ``1 / width`` where every distance is zero (or there is one
+    row: any ``gamma`` gives the same model). A ValueError where ``gamma`` is not a finite
+    positive number (a median distance or a ``width`` below float64's range)."""
     n = D.shape[0]
     if n < 2:
         return 1.0 / width
     upper = D[xp.triu_indices(n, 1)]
     median = float(xp.median(upper))
-    return 1.0 / (width * median) if median > 0 else 1.0 / width
+    if median == 0:
+        nonzero = upper[upper > 0]
+        if nonzero.size == 0:
+            return 1.0 / width
+        median = float(xp.median(nonzero))
+    with np.errstate(over="ignore", divide="ignore"):
+        gamma = 1.0 / (np.float64(width) * np.float64(median))
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(
+            f"The Gaussian kernel's width times the median squared distance between "
+            f"training rows, {width:.3g} x {median:.3g}, is outside float64's range: its "
+            "inverse, the kernel's gamma, is not a finite number. Scale the features (e.g. "
+            "sklearn.preprocessing.StandardScaler) or use a larger width."
+        )
+    return float(gamma)
 
 
 def gaussian_of_distances(D, gamma: float, xp: ModuleType):

@@ -158,7 +158,9 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         ``LMUClassifier()``. Its ``head`` must be 'auto' or 'ridge' (the ridge head's
         leave-one-out values calibrate the checkpoints and choose the rule): 'auto' is
         fitted as 'ridge'. Its ``channels_first``, ``class_weight``, ``alphas`` and
-        ``n_jobs`` apply to the checkpoints' heads too.
+        ``n_jobs`` apply to the checkpoints' heads too; its ``kernel`` does not: the
+        checkpoints' heads are linear (a Gaussian kernel's model would score every stream's
+        step against every training series), the whole series' is the estimator's own.
     checkpoints : int or sequence of float, default=20
         Where cases can be decided: ``K`` checkpoints at ``k / K`` of the training length
         (``k = 1 .. K``; ``1`` never decides early), or their fractions of the training

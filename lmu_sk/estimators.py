@@ -55,6 +55,7 @@ from .head import (
     DenseHeadClassifier,
     DenseHeadRegressor,
     _BaseDenseHead,
+    check_hidden_layer_sizes,
     refuse_multiclass_multioutput,
 )
 from .neural.training import check_sample_weight
@@ -442,6 +443,8 @@ class _LMUBase(BaseEstimator):
         super()._validate_params()
         if self.alphas is not None:  # (the ridge head's penalties: checked for any head)
             _check_alphas(self.alphas)
+        # (the dense head's layers: checked for any head, naming this estimator)
+        check_hidden_layer_sizes(self.hidden_layer_sizes, type(self).__name__)
         try:
             dtype = np.dtype(self.dtype)
         except TypeError:

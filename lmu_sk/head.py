@@ -43,12 +43,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from scipy.special import expit, log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
@@ -70,7 +71,7 @@ from ._device import (
     portable_device,
     to_numpy,
 )
-from ._input import check_device_matrix, check_dtype_param, is_device_array
+from ._input import check_device_matrix, is_device_array
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
 from ._state import state_kept_on_error
@@ -119,6 +120,27 @@ def _check_training_fits(layer_sizes: list[int], dtype, batch_rows: int, xp: Mod
         "Use smaller hidden_layer_sizes (or fewer features: a smaller order or fewer thresholds).",
         free_device_memory(xp),
     )
+
+
+def check_hidden_layer_sizes(sizes, owner: str) -> list[int]:
+    """``hidden_layer_sizes`` as a list of positive ints (one int: one layer; an empty
+    sequence: none); an InvalidParameterError naming ``owner`` otherwise (an unordered
+    set or mapping included: the layers have an order)."""
+    if isinstance(sizes, (set, frozenset, dict)) or (
+        hasattr(sizes, "keys") and hasattr(sizes, "values")
+    ):
+        raise InvalidParameterError(
+            f"The 'hidden_layer_sizes' parameter of {owner} must be a positive int or a "
+            f"sequence of them, in the layers' order (a tuple or list); got {sizes!r}."
+        )
+    listed = list(sizes) if hasattr(sizes, "__iter__") else [sizes]
+    for size in listed:
+        if not isinstance(size, Integral) or isinstance(size, (bool, np.bool_)) or size <= 0:
+            raise InvalidParameterError(
+                f"The 'hidden_layer_sizes' parameter of {owner} must be a positive int or a "
+                f"sequence of positive ints; got {sizes!r}."
+            )
+    return [int(size) for size in listed]
 
 
 @contextlib.contextmanager
@@ -284,16 +306,21 @@ class _BaseDenseHead(BaseEstimator):
         return get_array_module(self.device if training else portable_device(self.device))
 
     def _hidden_sizes(self) -> list[int]:
-        sizes = self.hidden_layer_sizes
-        if not hasattr(sizes, "__iter__"):
-            sizes = [sizes]
-        sizes = list(sizes)
-        for s in sizes:
-            if not isinstance(s, Integral) or isinstance(s, bool) or s <= 0:
-                raise ValueError(
-                    f"hidden_layer_sizes must be positive integers, got {self.hidden_layer_sizes}."
-                )
-        return [int(s) for s in sizes]
+        return check_hidden_layer_sizes(self.hidden_layer_sizes, type(self).__name__)
+
+    def _dtype(self) -> np.dtype:
+        """The ``dtype`` parameter resolved: float32 or float64 (an InvalidParameterError
+        naming the values allowed, which are not the transformers' ``None``)."""
+        try:
+            resolved = np.dtype(self.dtype)
+        except TypeError:
+            resolved = None
+        if self.dtype is None or resolved not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise InvalidParameterError(
+                f"The 'dtype' parameter of {type(self).__name__} must be 'float32' or "
+                f"'float64' (or np.float32, np.float64); got {self.dtype!r}."
+            )
+        return resolved
 
     def _make_optimizer(self, network: DenseNetwork, xp: ModuleType):
         if self.solver == "sgd":
@@ -435,7 +462,7 @@ class _BaseDenseHead(BaseEstimator):
         incremental : bool, default=False
             False: as ``fit`` (fresh weights unless ``warm_start``; up to ``max_iter``
             epochs; early stopping if requested). True: as ``partial_fit`` (one epoch,
-            continuing weights and optimizer state; no early stopping). For the
+            continuing weights and optimizer state; refused with early_stopping=True). For the
             classifier the classes must already be known (``classes_``) when
             ``incremental=True``.
         validation_data : tuple (X_val, y_val), optional
@@ -453,8 +480,14 @@ class _BaseDenseHead(BaseEstimator):
     def _fit_unguarded(self, X, y, incremental, validation_data, sample_weight):
         """:meth:`_fit` without keeping the state on errors."""
         self._validate_params()
+        if incremental and self.early_stopping:
+            raise ValueError(
+                "partial_fit does not support early_stopping=True (as scikit-learn's MLP): "
+                "it trains one epoch on the rows given, none held out to stop on. Use fit "
+                "to stop early, or set_params(early_stopping=False) to train by partial_fit."
+            )
         xp = self._array_module()
-        dtype = check_dtype_param(self.dtype)
+        dtype = self._dtype()
         hidden = self._hidden_sizes()
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
 
@@ -975,11 +1008,15 @@ default='constant'
         """
         check_is_fitted(self)
         X = self._validate_X(X)
-        p = self._forward(X).astype(np.float64)
+        if self.out_activation_ == "softmax":
+            return self._forward(X).astype(np.float64)
+        # logistic outputs from the logits: 1 - p would round a class's small probability
+        # away beside its complement's near 1
+        z = self._forward(X, raw=True).astype(np.float64)
         if self.n_outputs_ == 1:
-            p = p.ravel()
-            return np.column_stack([1.0 - p, p])
-        return p
+            z = z.ravel()
+            return np.column_stack([expit(-z), expit(z)])
+        return expit(z)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`.
@@ -992,10 +1029,18 @@ default='constant'
         Returns
         -------
         ndarray of shape (n_samples, n_classes)
+            From the logits (``log_softmax``, ``-log(1 + exp(-z))``): finite wherever they
+            are, where the logarithm of a rounded probability would be ``-inf``.
         """
-        p = self.predict_proba(X)
-        with np.errstate(divide="ignore"):
-            return np.log(p, out=p)
+        check_is_fitted(self)
+        X = self._validate_X(X)
+        z = self._forward(X, raw=True).astype(np.float64)
+        if self.out_activation_ == "softmax":
+            return log_softmax(z, axis=1)
+        if self.n_outputs_ == 1:
+            z = z.ravel()
+            return -np.column_stack([np.logaddexp(0.0, z), np.logaddexp(0.0, -z)])
+        return -np.logaddexp(0.0, -z)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

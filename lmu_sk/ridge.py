@@ -222,20 +222,32 @@ def _decompositions(
         for U, s2 in _decompositions_primal(X, x_mean, root, weights, xp, log):
             yield U, s2, None
         return
-    # the Gaussian kernel's distances come from the Gram matrix without the rows' weights
-    gram_root = None if width is not None else root
+    # the Gaussian kernel's distances come from the Gram matrix without the rows' weights,
+    # of the columns centered whatever the model's intercept: the distances do not depend
+    # on an offset of the features, and a.a + b.b - 2 a.b then loses no precision to one
+    gram_root, gram_mean = root, x_mean
+    if width is not None:
+        gram_root, gram_mean = None, X.mean(axis=0)
     if grams is None:
         with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
             if weights is None:
-                grams = [_centered_gram(X, x_mean, gram_root, xp)]
+                grams = [_centered_gram(X, gram_mean, gram_root, xp)]
             else:
-                grams = _weighted_grams(X, x_mean, gram_root, weights, xp)
+                grams = _weighted_grams(X, gram_mean, gram_root, weights, xp)
     for k in range(len(grams)):
         G, grams[k] = grams[k], None
         kernel = None
         if width is not None:
             with log.step(f"Gaussian kernel of the {n_samples} samples"):
                 D = gaussian.squared_distances(G, xp)
+                if n_samples > 1 and not bool(xp.any(D > 0)) and bool(xp.any(X != X[:1])):
+                    raise ValueError(
+                        "The training rows differ, but every squared distance between them "
+                        "underflows float64 (features of magnitude "
+                        f"{float(xp.max(xp.abs(X))):.3g}): the Gaussian kernel would be "
+                        "constant. Scale the features (e.g. "
+                        "sklearn.preprocessing.StandardScaler)."
+                    )
                 gamma = gaussian.gamma_of(D, width, xp)
                 G = gaussian.gaussian_of_distances(D, gamma, xp)
                 c = None
@@ -585,13 +597,11 @@ def _exact_ridge_path(
     xp = array_module_of(X)
     n_samples, n_features = X.shape
     n_candidates = 1 if weights is None else len(weights)
-    # a Gram matrix per candidate, a run's, the best decomposition so far and the current
+    # a Gram matrix per candidate, a run's, the best decomposition so far and the current;
+    # the Gaussian kernel's are n_samples x n_samples whatever the features
+    rank = n_samples if width is not None else min(n_samples, n_features)
     check_fits(
-        8.0
-        * (
-            n_samples * min(n_samples, n_features) * (1 + 2 * n_candidates)
-            + n_samples * n_features
-        ),
+        8.0 * (n_samples * rank * (1 + 2 * n_candidates) + n_samples * n_features),
         f"The ridge decomposition of {n_samples} x {n_features} features",
         "Use fewer samples or features, or the dense head (head='dense').",
     )
@@ -822,7 +832,7 @@ def _check_feature_weights(feature_weights, n_features: int) -> np.ndarray | Non
     if feature_weights is None:
         return None
     try:
-        weights = np.asarray(feature_weights, dtype=np.float64)
+        weights = np.asarray(to_numpy(feature_weights), dtype=np.float64)
     except (TypeError, ValueError) as error:  # ragged, or not numbers
         raise ValueError(
             "feature_weights must be numbers, one weight per feature for each candidate, "
@@ -1019,7 +1029,8 @@ class _RidgeHead(BaseEstimator):
         if width is not None and X.shape[0] > KERNEL_MAX_SAMPLES:
             raise ValueError(
                 f"kernel='rbf' solves one system of the samples' size and keeps them all: "
-                f"at most {KERNEL_MAX_SAMPLES} training samples; got {X.shape[0]}. Use "
+                f"at most {KERNEL_MAX_SAMPLES} training rows; got {X.shape[0]} (with a "
+                "sequence output every time step of a sequence is a row). Use "
                 "kernel='linear'."
             )
         weights = _check_feature_weights(feature_weights, X.shape[1])
@@ -1153,7 +1164,8 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         When every class has a single training sample, leave-one-out cannot choose (leaving
         a sample out removes its class, and the squared error then favours the largest
         penalty); the penalty is then ``0.01`` times the mean squared singular value of the
-        centered features (nearly the minimum-norm interpolant), whatever ``alphas`` holds,
+        centered features (with ``kernel='rbf'``: the mean eigenvalue of the centered kernel
+        matrix; nearly the minimum-norm interpolant), whatever ``alphas`` holds,
         and the choice is logged at INFO level on the ``lmu_sk`` logger. The leave-one-out
         decision values of such a fit never score a sample's own class, so
         :attr:`temperature_` comes out large: probabilities near uniform, still ranked as
@@ -1346,11 +1358,14 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         if relative is not None:
             logger.info(
                 "%s: every class has a single training sample, so leave-one-out cannot "
-                "choose the penalty; alpha=%.4g, %g times the mean squared singular value "
-                "of the centered features (alphas is not used).",
+                "choose the penalty; alpha=%.4g, %g times the mean %s (alphas is not "
+                "used).",
                 type(self).__name__,
                 self.alpha_,
                 relative,
+                "squared singular value of the centered features"
+                if path.coef is not None
+                else "eigenvalue of the centered kernel matrix",
             )
         if path.coef is not None:
             self.coef_ = to_numpy(path.coef)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._device import to_numpy
+from .._device import array_module_of, to_numpy
 from ..kernels import optimizers as fused_loops
 
 __all__ = [
@@ -134,6 +134,18 @@ class BaseOptimizer:
             pass; otherwise ``grads`` is modified in place.
         """
         raise NotImplementedError
+
+    def state_finite(self) -> bool:
+        """Whether every array of the optimizer's state (a velocity, Adam's moments) holds
+        finite numbers only: a squared gradient beyond the dtype's range makes Adam's
+        steps zero, and training would go on without moving."""
+        for name in self._state_names:
+            if name == "_work":
+                continue
+            for array in getattr(self, name):
+                if not bool(array_module_of(array).isfinite(array).all()):
+                    return False
+        return True
 
     def to_module(self, xp: ModuleType) -> BaseOptimizer:
         """Move the state to the array module ``xp`` (no copy when already there and

@@ -449,6 +449,9 @@ def train_epochs(
     uses_dropout = network.dropout > 0 or network.input_dropout > 0
     dropout_rng = make_device_rng(xp, rng) if uses_dropout else None
     warned_divergence = False
+    # the loss of the last epoch before this call (None on a first call): where it had
+    # already exploded, a divergence now is the weights', not this call's learning rate
+    carried_loss = history.loss_curve[-1] if history.loss_curve else None
     early_stopping = validation_score is not None
     best_params = xp.empty_like(params) if early_stopping else None
     if early_stopping and history.validation_scores is None:
@@ -484,6 +487,17 @@ def train_epochs(
         history.t += batches.n_rows
         loss = float(epoch_loss) / rows_trained
         if not math.isfinite(loss) or not bool(xp.isfinite(params).all()):
+            initial = history.initial_loss
+            if carried_loss is not None and initial and carried_loss > DIVERGENCE_FACTOR * initial:
+                raise TrainingDivergedError(
+                    f"Training diverged at epoch {history.n_iter}: the loss is {loss}, and "
+                    f"the weights it continued from had already diverged (loss "
+                    f"{carried_loss:.3g} at the last epoch before, {initial:.3g} at the start): "
+                    "lowering the learning "
+                    "rate now does not bring them back. Train from fresh weights (fit with "
+                    "warm_start=False), with a lower learning_rate_init than the one that "
+                    "diverged."
+                )
             raise TrainingDivergedError(
                 f"Training diverged at epoch {history.n_iter}: the loss is {loss}. "
                 f"Lower learning_rate_init (currently {optimizer.learning_rate_init:g}), "
@@ -491,6 +505,15 @@ def train_epochs(
                 "targets (e.g. sklearn.compose.TransformedTargetRegressor(model, "
                 "transformer=StandardScaler()): the squared loss of targets beyond about "
                 "1e19 passes float32's range, beyond 1e154 float64's)."
+            )
+        if not optimizer.state_finite():
+            wider = "dtype='float64', " if params.dtype == np.float32 else ""
+            raise TrainingDivergedError(
+                f"Training stalled at epoch {history.n_iter}: the optimizer's running "
+                f"moments overflowed {params.dtype} (a gradient beyond the square root of "
+                "its largest number, e.g. an L2 penalty alpha far larger than the total "
+                f"sample weight), so its steps are zero. Use {wider}a smaller alpha or "
+                "sample weights nearer 1 (their scale matters only against alpha)."
             )
         if first_loss is not None:
             history.initial_loss = float(first_loss)

@@ -9,9 +9,11 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import load_digits, make_classification
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.model_selection import train_test_split
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lmu_sk.head import DenseHeadClassifier, DenseHeadRegressor, TrainingDivergedError
@@ -437,8 +439,8 @@ def test_estimators_run_on_another_array_module(monkeypatch):
     X, y = _blobs()
     params = dict(max_iter=30, dropout=0.2, learning_rate_init=1e-2, random_state=0)
     monkeypatch.setattr(DenseHeadClassifier, "_array_module", lambda self, training=True: fake)
-    clf = DenseHeadClassifier(early_stopping=True, **params)
-    clf.fit(X, y).partial_fit(X, y)
+    clf = DenseHeadClassifier(early_stopping=True, **params).fit(X, y)
+    clf.set_params(early_stopping=False).partial_fit(X, y)
     assert type(clf.coefs_[0]) is np.ndarray and clf.predict_proba(X).shape == (300, 3)
     assert clf.score(X, y) > 0.8 and np.isfinite(clf.loss_curve_).all()
     assert pickle.loads(pickle.dumps(clf)).predict(X).shape == (300,)
@@ -513,8 +515,25 @@ def test_weights_beyond_the_training_dtype_are_refused_clearly(weights):
     X, y = make_classification(n_samples=120, n_features=8, random_state=0)
     with pytest.raises(ValueError, match=r"sample_weight holds values .*float32.*Rescale"):
         DenseHeadClassifier(max_iter=2).fit(X, y, sample_weight=weights)
-    # float64 holds them: the advice works
-    DenseHeadClassifier(max_iter=2, dtype="float64").fit(X, y, sample_weight=weights)
+    # float64 holds them: the advice works (without the L2 penalty, which weights of 1e-300
+    # make 1e296 times alpha: Adam's squared gradients would overflow, refused below)
+    DenseHeadClassifier(max_iter=2, dtype="float64", alpha=0.0).fit(X, y, sample_weight=weights)
+
+
+def test_an_optimizer_whose_moments_overflow_is_refused_not_left_stalled():
+    """Weights of 1e-30 make the L2 penalty's gradient (alpha / total weight) about 1e23:
+    its square overflows float32 in Adam's second moment, whose steps are then zero, and
+    training went on without moving (the same loss every epoch, no message). Now an error
+    says so; float64 holds the squares and trains."""
+    X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+    weights = np.full(200, 1e-30)
+    head = DenseHeadClassifier(hidden_layer_sizes=(8,), max_iter=5, random_state=0)
+    with pytest.raises(TrainingDivergedError, match=r"moments overflowed float32.*float64"):
+        head.fit(X, y, sample_weight=weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = clone(head).set_params(dtype="float64").fit(X, y, sample_weight=weights)
+    assert fitted.loss_curve_[-1] < fitted.loss_curve_[0]
 
 
 def test_a_refused_refit_keeps_the_fitted_classes_and_weights():
@@ -699,3 +718,79 @@ def test_a_learning_curve_of_a_model_without_epochs_says_to_pass_x_and_y():
     model = LMURegressor(order=4).fit(X, X[:, -3:].sum(axis=1))
     with pytest.raises(TypeError, match="pass X and y"):
         plot_learning_curve(model)
+
+
+def test_partial_fit_refuses_early_stopping_as_scikit_learn_does():
+    """partial_fit trains one epoch with nothing held out: with early_stopping=True it ran
+    without it and reset the fitted validation scores to None. Now it is refused, as
+    MLPClassifier refuses it, leaving the fitted model as it was."""
+    X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        head = DenseHeadClassifier(early_stopping=True, max_iter=5, random_state=0).fit(X, y)
+    scores = list(head.validation_scores_)
+    with pytest.raises(ValueError, match="partial_fit does not support early_stopping=True"):
+        head.partial_fit(X, y)
+    assert head.validation_scores_ == scores
+    with pytest.raises(ValueError, match="early_stopping"):
+        DenseHeadClassifier(early_stopping=True).partial_fit(X, y, classes=[0, 1])
+
+
+@pytest.mark.parametrize("sizes", [[0], {3}, {3: 1}, (4, -1), (True,)])
+def test_hidden_layer_sizes_are_checked_naming_the_estimator(sizes):
+    """A set or mapping has no order of layers; zero, negative or boolean sizes are not
+    layers: each an InvalidParameterError naming the estimator."""
+    X, y = make_classification(n_samples=40, n_features=5, random_state=0)
+    with pytest.raises(InvalidParameterError, match="'hidden_layer_sizes' parameter of Dense"):
+        DenseHeadClassifier(hidden_layer_sizes=sizes, max_iter=2).fit(X, y)
+
+
+def test_the_dtype_message_names_what_the_heads_accept():
+    """The heads take 'float32' or 'float64': the message offered None, which they refuse
+    (the transformers' check, where None keeps the input's dtype)."""
+    X, y = make_classification(n_samples=40, n_features=5, random_state=0)
+    with pytest.raises(InvalidParameterError, match="must be 'float32' or 'float64'") as error:
+        DenseHeadClassifier(dtype=np.float16, max_iter=2).fit(X, y)
+    assert "None" not in str(error.value)
+
+
+def test_a_divergence_of_weights_that_had_already_exploded_says_so():
+    """partial_fit after an epoch whose loss exploded (the weights kept) diverges whatever
+    the learning rate: the message said to lower learning_rate_init, already lowered. Now
+    it says the weights had diverged and to train from fresh ones."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 5))
+    y = X @ np.arange(5.0)
+    head = DenseHeadRegressor(
+        hidden_layer_sizes=(8,), random_state=0, solver="sgd", learning_rate_init=0.5
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(TrainingDivergedError):
+            for _ in range(10):
+                head.partial_fit(X, y)
+    head.set_params(learning_rate_init=1e-3)
+    with pytest.raises(TrainingDivergedError, match=r"had already diverged.*fresh weights"):
+        head.partial_fit(X, y)
+
+
+def test_log_probabilities_come_from_the_logits():
+    """A confident binary head: 1 - p rounded the small probability to 0, its logarithm
+    -inf; from the logits it is finite, and exp of it is predict_proba (1e-15)."""
+    X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+    head = DenseHeadClassifier(
+        hidden_layer_sizes=(), max_iter=300, learning_rate_init=1.0, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        head.fit(X * 100, y)
+    log_proba = head.predict_log_proba(X * 100)
+    assert np.isfinite(log_proba).all() and log_proba.min() < -40
+    np.testing.assert_allclose(np.exp(log_proba), head.predict_proba(X * 100), atol=1e-15)
+    multi = DenseHeadClassifier(hidden_layer_sizes=(4,), max_iter=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        multi.fit(X, np.arange(200) % 3)
+    np.testing.assert_allclose(
+        np.exp(multi.predict_log_proba(X)), multi.predict_proba(X), atol=1e-15
+    )

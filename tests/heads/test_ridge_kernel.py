@@ -17,6 +17,7 @@ from fake_cupy import clear_caches, install
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist, pdist
+from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import lmu_sk._gaussian_kernel as gaussian
@@ -248,7 +249,7 @@ def test_bad_kernel_parameters(Head, params, match):
 def test_more_samples_than_the_exact_size_are_refused_with_the_fix(monkeypatch):
     monkeypatch.setattr(ridge, "KERNEL_MAX_SAMPLES", 15)
     X, y = np.random.default_rng(0).standard_normal((20, 3)), np.arange(20) % 2
-    match = r"at most 15 training samples; got 20\. Use kernel='linear'"
+    match = r"at most 15 training rows; got 20 \(with a sequence output .*\)\. Use kernel=.linear."
     with pytest.raises(ValueError, match=match):
         RidgeHeadClassifier(kernel="rbf").fit(X, y)
 
@@ -319,3 +320,44 @@ def test_verbose_names_the_kernels_steps(capsys):
     assert "eigendecomposition of the 20 x 20 kernel matrix" in err
     RidgeHeadClassifier(verbose=1).fit(rng.standard_normal((20, 30)), y)  # the dual path
     assert "eigendecomposition of the 20 x 20 Gram matrix" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("scale, width", [(1e-155, 3.0), (1.0, 1e-310), (1e-170, 3.0)])
+def test_a_kernel_beyond_float64_is_refused_naming_the_scale(scale, width):
+    """Features so small that the median squared distance is subnormal (gamma infinite:
+    a NaN model), a subnormal width (a LinAlgError), or distances that all underflow to
+    zero although the rows differ (a constant model, silently): each a ValueError that
+    says to scale the features."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 5)) * scale
+    with pytest.raises(ValueError, match="Scale the features"):
+        RidgeHeadRegressor(kernel="rbf", width=width).fit(X, rng.standard_normal(40))
+
+
+def test_a_kernel_without_intercept_ignores_an_offset_of_the_features():
+    """The Gaussian kernel depends on distances only: without an intercept too, an offset
+    of 1e7 on every feature leaves the decisions (1e-8 of their scale: the offset's
+    rounding, 1e7 * eps, relative to unit distances; it was 2e-3, the distances formed
+    from the uncentered Gram matrix)."""
+    rng = np.random.default_rng(0)
+    X, Xn, y = rng.standard_normal((40, 5)), rng.standard_normal((7, 5)), np.arange(40) % 3
+    head = RidgeHeadClassifier(kernel="rbf", fit_intercept=False)
+    expected = head.fit(X, y).decision_function(Xn)
+    got = clone(head).fit(X + 1e7, y).decision_function(Xn + 1e7)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8 * np.abs(expected).max())
+
+
+def test_a_kernel_on_mostly_equal_rows_does_not_depend_on_the_features_scale():
+    """More than half the pairs of training rows equal (a median distance of zero): the
+    width is relative to the median of the nonzero distances, so the model is the same at
+    any scale of the features (it fell back to 1 / width in the features' units)."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([np.zeros((30, 4)), rng.standard_normal((10, 4))])
+    y = np.r_[np.zeros(30, int), np.arange(10) % 2 + 1]
+    Z = rng.standard_normal((5, 4))
+    decisions = [
+        RidgeHeadClassifier(kernel="rbf").fit(X * s, y).decision_function(Z * s)
+        for s in (1e-3, 1.0, 1e3)
+    ]
+    for other in decisions[1:]:
+        np.testing.assert_allclose(other, decisions[0], rtol=1e-9, atol=1e-12)

@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import check_classifiers_train, parametrize_with_checks
 
 from lmu_sk import (
@@ -500,3 +501,14 @@ def test_a_refused_refit_leaves_the_fitted_model_as_it_was():
         clf.fit(rng.standard_normal((12, 35, 2)), np.zeros(12))
     assert clf.n_features_in_ == 20
     np.testing.assert_array_equal(clf.predict_proba(X), before)
+
+
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_the_composites_check_hidden_layer_sizes_whatever_the_head(head):
+    """The docstring says head parameters are validated whatever the head, naming the
+    estimator: [0] passed silently with the ridge head, and the dense head's message named
+    no estimator."""
+    X = np.random.default_rng(0).standard_normal((20, 30))
+    y = np.arange(20) % 2
+    with pytest.raises(InvalidParameterError, match="'hidden_layer_sizes' parameter of LMUClass"):
+        LMUClassifier(head=head, order=4, hidden_layer_sizes=[0]).fit(X, y)

@@ -107,7 +107,7 @@ def test_kernel_rbf_makes_the_ridge_head_the_gaussian_kernels(monkeypatch):
         assert default.fit(X, y).head_.kernel == "linear" and hasattr(default.head_, "coef_")
     # beyond the exact leave-one-out size: the ridge head's error, with the fix
     monkeypatch.setattr(ridge, "KERNEL_MAX_SAMPLES", len(y) - 1)
-    with pytest.raises(ValueError, match="at most 59 training samples; got 60"):
+    with pytest.raises(ValueError, match="at most 59 training rows; got 60"):
         LMUClassifier(device="cpu", kernel="rbf").fit(X, y)
 
 
