@@ -842,6 +842,8 @@ def compare(
     (both running ``LMUClassifier`` with the ``--variant`` arguments ``variant_args``)."""
     here = str(Path(__file__).resolve().parents[1])
     versions = {"this checkout": here, f"baseline {baseline}": str(Path(baseline).resolve())}
+    model = "LMUClassifier(" + ", ".join(variant_args) + ")"
+    print(f"{model} in both versions")
     print(
         f"{'set':<30s} {'version':<34s} {'accuracy':>8s} {'features s':>10s} "
         f"{'fit+predict s':>13s}"
@@ -852,14 +854,19 @@ def compare(
         for _ in range(repeats):
             for version, path in versions.items():
                 env = {**os.environ, "PYTHONPATH": path, "PYTHONWARNINGS": "ignore"}
-                out = subprocess.run(
+                child = subprocess.run(
                     [sys.executable, __file__, data_dir, "--child", name]
                     + (["--variant", *variant_args] if variant_args else []),
                     env=env,
                     capture_output=True,
                     text=True,
-                    check=True,
-                ).stdout
+                )
+                if child.returncode:
+                    raise SystemExit(
+                        f"{model} on {name} failed in {version} ({path}):\n"
+                        + "\n".join(child.stderr.strip().splitlines()[-5:])
+                    )
+                out = child.stdout
                 result = json.loads(out.strip().splitlines()[-1])
                 old = best.get(version, result)
                 best[version] = {

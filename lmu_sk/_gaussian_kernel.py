@@ -40,27 +40,41 @@ def gamma_of(D, width: float, xp: ModuleType) -> float:
     where more than half of the pairs of rows are equal (``m`` zero), the median of the
     nonzero distances, and ``1 / width`` where every distance is zero (or there is one
     row: any ``gamma`` gives the same model). A ValueError where ``gamma`` is not a finite
-    positive number (a median distance or a ``width`` below float64's range)."""
+    positive number (the product beyond float64's range)."""
     n = D.shape[0]
-    if n < 2:
-        return 1.0 / width
-    upper = D[xp.triu_indices(n, 1)]
-    median = float(xp.median(upper))
-    if median == 0:
-        nonzero = upper[upper > 0]
-        if nonzero.size == 0:
-            return 1.0 / width
-        median = float(xp.median(nonzero))
+    median = 1.0
+    if n > 1:
+        upper = D[xp.triu_indices(n, 1)]
+        median = float(xp.median(upper))
+        if median == 0:
+            nonzero = upper[upper > 0]
+            median = float(xp.median(nonzero)) if nonzero.size else 1.0
     with np.errstate(over="ignore", divide="ignore"):
-        gamma = 1.0 / (np.float64(width) * np.float64(median))
+        product = np.float64(width) * np.float64(median)
+        gamma = 1.0 / product
     if not (np.isfinite(gamma) and gamma > 0):
+        fix = "a larger width" if np.isfinite(product) else "a smaller width"
         raise ValueError(
             f"The Gaussian kernel's width times the median squared distance between "
             f"training rows, {width:.3g} x {median:.3g}, is outside float64's range: its "
-            "inverse, the kernel's gamma, is not a finite number. Scale the features (e.g. "
-            "sklearn.preprocessing.StandardScaler) or use a larger width."
+            "inverse, the kernel's gamma, is not a finite positive number. Scale the "
+            f"features (e.g. sklearn.preprocessing.StandardScaler) or use {fix}."
         )
     return float(gamma)
+
+
+def refuse_underflow(X, weights, xp: ModuleType) -> None:
+    """A ValueError where the rows of ``X * weights`` (``weights`` may be ``None``) differ
+    although every squared distance between them is zero: they underflow float64, and the
+    kernel would be constant. Rows that are equal where weighted pass."""
+    counted = X if weights is None else X[:, weights > 0]
+    if counted.size and bool(xp.any(counted != counted[:1])):
+        raise ValueError(
+            "The training rows differ, but every squared distance between them underflows "
+            f"float64 (weighted features of magnitude {float(xp.max(xp.abs(counted))):.3g}): "
+            "the Gaussian kernel would be constant. Scale the features (e.g. "
+            "sklearn.preprocessing.StandardScaler)."
+        )
 
 
 def gaussian_of_distances(D, gamma: float, xp: ModuleType):
@@ -115,12 +129,12 @@ def cross_kernel_blocks(A, B, gamma: float, xp: ModuleType, weights=None, offset
                 block = A[rows]
             else:
                 block = buffer[: rows.stop - rows.start]
-                if weights is None:
-                    block[...] = A[rows]
-                else:
+                if weights is not None:
                     xp.multiply(A[rows], weights, out=block)
-                if offset is not None:
-                    block -= offset
+                    if offset is not None:
+                        block -= offset
+                else:
+                    xp.subtract(A[rows], offset, out=block)
             values = block @ B.T
             values *= -2.0
             values += xp.einsum("ij,ij->i", block, block)[:, None]

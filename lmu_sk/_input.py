@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 from sklearn import get_config
-from sklearn.utils.validation import check_array
+from sklearn.utils.validation import _check_feature_names, check_array
 
 from ._device import is_device_array
 
@@ -203,8 +203,9 @@ def _validate_device_array(X, dtype: np.dtype | None):
 
 
 _MISSING = (
-    "Input X contains NaN or infinity. lmu_sk's estimators do not accept missing values; "
-    "impute or drop them first (e.g. sklearn.impute.SimpleImputer on each step)."
+    "Input X contains NaN or infinity. lmu_sk's estimators accept neither: impute or drop "
+    "missing values first (e.g. sklearn.impute.SimpleImputer on each step), and replace or "
+    "clip infinite ones."
 )
 
 
@@ -482,7 +483,13 @@ def as_sequences(
     if not is_ragged(X):
         return _validate_array(X, dtype, estimator_name, check_finite)
     sequences = []
-    for seq in X:
+    for index, seq in enumerate(X):
+        if seq is None or isinstance(seq, (str, bytes, dict)):
+            raise ValueError(
+                f"X[{index}] is {'None' if seq is None else type(seq).__name__}: every "
+                "sequence of X must be an array "
+                "of numbers, (n_steps,) or (n_steps, n_channels)."
+            )
         if _is_plain_float_sequence(seq):
             # what check_array would return for it, without its cost per call (most of the
             # validation of thousands of short sequences)
@@ -596,14 +603,38 @@ class _StackedSequences(list):
     is known, so no warning of a likely mix-up is given for them."""
 
 
-def channels_last(X, channels_first, estimator_name: str = "LMUFeatures"):
+def check_step_names(estimator, X, reset: bool) -> None:
+    """scikit-learn's check of a DataFrame's column names (``_check_feature_names``), whose
+    columns here are time steps: a DataFrame of another number of columns than the fit's
+    is refused as one of another length, with the way through (sequences of any length
+    are read as arrays), not as missing feature names."""
+    try:
+        _check_feature_names(estimator, X, reset=reset)
+    except ValueError as error:
+        columns = getattr(X, "columns", None)
+        fitted = getattr(estimator, "n_features_in_", None)
+        if reset or columns is None or fitted is None or len(columns) == fitted:
+            raise
+        raise ValueError(
+            f"{type(estimator).__name__} was fitted on a DataFrame whose {fitted} columns "
+            f"are time steps; X has {len(columns)}. Sequences of another length are read as "
+            "arrays: pass X.to_numpy() (or a list of sequences); scikit-learn then warns "
+            "that X has no feature names."
+        ) from error
+
+
+def channels_last(
+    X, channels_first, estimator_name: str = "LMUFeatures", fitted_channels: int | None = None
+):
     """``X`` laid out as ``(n_samples, n_steps, n_channels)`` for a ``channels_first`` parameter.
 
     ``True``: ``X`` is ``(n_samples, n_channels, n_steps)`` (aeon, sktime) or a list of
     ``(n_channels, n_steps_i)`` arrays; a 2-D ``X`` or 1-D sequences have one channel.
     ``None``: ``X`` is taken as channels-last, with a warning when a 3-D array has fewer
     steps than channels (the sign of aeon data passed as it comes). ``False``: channels-last,
-    no warning. Arrays are swapped as views (NumPy, CuPy and dask alike).
+    no warning. Arrays are swapped as views (NumPy, CuPy and dask alike). A fitted
+    estimator's ``fitted_channels`` settle the layout where the last axis holds as many
+    (no warning).
     """
     if channels_first is not None and not isinstance(channels_first, (bool, np.bool_)):
         raise TypeError(f"channels_first must be None, True or False; got {channels_first!r}.")
@@ -619,13 +650,17 @@ def channels_last(X, channels_first, estimator_name: str = "LMUFeatures"):
             return X.swapaxes(1, 2) if hasattr(X, "swapaxes") else np.swapaxes(X, 1, 2)
         return X
     if channels_first is None:
-        warn_channels_last(X, estimator_name)
+        warn_channels_last(X, estimator_name, fitted_channels)
     return X
 
 
-def warn_channels_last(X, estimator_name: str) -> None:
+def warn_channels_last(X, estimator_name: str, fitted_channels: int | None = None) -> None:
     """Warn where ``X``, read channels last, is a 3-D array of fewer steps than channels
-    (the sign of aeon data passed as it comes), in ``estimator_name``'s name."""
+    (the sign of aeon data passed as it comes), in ``estimator_name``'s name; not where
+    its last axis holds the ``fitted_channels`` a fitted estimator was trained on (a
+    prefix of few steps of its own layout)."""
+    if fitted_channels is not None and _channels_last_match(X, fitted_channels):
+        return
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) == 3 and shape[1] < shape[2]:
         warnings.warn(
@@ -652,6 +687,17 @@ def warn_channels_last(X, estimator_name: str) -> None:
             UserWarning,
             stacklevel=4,
         )
+
+
+def _channels_last_match(X, n_channels: int) -> bool:
+    """Whether ``X`` read channels last has ``n_channels`` channels: a 3-D array's last
+    axis, or every 2-D sequence's of a list."""
+    shape = getattr(X, "shape", None)
+    if shape is not None:
+        return len(shape) == 3 and shape[2] == n_channels
+    if isinstance(X, (list, tuple)) and X:
+        return all(np.ndim(seq) == 2 and np.shape(seq)[1] == n_channels for seq in X)
+    return False
 
 
 def _all_wider_than_long(X) -> bool:

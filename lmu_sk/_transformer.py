@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import _check_feature_names, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from . import _dask
 from ._device import DEVICES, get_array_module
@@ -24,6 +24,7 @@ from ._input import (
     channels_last,
     check_channel_names,
     check_dtype_param,
+    check_step_names,
     from_nested,
 )
 from ._memory import resolve_budget
@@ -87,16 +88,28 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         resolve_budget(self.max_memory)
         self._check_params(fitting)
 
-    def _channels_last(self, X):
-        return channels_last(X, self.channels_first, type(self).__name__)
+    def _channels_last(self, X, reset: bool = True):
+        return channels_last(
+            X, self.channels_first, type(self).__name__, None if reset else self._layout_settled()
+        )
+
+    def _layout_settled(self) -> int | None:
+        """The fitted channel count where the fit settles the layout (its sequences had
+        at least as many steps as channels: no sign of aeon's layout read channels last),
+        else ``None`` (prediction warns again of a layout the fit was warned of)."""
+        channels = self.__dict__.get("n_channels_")
+        steps = self.__dict__.get("n_features_in_")
+        if channels is None or steps is None or steps < channels:
+            return None
+        return int(channels)
 
     def _validate_input(self, X, reset: bool, check_finite: bool, dtype=None):
         """``X`` validated once: sktime's nested DataFrames read, feature names, layout,
         dtype and, with ``check_finite``, NaN and infinity."""
         check_channel_names(self, X, reset)
         X = from_nested(X, self.channels_first)
-        _check_feature_names(self, X, reset=reset)
-        X = self._channels_last(X)
+        check_step_names(self, X, reset)
+        X = self._channels_last(X, reset)
         return as_sequences(X, self._input_dtype(dtype), type(self).__name__, check_finite)
 
     def _check_input_features(self, input_features) -> None:
@@ -206,7 +219,8 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         check_is_fitted(self)
         self._checked_params(fitting=False)
         if _dask.is_dask_array(X):
-            return _dask.transform_features(self, self._channels_last(X), return_gpu_arrays, dtype)
+            X = self._channels_last(X, reset=False)
+            return _dask.transform_features(self, X, return_gpu_arrays, dtype)
         U = self._validate_input(X, False, self._finite_input_first, dtype)
         self._check_channels(U)
         progress = check_verbose(self.verbose)
@@ -222,6 +236,13 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.three_d_array = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        # float input keeps its dtype, unless a dtype is asked for: then that one only
+        try:
+            asked = None if self.dtype is None else np.dtype(self.dtype).name
+        except TypeError:  # (an invalid dtype: refused by fit, not here)
+            asked = None
+        tags.transformer_tags.preserves_dtype = (
+            ["float64", "float32"] if asked is None else [asked]
+        )
         tags.requires_fit = True
         return tags

@@ -993,8 +993,15 @@ def nrmse(y_true: ArrayLike, y_pred: ArrayLike) -> float:
 
 
 def _real_array(values: ArrayLike, name: str) -> np.ndarray:
-    """``values`` as a float64 array, or a TypeError naming ``name``."""
-    array = np.asarray(values)
+    """``values`` as a float64 array, or a TypeError (ValueError for ragged nesting)
+    naming ``name``."""
+    try:
+        array = np.asarray(values)
+    except ValueError as error:  # ragged: rows of different lengths
+        raise ValueError(
+            f"{name} must be an array of one shape (rows of equal length); got a ragged "
+            f"{type(values).__name__}."
+        ) from error
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers; got an array of dtype {array.dtype}.")
     return array.astype(np.float64, copy=False)

@@ -41,6 +41,7 @@ from ._device import array_module_of, portable_device, resolve_device, to_numpy
 from ._input import (
     check_channel_names,
     check_dtype_param,
+    check_step_names,
     from_nested,
     is_ragged,
     warn_channels_last,
@@ -770,14 +771,16 @@ class _LMUBase(BaseEstimator):
         check_channel_names(self, X, reset)
         X = from_nested(X, self.channels_first)
         if self.channels_first is None:
-            warn_channels_last(X, type(self).__name__)
+            features = None if reset else self.__dict__.get("features_")
+            fitted = None if features is None else features._layout_settled()
+            warn_channels_last(X, type(self).__name__, fitted)
         return X
 
     def _apply_head(self, X, method: str):
         """The fitted head's ``method`` on the features of ``X`` (not a dask array)."""
         check_is_fitted(self, "head_")
         X = self._layout(X)
-        _check_feature_names(self, X, reset=False)
+        check_step_names(self, X, reset=False)
         predict = self._head_method(method)
         # float64 at prediction: see _transform. Pooled features reach the head chunk by
         # chunk as they are computed, never all held at once.
@@ -982,9 +985,16 @@ class _LMUBase(BaseEstimator):
     def _partial_fit(self, X, y, sample_weight, **kwargs):
         """``partial_fit`` of both composites: the first call fits the features."""
         self._validate_params()
+        if self.early_stopping:  # refused before any feature is computed or kept
+            raise ValueError(
+                f"{type(self).__name__}.partial_fit does not support early_stopping=True "
+                "(as scikit-learn's MLP): it trains one epoch on the sequences given, none "
+                "held out to stop on. Use fit to stop early, or "
+                "set_params(early_stopping=False) to train by partial_fit."
+            )
         first = not hasattr(self, "head_")
         X = self._layout(X, reset=first)
-        _check_feature_names(self, X, reset=first)
+        check_step_names(self, X, reset=first)
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
             return self._partial_fit_dask(X, y, **kwargs)
@@ -1113,7 +1123,7 @@ class _LMUBase(BaseEstimator):
         the same float64 features and head as in memory, block by block."""
         check_is_fitted(self, "head_")
         X = self._layout(X)
-        _check_feature_names(self, X, reset=False)
+        check_step_names(self, X, reset=False)
         F = self.features_._transform(X, False, dtype=np.float64)
         probe = self._predict_block(np.zeros((1, *F.shape[1:]), F.dtype), method)
         return _dask.map_rows(functools.partial(self._predict_block, method=method), F, probe)
@@ -1436,7 +1446,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """Train the dense head for one epoch on ``(X, y)``; the first call fits the features.
 
         Only with ``head='dense'``: the other heads are fitted by :meth:`fit` (reading
-        ``partial_fit`` then raises an ``AttributeError`` that says so).
+        ``partial_fit`` then raises an ``AttributeError`` that says so). With
+        ``early_stopping=True`` it raises a ``ValueError``, as scikit-learn's MLP does.
 
         Parameters
         ----------
@@ -1716,7 +1727,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """Train the dense head for one epoch on ``(X, y)``; the first call fits the features.
 
         Only with ``head='dense'``: the other heads are fitted by :meth:`fit` (reading
-        ``partial_fit`` then raises an ``AttributeError`` that says so).
+        ``partial_fit`` then raises an ``AttributeError`` that says so). With
+        ``early_stopping=True`` it raises a ``ValueError``, as scikit-learn's MLP does.
 
         Parameters
         ----------

@@ -111,6 +111,9 @@ class LMUFeatures(SequenceTransformer):
         The order used: ``order``, or the one chosen for ``order=None``.
     theta_ : float
         The window used.
+    discretizer_ : str
+        The discretizer of the fitted matrices (``transform`` and ``stream`` use it, not
+        a ``discretizer`` set after fit).
     n_features_in_ : int
         Steps of the training sequences (the longest one for sequences of different
         lengths). Sequences of any length can be transformed: the DN is causal.
@@ -227,11 +230,12 @@ class LMUFeatures(SequenceTransformer):
         else:
             n_steps, n_channels = U.shape[1], U.shape[2]
         self.order_, self.theta_ = self._checked_order_theta(n_steps, n_channels)
-        warn_if_euler_unstable(self.order_, self.theta_, self.discretizer)
+        self.discretizer_ = self.discretizer
+        warn_if_euler_unstable(self.order_, self.theta_, self.discretizer_)
         self.n_features_in_ = n_steps
         self.n_steps_ = n_steps
         self.n_channels_ = n_channels
-        Abar, Bbar = constants.system(self.order_, self.theta_, self.discretizer)
+        Abar, Bbar = constants.system(self.order_, self.theta_, self.discretizer_)
         if not (np.isfinite(Abar).all() and np.isfinite(Bbar).all()):
             raise ValueError(
                 f"theta={self.theta_!r} is too small for order {self.order_}: the discretized "
@@ -240,6 +244,12 @@ class LMUFeatures(SequenceTransformer):
         self.state_matrix_ = np.array(Abar)
         self.input_matrix_ = np.array(Bbar)
         return self
+
+    @property
+    def _fitted_discretizer(self) -> str:
+        """The discretizer of the fitted matrices: ``discretizer_`` (a model saved before
+        it was recorded: the ``discretizer`` parameter), whatever the parameter says now."""
+        return self.__dict__.get("discretizer_", self.discretizer)
 
     def _features(self, U, return_gpu_arrays: bool, dtype=None, progress: bool = False):
         """Features of validated inputs ``U`` (in the compute dtype), checked to be finite.
@@ -264,7 +274,7 @@ class LMUFeatures(SequenceTransformer):
                 U,
                 order=order,
                 theta=self.theta_,
-                discretizer=self.discretizer,
+                discretizer=self._fitted_discretizer,
                 output=self.output,
                 method=self.method,
                 xp=xp,
@@ -272,7 +282,8 @@ class LMUFeatures(SequenceTransformer):
                 progress=bar.advance,
                 return_device=return_gpu_arrays,
             )
-        check_finite_result(F, U, lambda: euler_instability(order, self.theta_, self.discretizer))
+        discretizer = self._fitted_discretizer
+        check_finite_result(F, U, lambda: euler_instability(order, self.theta_, discretizer))
         return F
 
     def stream(self, n_streams: int = 1) -> DNStream:

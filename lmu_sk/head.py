@@ -36,7 +36,7 @@ import contextlib
 import copy
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from numbers import Integral, Real
 from types import ModuleType
@@ -126,9 +126,7 @@ def check_hidden_layer_sizes(sizes, owner: str) -> list[int]:
     """``hidden_layer_sizes`` as a list of positive ints (one int: one layer; an empty
     sequence: none); an InvalidParameterError naming ``owner`` otherwise (an unordered
     set or mapping included: the layers have an order)."""
-    if isinstance(sizes, (set, frozenset, dict)) or (
-        hasattr(sizes, "keys") and hasattr(sizes, "values")
-    ):
+    if isinstance(sizes, (set, frozenset, Mapping)):
         raise InvalidParameterError(
             f"The 'hidden_layer_sizes' parameter of {owner} must be a positive int or a "
             f"sequence of them, in the layers' order (a tuple or list); got {sizes!r}."

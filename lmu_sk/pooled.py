@@ -247,8 +247,14 @@ def check_thetas(thetas, name: str = "thetas") -> np.ndarray:
 
 
 def _check_count(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    """``value`` as an int of at least ``minimum``: an integer, or a whole-number real (as
+    ``LMUFeatures``' ``order`` takes one: a grid of ``np.linspace``), not a bool."""
+    if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    if not isinstance(value, numbers.Integral):
+        if not (isinstance(value, numbers.Real) and float(value).is_integer()):
+            raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+        value = int(float(value))
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value}.")
     return int(value)

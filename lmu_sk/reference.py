@@ -33,7 +33,10 @@ def recurrence(U: np.ndarray, Abar: np.ndarray, Bbar: np.ndarray, output: str = 
         ``(n_samples, n_steps, n_channels * order)`` for 'sequence'; feature
         ``k * order + i`` is state ``i`` of channel ``k``. Always float64.
     """
+    _check_output(output)
     U = np.asarray(U, dtype=np.float64)
+    if U.ndim != 3:
+        raise ValueError(f"U must be 3-D (n_samples, n_steps, n_channels); got shape {U.shape}.")
     n_samples, n_steps, n_channels = U.shape
     order = Bbar.shape[0]
     m = np.zeros((n_samples, n_channels, order))
@@ -70,18 +73,48 @@ def dn_states(
     states : ndarray, or a list of arrays for a list of sequences with ``output='sequence'``
         See :func:`recurrence`.
     """
+    _check_output(output)
     Abar, Bbar = discrete_system(order, theta, discretizer)
     if isinstance(X, (list, tuple)):
         results = []
-        for seq in X:
-            seq = np.asarray(seq, dtype=np.float64)
+        for index, seq in enumerate(X):
+            seq = _real(seq, f"X[{index}]", (1, 2), "(n_steps,) or (n_steps, n_channels)")
             seq = seq.reshape(1, seq.shape[0], -1)
             results.append(recurrence(seq, Abar, Bbar, output)[0])
         return results if output == "sequence" else np.stack(results)
-    X = np.asarray(X, dtype=np.float64)
+    X = _real(X, "X", (2, 3), "(n_samples, n_steps) or (n_samples, n_steps, n_channels)")
     if X.ndim == 2:
         X = X[:, :, None]
     return recurrence(X, Abar, Bbar, output)
+
+
+def _check_output(output) -> None:
+    if not (isinstance(output, str) and output in ("final", "sequence")):
+        raise ValueError(
+            f"output must be 'final' or 'sequence'; got {output!r} (LMUFeatures' 'mean' "
+            "and 'max' are the mean and the maximum over time of the 'sequence' states)."
+        )
+
+
+def _real(X, name: str, ndims: tuple[int, int], shapes: str) -> np.ndarray:
+    """``X`` as a float64 array of one of the ``ndims``, with at least one step, real and
+    finite; a ValueError naming ``name`` otherwise."""
+    array = np.asarray(X)
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        raise ValueError(f"{name} must hold numbers; got {type(X).__name__} of {array.dtype}.")
+    if np.iscomplexobj(array):
+        raise ValueError(
+            f"{name} is complex: the Delay Network takes real inputs (pass the real and "
+            "imaginary parts as two channels)."
+        )
+    if array.ndim not in ndims:
+        raise ValueError(f"{name} must have the shape {shapes}; got shape {array.shape}.")
+    if array.shape[ndims[0] - 1] == 0:
+        raise ValueError(f"{name} has no steps (shape {array.shape}).")
+    array = array.astype(np.float64)
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} holds NaN or infinite values.")
+    return array
 
 
 def _inputs(x: np.ndarray, transforms) -> np.ndarray:

@@ -240,14 +240,9 @@ def _decompositions(
         if width is not None:
             with log.step(f"Gaussian kernel of the {n_samples} samples"):
                 D = gaussian.squared_distances(G, xp)
-                if n_samples > 1 and not bool(xp.any(D > 0)) and bool(xp.any(X != X[:1])):
-                    raise ValueError(
-                        "The training rows differ, but every squared distance between them "
-                        "underflows float64 (features of magnitude "
-                        f"{float(xp.max(xp.abs(X))):.3g}): the Gaussian kernel would be "
-                        "constant. Scale the features (e.g. "
-                        "sklearn.preprocessing.StandardScaler)."
-                    )
+                w = None if weights is None else xp.asarray(weights[k])
+                if n_samples > 1 and not float(xp.max(D)) > 0:
+                    gaussian.refuse_underflow(X, w, xp)
                 gamma = gaussian.gamma_of(D, width, xp)
                 G = gaussian.gaussian_of_distances(D, gamma, xp)
                 c = None
@@ -1081,8 +1076,8 @@ class _RidgeHead(BaseEstimator):
         ``|mean| / scale`` exceeds ``FOLD_MAX_RATIO`` (too much rounding: standardize).
         The Gaussian kernel's model acts on the rows ``F * w - c`` (its feature weights
         ``w``, the offset ``c`` its training rows were centered by): standardized first,
-        they are ``F * (w / scale) - (c + mean * w / scale)``, the same two operations
-        (:meth:`_kernel_rows`).
+        they are ``F * (w / scale) - (c + mean * w / scale)``, the same two operations with
+        the copy's ``feature_weights_`` and ``X_fit_offset_`` set so.
         """
         check_is_fitted(self, "intercept_")
         mean = np.asarray(mean, dtype=np.float64)
@@ -1091,25 +1086,16 @@ class _RidgeHead(BaseEstimator):
             return None
         head = copy.copy(self)
         if self._is_kernel_model():
-            weights, offset = self._kernel_rows()
+            weights = self.feature_weights_
             weights = 1.0 / scale if weights is None else np.asarray(weights) / scale
+            # (a head saved before the rows were centered has no offset)
+            offset = getattr(self, "X_fit_offset_", None)
             offset = mean * weights if offset is None else np.asarray(offset) + mean * weights
-            head._folded_rows = (weights, offset)
+            head.feature_weights_, head.X_fit_offset_ = weights, offset
             return head
         head.coef_ = np.asarray(self.coef_) / scale
         head.intercept_ = self.intercept_ - head.coef_ @ mean
         return head
-
-    def _kernel_rows(self) -> tuple:
-        """``(w, c)``, either may be ``None``: the Gaussian kernel's model compares the rows
-        ``F * w - c`` of new features with ``X_fit_`` (the feature weights and the offset
-        the training rows were centered by; a standardization folded in, on a copy made by
-        :meth:`_standardization_folded`)."""
-        folded = self.__dict__.get("_folded_rows")
-        if folded is not None:
-            return folded
-        # (a head saved before the rows were centered has no offset)
-        return self.feature_weights_, getattr(self, "X_fit_offset_", None)
 
     def _decision(self, X):
         check_is_fitted(self, "intercept_")
@@ -1123,8 +1109,10 @@ class _RidgeHead(BaseEstimator):
         X = X.astype(xp.float64, copy=False)
         if not self._is_kernel_model():
             return X @ xp.asarray(self.coef_).T + xp.asarray(self.intercept_)
-        weights, offset = self._kernel_rows()
+        weights = self.feature_weights_
         weights = None if weights is None else xp.asarray(weights)
+        # (a head saved before the rows were centered has no offset)
+        offset = getattr(self, "X_fit_offset_", None)
         offset = None if offset is None else xp.asarray(offset)
         dual = xp.asarray(self.dual_coef_)
         out = xp.empty((X.shape[0], dual.shape[0]))

@@ -481,7 +481,7 @@ class DNStream(_FeatureStream):
             )
         self.order = int(features.order_)
         self.theta = float(features.theta_)
-        self.discretizer = features.discretizer
+        self.discretizer = features._fitted_discretizer
         self.output = features.output
         # the state of 'mean' is float64: its average over many steps has the scale of the
         # mean (near zero for centred input), far below the state's, and a float32 state's

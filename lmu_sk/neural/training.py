@@ -449,9 +449,12 @@ def train_epochs(
     uses_dropout = network.dropout > 0 or network.input_dropout > 0
     dropout_rng = make_device_rng(xp, rng) if uses_dropout else None
     warned_divergence = False
-    # the loss of the last epoch before this call (None on a first call): where it had
+    # the loss of the last epoch before this call (None on a first call, and after early
+    # stopping, which restored the best weights rather than the last): where it had
     # already exploded, a divergence now is the weights', not this call's learning rate
-    carried_loss = history.loss_curve[-1] if history.loss_curve else None
+    carried_loss = None
+    if history.loss_curve and history.validation_scores is None:
+        carried_loss = history.loss_curve[-1]
     early_stopping = validation_score is not None
     best_params = xp.empty_like(params) if early_stopping else None
     if early_stopping and history.validation_scores is None:
@@ -491,12 +494,12 @@ def train_epochs(
             if carried_loss is not None and initial and carried_loss > DIVERGENCE_FACTOR * initial:
                 raise TrainingDivergedError(
                     f"Training diverged at epoch {history.n_iter}: the loss is {loss}, and "
-                    f"the weights it continued from had already diverged (loss "
-                    f"{carried_loss:.3g} at the last epoch before, {initial:.3g} at the start): "
-                    "lowering the learning "
-                    "rate now does not bring them back. Train from fresh weights (fit with "
-                    "warm_start=False), with a lower learning_rate_init than the one that "
-                    "diverged."
+                    "the weights it continued from had already diverged (loss "
+                    f"{carried_loss:.3g} at the last epoch before, {initial:.3g} at the "
+                    "start): lowering the learning rate now does not bring them back. "
+                    "Train from fresh weights (fit with warm_start=False) with a lower "
+                    "learning_rate_init than the one that diverged, or scale the features "
+                    "(e.g. with StandardScaler) or, for regression, the targets."
                 )
             raise TrainingDivergedError(
                 f"Training diverged at epoch {history.n_iter}: the loss is {loss}. "

@@ -173,3 +173,22 @@ def test_a_theta_whose_system_overflows_is_refused_clearly(order, theta):
     # the smallest theta that fits still discretizes, to the limit Abar = 0
     Abar, Bbar = dn.discrete_system(order, 1e-300)
     assert np.isfinite(Abar).all() and np.isfinite(Bbar).all()
+
+
+@pytest.mark.parametrize(
+    ("X", "kwargs", "match"),
+    [
+        (np.ones((2, 10)), {"output": "mean"}, "output must be 'final' or 'sequence'"),
+        (np.ones((2, 10)), {"output": "bogus"}, "output must be 'final' or 'sequence'"),
+        (np.ones(10), {}, r"X must have the shape .* got shape \(10,\)"),
+        ([np.ones(3), np.ones(0)], {}, r"X\[1\] has no steps"),
+        (np.ones((2, 10)) + 1j, {}, "complex"),
+        (np.r_[np.ones(9), np.nan][None], {}, "NaN or infinite"),
+    ],
+)
+def test_the_reference_refuses_what_it_does_not_compute(X, kwargs, match):
+    """The oracle of every fast path returned final states for output='mean' (or any
+    other word), silently; a 1-D X, an empty sequence of a list, complex or NaN input gave
+    raw errors, a cast with a warning or NaN states."""
+    with pytest.raises(ValueError, match=match):
+        dn_states(X, 3, 10.0, **kwargs)

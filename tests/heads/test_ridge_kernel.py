@@ -9,6 +9,7 @@ numbers stay below ~1e6 for the penalties used here, so they agree to 1e-7 (rela
 the targets' scale); a wrong centering, weight or sign is off by O(1).
 """
 
+import copy
 import pickle
 
 import numpy as np
@@ -159,12 +160,18 @@ def test_a_kernel_head_folds_the_standardization_into_its_rows(Head, weighted):
     mean, scale = F.mean(axis=0), F.std(axis=0)
     weights = np.array([[1.0] * 6, [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]]) if weighted else None
     head = Head(kernel="rbf").fit((F - mean) / scale, y, feature_weights=weights)
+    fitted = (copy.deepcopy(head.feature_weights_), head.X_fit_offset_.copy())
     folded = head._standardization_folded(mean, scale)
     method = "decision_function" if Head is RidgeHeadClassifier else "predict"
     expected = getattr(head, method)((F - mean) / scale)
     got = getattr(folded, method)(F)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
-    assert "_folded_rows" not in head.__dict__ and not hasattr(head, "coef_")
+    if weighted:
+        np.testing.assert_array_equal(head.feature_weights_, fitted[0])
+    else:
+        assert head.feature_weights_ is None
+    np.testing.assert_array_equal(head.X_fit_offset_, fitted[1])
+    assert not hasattr(head, "coef_")
     too_far = mean.copy()
     too_far[3] = 2e4 * scale[3]
     assert head._standardization_folded(too_far, scale) is None
@@ -361,3 +368,33 @@ def test_a_kernel_on_mostly_equal_rows_does_not_depend_on_the_features_scale():
     ]
     for other in decisions[1:]:
         np.testing.assert_allclose(other, decisions[0], rtol=1e-9, atol=1e-12)
+
+
+def test_a_candidate_weighting_only_equal_columns_is_not_refused_as_underflow():
+    """A feature weight of zero on the column where the rows differ makes that
+    candidate's distances all zero: a constant kernel that leave-one-out passes over, not
+    an underflow (the check looked at the unweighted rows and refused the fit)."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.ones(30), rng.normal(size=30)])
+    y = (X[:, 1] > 0).astype(int)
+    head = RidgeHeadClassifier(kernel="rbf").fit(X, y, feature_weights=[[1.0, 0.0], [1.0, 1.0]])
+    np.testing.assert_array_equal(head.feature_weights_, [1.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    ("scale", "width", "fix"), [(1e10, 1e300, "smaller width"), (1.0, 1e-310, "larger width")]
+)
+def test_the_width_advice_points_the_right_way(scale, width, fix):
+    """width times the median distance beyond float64's largest number needs a smaller
+    width (the message said larger); below its smallest, a larger one."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 3)) * scale
+    with pytest.raises(ValueError, match=fix):
+        RidgeHeadRegressor(kernel="rbf", width=width).fit(X, rng.standard_normal(20))
+
+
+def test_a_subnormal_width_on_equal_rows_is_refused():
+    """Equal rows (every distance zero) took gamma = 1 / width unchecked: a subnormal width
+    gave a raw LinAlgError."""
+    with pytest.raises(ValueError, match="larger width"):
+        RidgeHeadClassifier(kernel="rbf", width=1e-310).fit(np.ones((10, 2)), np.arange(10) % 2)

@@ -512,3 +512,13 @@ def test_the_composites_check_hidden_layer_sizes_whatever_the_head(head):
     y = np.arange(20) % 2
     with pytest.raises(InvalidParameterError, match="'hidden_layer_sizes' parameter of LMUClass"):
         LMUClassifier(head=head, order=4, hidden_layer_sizes=[0]).fit(X, y)
+
+
+def test_the_composites_partial_fit_refuses_early_stopping_before_any_feature():
+    """The refusal came from the head, after the features were fitted: the composite was
+    left half fitted (features_ set, no head_)."""
+    X = np.random.default_rng(0).standard_normal((20, 30))
+    model = LMUClassifier(head="dense", order=4, early_stopping=True)
+    with pytest.raises(ValueError, match="partial_fit does not support early_stopping=True"):
+        model.partial_fit(X, np.arange(20) % 2, classes=[0, 1])
+    assert not hasattr(model, "features_") and not hasattr(model, "head_")
