@@ -1261,7 +1261,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         per sequence instead of ``O(n_classes * n_features)``, which also makes a stream's
         step that much costlier. 'auto' takes the Gaussian kernel where the training
         sequences average at least 10 per class, the linear model where they are fewer
-        (where the kernel loses: 0.938 -> 0.870 on a set of 2 per class): 0.8721 on the 42
+        (where the kernel loses: 0.938 -> 0.870 on a set of 2 per class): 0.8714 on the 42
         development sets. ``head_.kernel_`` says which. See the guide's parameters page.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as in :class:`sklearn.linear_model.RidgeClassifierCV`:
