@@ -204,6 +204,8 @@ class _FeatureStream:
     @_exclusive
     def state(self, value: dict) -> None:
         spec = self._state_spec()
+        if isinstance(value, dict):
+            value = self._upgraded_state(value)
         expected = set(spec) | {"steps_seen"}
         if not isinstance(value, dict) or set(value) != expected:
             got = sorted(value) if isinstance(value, dict) else type(value).__name__
@@ -231,6 +233,11 @@ class _FeatureStream:
 
     def _check_state(self, arrays: dict, steps: int) -> None:
         """Further checks of a state being restored (all arrays already on ``xp``)."""
+
+    def _upgraded_state(self, value: dict) -> dict:
+        """A state saved by an earlier version in today's layout (``value`` itself where
+        it is one)."""
+        return value
 
     def _checked_array(self, a, name: str, shape: tuple, allowed) -> Array:
         """``a`` on ``xp`` in the state's dtype; ``allowed`` is None or an array of the
@@ -663,7 +670,9 @@ class PooledStream(_FeatureStream):
         streamed inputs ``k`` (those not 'cumsum', in the window's order) ``'dn_w'``
         ``(n_streams, k, order)``, ``'moments_w'`` ``(n_streams, k, order, 3)`` (sum,
         maximum, minimum), with threshold pools ``'thresholds_w'`` ``(n_streams, k, order,
-        4, n_biases)`` (count, excess, current run, longest run) and with 'compete'
+        5, n_biases)`` (count, excess flushed from float32 every 1 024 blocks as the batch
+        kernel flushes it, current run, longest run, float32 excess since the last flush;
+        a state saved with the first four is taken, the fifth zero) and with 'compete'
         ``'compete_w'`` ``(n_streams, k, 2, order)`` (counts of wins, then of losses).
 
     Notes
@@ -767,6 +776,17 @@ class PooledStream(_FeatureStream):
                 _finite,
             )
         return spec
+
+    def _upgraded_state(self, value: dict) -> dict:
+        """Threshold pools saved with four sums per threshold (before the float32 sum
+        since the last flush was carried apart: it was in the float64 sum) get a fifth,
+        zero."""
+        upgraded = dict(value)
+        for name, a in value.items():
+            if name.startswith("thresholds_") and getattr(a, "ndim", 0) == 5 and a.shape[3] == 4:
+                xp = array_module_of(a)
+                upgraded[name] = xp.concatenate([a, xp.zeros_like(a[..., :1, :])], axis=3)
+        return upgraded
 
     def _check_state(self, arrays: dict, steps: int) -> None:
         xp = self._xp

@@ -389,9 +389,11 @@ def empty_pools(n_rows: int, order: int, n_biases: int, xp: ModuleType) -> tuple
     -------
     state : array of shape (n_rows, order)
         The Delay Network state after the steps pooled (zero).
-    thresholds : array of shape (n_rows, order, 4, n_biases)
-        Per threshold the count of steps above it, the sum of the states on those steps,
-        the current run of steps above it and the longest such run.
+    thresholds : array of shape (n_rows, order, 5, n_biases)
+        Per threshold the count of steps above it, the sum of the states on those steps
+        (the compiled kernel's flushed float64 sum), the current run of steps above it,
+        the longest such run, and the compiled kernel's float32 sum since its last flush
+        (zero elsewhere).
     moments : array of shape (n_rows, order, 3)
         The sum, maximum (``-inf``) and minimum (``+inf``) of every state.
     wins : array of shape (n_rows, 2, order)
@@ -401,7 +403,12 @@ def empty_pools(n_rows: int, order: int, n_biases: int, xp: ModuleType) -> tuple
     d = int(order)
     pools = tuple(
         xp.empty(shape, dtype=xp.float64)
-        for shape in ((n_rows, d), (n_rows, d, 4, n_biases), (n_rows, d, 3), (n_rows, 2, d))
+        for shape in (
+            (n_rows, d),
+            (n_rows, d, cpu.CARRIED_SUMS, n_biases),
+            (n_rows, d, 3),
+            (n_rows, 2, d),
+        )
     )
     for a in pools:
         a[...] = 0.0
@@ -546,7 +553,8 @@ def pool_values(
         if "ppv" in keep:
             columns.append(count / per_threshold)
         if "mpv" in keep:
-            excess = thresholds[..., 1, :] / xp.maximum(count, 1.0)
+            # the flushed sum and the compiled kernel's float32 sum since (as it adds them)
+            excess = (thresholds[..., 1, :] + thresholds[..., 4, :]) / xp.maximum(count, 1.0)
             mean_above = excess - biases.astype(xp.float64, copy=False)
             columns.append(xp.where(count > 0, mean_above, 0.0))
         if "lspv" in keep:

@@ -213,9 +213,11 @@ class CarriedPools:
     float64:
 
     * ``dn`` ``(n, k, order)``: the state after the last block;
-    * ``thresholds`` ``(n, k, order, 4, n_biases)`` (None without 'ppv', 'mpv', 'lspv'):
-      per threshold the count of blocks above it, the sum of the states on those blocks,
-      the current run of blocks above it and the longest such run;
+    * ``thresholds`` ``(n, k, order, 5, n_biases)`` (None without 'ppv', 'mpv', 'lspv'):
+      per threshold the count of blocks above it, the sum of the states on those blocks
+      (on the CPU: flushed from float32 every ``FLUSH_STEPS`` blocks, as the batch
+      transform's kernel sums them), the current run of blocks above it, the longest such
+      run, and the float32 sum since the last flush (zero off the CPU);
     * ``moments`` ``(n, k, order, 3)``: the sum, maximum and minimum of every state;
     * ``compete`` ``(n, k, 2, order)`` (None without 'compete'): the count of blocks on
       which each state, scaled, is the largest of the window's states, then the smallest.
@@ -282,7 +284,7 @@ class CarriedPools:
         )
         return (
             state.reshape(n, k, d),
-            thresholds.reshape(n, k, d, 4, -1) if self.thresholds else None,
+            thresholds.reshape(n, k, d, cpu.CARRIED_SUMS, -1) if self.thresholds else None,
             moments.reshape(n, k, d, 3),
             wins.reshape(n, k, 2, d) if self.compete else None,
         )
@@ -293,15 +295,15 @@ class CarriedPools:
         dn, thresholds, moments, wins = pools
         xp, (n, k, d) = self.xp, moments.shape[:3]
         if thresholds is None:
-            thresholds = xp.empty((n, k, d, 4, 0))
+            thresholds = xp.empty((n, k, d, cpu.CARRIED_SUMS, 0))
         if wins is None:
             wins = xp.empty((n, k, 2, d))
             wins[...] = 0.0
         return dn, thresholds, moments, wins
 
-    def advance(self, pools: tuple, U: Array, in_place: bool = False) -> tuple:
-        """The pools after the blocks of inputs ``U`` ``(n, n_blocks, k)`` (float64): new
-        arrays, or ``pools`` themselves advanced where ``in_place``."""
+    def advance(self, pools: tuple, U: Array, in_place: bool = False, seen: int = 0) -> tuple:
+        """The pools of ``seen`` blocks after the blocks of inputs ``U`` ``(n, n_blocks,
+        k)`` (float64): new arrays, or ``pools`` themselves advanced where ``in_place``."""
         n = U.shape[0]
         if not in_place:
             pools = tuple(None if a is None else a.copy() for a in pools)
@@ -312,9 +314,10 @@ class CarriedPools:
                 self.order, self.kernels.n_biases, self.route, "cpu"
             )
             carried = (dn, thresholds, moments, wins.reshape(n, self.n_inputs, 2 * self.order))
-            self.kernels.advance(U, carried, threads=kernel_threads(seconds))
-            if "mpv" not in self.pools:
-                thresholds[..., 1, :] = 0.0  # unused, and infinite for states beyond float32
+            self.kernels.advance(U, carried, threads=kernel_threads(seconds), seen=seen)
+            if "mpv" not in self.pools:  # unused, and infinite for states beyond float32
+                thresholds[..., 1, :] = 0.0
+                thresholds[..., 4, :] = 0.0
         else:
             self._advance_blocked(U, (dn, thresholds, moments, wins))
         return (
@@ -571,7 +574,7 @@ class CarriedPooledFeatures:
                 if window.stride != s or pools is None:
                     continue
                 new = pools.advance(
-                    self._pools(w, arrays), means[:, :, self.split[w][1]], in_place
+                    self._pools(w, arrays), means[:, :, self.split[w][1]], in_place, steps // s
                 )
                 made = zip(self.pool_names(w), new, strict=True)
                 updates.update((name, a) for name, a in made if a is not None)

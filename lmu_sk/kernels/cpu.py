@@ -315,6 +315,10 @@ FLUSH_STEPS = 1024
 TIME_BLOCK = 256
 # per state: ppv, mpv and lspv at every threshold, then mean, max and min
 N_MOMENTS = 3
+# what a stream carries per threshold: the count of steps above it, the float64 sum of the
+# states there flushed so far, the current run above it, the longest run, and the float32
+# sum since the last flush (a value of float32 held in float64)
+CARRIED_SUMS = 5
 # Rows whose features the scores of a stream's checkpoint compute at a time (their
 # features, a window's, stay in cache until multiplied by the head's weights).
 SCORED_ROWS = 64
@@ -401,6 +405,7 @@ def _pooled_window(
                     if resume:
                         count64[i, k] = sums[s, c, i, 0, k]
                         total64[i, k] = sums[s, c, i, 1, k]
+                        total[i, k] = np.float32(sums[s, c, i, 4, k])
                         run[i, k] = sums[s, c, i, 2, k]
                         best[i, k] = sums[s, c, i, 3, k]
                     else:
@@ -419,9 +424,19 @@ def _pooled_window(
                     mom[i, 2] = np.inf
                     won[i] = 0.0
                     won[order + i] = 0.0
-            flush = FLUSH_STEPS  # a countdown: a modulo each step costs more
-            for t0 in range(0, n, TIME_BLOCK):
-                steps_in = min(TIME_BLOCK, n - t0)
+            # blocks of TIME_BLOCK steps of the whole sequence (where resumed, the first
+            # finishes the block under way) and a countdown to the next flush (a modulo
+            # each step costs more): the float32 sums flushed at the same steps as the
+            # whole sequence's, so that a stream's sums are the batch's bit for bit
+            offset = 0
+            flush = FLUSH_STEPS
+            if resume:
+                before = counted[s] - n
+                offset = before % TIME_BLOCK
+                flush = FLUSH_STEPS - before % FLUSH_STEPS
+            for blk in range((n + offset + TIME_BLOCK - 1) // TIME_BLOCK):
+                t0 = max(0, blk * TIME_BLOCK - offset)
+                steps_in = min(n, (blk + 1) * TIME_BLOCK - offset) - t0
                 # the block's states, in order, and the competition of every step
                 for t in range(steps_in):
                     u = U[s, t0 + t, inputs[c]]
@@ -530,7 +545,7 @@ def _pooled_window(
                             mom[i, 1] = max(mom[i, 1], m)
                             mom[i, 2] = min(mom[i, 2], m)
                 flush -= steps_in
-                if flush == 0:  # TIME_BLOCK divides FLUSH_STEPS
+                if flush == 0:  # TIME_BLOCK divides FLUSH_STEPS: at a block's end
                     flush = FLUSH_STEPS
                     for i in range(order):
                         for k in range(K):
@@ -538,14 +553,16 @@ def _pooled_window(
                             total64[i, k] += total[i, k]
                             count[i, k] = 0.0
                             total[i, k] = 0.0
-            if commit:
+            if commit:  # the float32 sum since the last flush carried apart (the counts
+                # are whole numbers: exact either way)
                 for i in range(order):
                     dn[s, c, i] = state[i]
                     for k in range(K):
                         sums[s, c, i, 0, k] = count64[i, k] + count[i, k]
-                        sums[s, c, i, 1, k] = total64[i, k] + total[i, k]
+                        sums[s, c, i, 1, k] = total64[i, k]
                         sums[s, c, i, 2, k] = run[i, k]
                         sums[s, c, i, 3, k] = best[i, k]
+                        sums[s, c, i, 4, k] = total[i, k]
                     for j in range(N_MOMENTS):
                         moments[s, c, i, j] = mom[i, j]
                     wins[s, c, i] = won[i]
@@ -687,7 +704,8 @@ def pooled_features(
         pools to continue from (not modified).
     counted : int ndarray of shape (n_samples,), optional
         The steps the features are over (by default ``lengths``: with ``carried``, pass
-        the steps pooled before as well).
+        the steps pooled before as well; the float32 sums are flushed where the whole
+        sequence's are).
     threads : int, optional
         Run on at most this many threads (all by default).
     """
@@ -797,7 +815,7 @@ def _finished_row(
                 if mpv_at >= 0:
                     for k in range(K):
                         hits = sums[s, c, i, 0, k]
-                        above = sums[s, c, i, 1, k] / hits - b[i, k]
+                        above = (sums[s, c, i, 1, k] + sums[s, c, i, 4, k]) / hits - b[i, k]
                         row[at + mpv_at + k] = above if hits > 0 else 0.0
                 if lspv_at >= 0:
                     for k in range(K):
@@ -816,7 +834,7 @@ def _finished_row(
                     m32,
                     b[i, k],
                     np.float32(0.0),
-                    np.float32(0.0),
+                    np.float32(sums[s, c, i, 4, k]),  # the float32 sum since the flush
                     np.float32(sums[s, c, i, 2, k]),
                     np.float32(sums[s, c, i, 3, k]),
                 )
@@ -919,9 +937,11 @@ def pooled_window_carried(
     moments: np.ndarray,
     wins: np.ndarray,
     threads: int | None = None,
+    seen: int = 0,
 ) -> None:
     """Advance running pools in place over more steps: :func:`pooled_window`'s kernel,
-    continued from a carried state instead of started from zero (a stream's chunks).
+    continued from a carried state instead of started from zero (a stream's chunks): the
+    pools of the pieces of a sequence are those of the whole, bit for bit.
 
     Parameters
     ----------
@@ -931,10 +951,12 @@ def pooled_window_carried(
         As for :func:`pooled_window`.
     dn : ndarray of shape (n_samples, n_inputs, order), float64
         The states after the steps pooled so far; advanced in place.
-    sums : ndarray of shape (n_samples, n_inputs, order, 4, n_biases), float64
+    sums : ndarray of shape (n_samples, n_inputs, order, 5, n_biases), float64
         Per threshold the count of steps above it, the sum of the states on those steps
-        (each rounded to float32 and summed as :func:`pooled_window` sums them), the
-        current run of steps above it and the longest run; advanced in place.
+        (each rounded to float32, summed in float32 and flushed into this float64 sum
+        every ``FLUSH_STEPS`` steps of the sequence, as :func:`pooled_window` sums them),
+        the current run of steps above it, the longest run, and the float32 sum since the
+        last flush; advanced in place.
     moments : ndarray of shape (n_samples, n_inputs, order, 3), float64
         Per state its sum, maximum and minimum; advanced in place.
     wins : ndarray of shape (n_samples, n_inputs, 2 * order), float64
@@ -942,8 +964,22 @@ def pooled_window_carried(
         then the smallest; advanced in place.
     threads : int, optional
         Run on at most this many threads (all by default).
+    seen : int, default=0
+        The steps pooled before ``U`` (where the float32 sums are flushed).
     """
-    WindowKernels(Abar_T, Bbar, biases, scale).advance(U, (dn, sums, moments, wins), threads)
+    kernels = WindowKernels(Abar_T, Bbar, biases, scale)
+    kernels.advance(U, (dn, sums, moments, wins), threads, seen)
+
+
+def _check_carried(pools: tuple) -> None:
+    """A ValueError unless the carried ``sums`` (``pools[1]``) hold ``CARRIED_SUMS`` values
+    per threshold (the kernels index them unchecked)."""
+    sums = pools[1]
+    if sums.ndim != 5 or sums.shape[3] != CARRIED_SUMS:
+        raise ValueError(
+            f"sums must have shape (n_samples, n_inputs, order, {CARRIED_SUMS}, n_biases) "
+            f"(see pooled_window_carried); got {sums.shape}."
+        )
 
 
 def _column_of(columns, n_biases: int) -> np.ndarray:
@@ -1000,7 +1036,12 @@ class WindowKernels:
         self.no_out = np.empty((1, 1))
         self.no_pools = tuple(
             np.empty(shape)
-            for shape in ((1, 1, 1), (1, 1, 1, 4, self.n_biases), (1, 1, 1, N_MOMENTS), (1, 1, 1))
+            for shape in (
+                (1, 1, 1),
+                (1, 1, 1, CARRIED_SUMS, self.n_biases),
+                (1, 1, 1, N_MOMENTS),
+                (1, 1, 1),
+            )
         )
 
     def _steps(self, U, lengths) -> tuple:
@@ -1008,19 +1049,24 @@ class WindowKernels:
         system."""
         return (_read(U, np.float64), self.inputs, _read(lengths, np.int64), *self.system)
 
-    def advance(self, U: np.ndarray, pools: tuple, threads: int | None = None) -> None:
-        """:func:`pooled_window_carried`: the pools ``(dn, sums, moments, wins)`` advanced
-        in place over every step of ``U``."""
+    def advance(
+        self, U: np.ndarray, pools: tuple, threads: int | None = None, seen: int = 0
+    ) -> None:
+        """:func:`pooled_window_carried`: the pools ``(dn, sums, moments, wins)`` of
+        ``seen`` steps advanced in place over every step of ``U``."""
         for name, a in zip(("dn", "sums", "moments", "wins"), pools, strict=True):
             if a.dtype != np.float64 or not a.flags.c_contiguous:
                 raise ValueError(
                     f"{name} must be a C-contiguous float64 array (updated in place)."
                 )
+        _check_carried(pools)
         lengths = _read(np.full(U.shape[0], U.shape[1]), np.int64)
+        # the steps pooled after the call: where the kernel flushes its float32 sums
+        counted = _read(np.full(U.shape[0], int(seen) + U.shape[1]), np.int64)
         with parallel_section(threads):
             _pooled_window(
                 *self._steps(U, lengths), self.biases, self.scale, True, True, True, *pools,
-                lengths, self.no_out, self.where, self.where, 0, -1,
+                counted, self.no_out, self.where, self.where, 0, -1,
             )  # fmt: skip
 
     def write(
@@ -1038,6 +1084,8 @@ class WindowKernels:
         """:func:`pooled_features` (the arguments as there)."""
         if out.dtype != np.float64 or out.ndim != 2 or not out.flags.c_contiguous:
             raise ValueError("out must be a C-contiguous 2-d float64 array (written in place).")
+        if carried is not None:
+            _check_carried(carried)
         if carried is None or int(np.max(lengths, initial=0)) > 1:
             self.pool(U, lengths, carried, counted, out, positions, values_at, compete_at, threads)
             return
@@ -1096,6 +1144,7 @@ class WindowKernels:
         threads: int | None = None,
     ) -> None:
         """:func:`pooled_scores` (the arguments as there)."""
+        _check_carried(carried)
         dn = carried[0]
         n_inputs, order = dn.shape[1], dn.shape[2]
         if int(np.max(lengths, initial=0)) > 1:

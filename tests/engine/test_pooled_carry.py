@@ -1,5 +1,6 @@
 """The compiled pooled kernel continued from carried pools (a stream's chunks) gives the
-pools of the whole sequence: counts and runs exactly, sums to float32 rounding."""
+pools of the whole sequence: counts, runs and the sums above the thresholds bit for bit
+(the float32 sums flushed at the whole sequence's steps), the moments' sums to rounding."""
 
 import itertools
 
@@ -16,12 +17,14 @@ def _carried(U, A_T, Bbar, biases, scale, cuts):
     """Pool ``U`` piece by piece between ``cuts`` with the carried kernel."""
     n, _, k = U.shape
     d, K = Bbar.shape[0], biases.shape[2]
-    dn, sums = np.zeros((n, k, d)), np.zeros((n, k, d, 4, K))
+    dn, sums = np.zeros((n, k, d)), np.zeros((n, k, d, cpu.CARRIED_SUMS, K))
     moments = np.zeros((n, k, d, 3))
     moments[..., 1], moments[..., 2] = -np.inf, np.inf
     wins = np.zeros((n, k, 2 * d))
     for a, b in itertools.pairwise(cuts):
-        cpu.pooled_window_carried(U[:, a:b], A_T, Bbar, biases, scale, dn, sums, moments, wins)
+        cpu.pooled_window_carried(
+            U[:, a:b], A_T, Bbar, biases, scale, dn, sums, moments, wins, seen=a
+        )
     return dn, sums, moments, wins
 
 
@@ -55,10 +58,11 @@ def test_carried_pieces_give_the_pools_of_the_whole(order, n_steps, n_biases, da
     np.testing.assert_array_equal(moments[..., 1:], whole_moments[..., 1:])
     # the mean: float64 sums in another grouping (1e-16 per step, 60 steps)
     np.testing.assert_allclose(moments[..., 0] / n_steps, whole_moments[..., 0], atol=1e-13)
-    # the mean excess: float32 sums of float32 states, flushed at the cuts instead of the
-    # end (at most 60 terms of relative rounding 6e-8 each, against states of order 1)
-    mean_above = np.where(count > 0, sums[..., 1, :] / np.maximum(count, 1) - biases, 0.0)
-    np.testing.assert_allclose(mean_above, pools[..., K : 2 * K], atol=1e-5)
+    # the mean excess: float32 sums of float32 states, flushed where the whole's are and
+    # carried apart between the pieces: the same sums
+    above = sums[..., 1, :] + sums[..., 4, :]
+    mean_above = np.where(count > 0, above / np.maximum(count, 1) - biases, 0.0)
+    np.testing.assert_array_equal(mean_above, pools[..., K : 2 * K])
     # the state after the last step: the kernel's own recurrence, in the same order
     state = np.zeros((n, k, order))
     for t in range(n_steps):
@@ -72,13 +76,18 @@ def test_carried_arrays_must_be_writable_float64():
     biases, scale = np.zeros((1, 2, 1), np.float32), np.ones((1, 2))
     good = dict(
         dn=np.zeros((1, 1, 2)),
-        sums=np.zeros((1, 1, 2, 4, 1)),
+        sums=np.zeros((1, 1, 2, cpu.CARRIED_SUMS, 1)),
         moments=np.zeros((1, 1, 2, 3)),
         wins=np.zeros((1, 1, 4)),
     )
     with pytest.raises(ValueError, match="sums must be a C-contiguous float64 array"):
         cpu.pooled_window_carried(
-            U, A_T, Bbar, biases, scale, **{**good, "sums": np.zeros((1, 1, 2, 4, 1), np.float32)}
+            U,
+            A_T,
+            Bbar,
+            biases,
+            scale,
+            **{**good, "sums": np.zeros((1, 1, 2, cpu.CARRIED_SUMS, 1), np.float32)},
         )
 
 
@@ -96,7 +105,7 @@ def test_small_calls_run_on_fewer_threads_with_the_same_pools():
     before = numba.get_num_threads()
     results = []
     for threads in (None, 1):
-        dn, sums = np.zeros((4, 2, 3)), np.zeros((4, 2, 3, 4, 2))
+        dn, sums = np.zeros((4, 2, 3)), np.zeros((4, 2, 3, cpu.CARRIED_SUMS, 2))
         moments = np.zeros((4, 2, 3, 3))
         moments[..., 1], moments[..., 2] = -np.inf, np.inf
         wins = np.zeros((4, 2, 6))
@@ -182,3 +191,40 @@ def test_features_written_from_carried_pools_equal_the_generic_finish(
     if compete:
         written = F[:, compete_at : compete_at + 8 * order].reshape(n, 4, 2 * order)
         np.testing.assert_array_equal(written[:, positions], comp)
+
+
+def test_pieces_across_flushes_give_the_sums_of_the_whole_bit_for_bit():
+    """Pieces that straddle the steps where the float32 sums are flushed into float64
+    (every FLUSH_STEPS): the carried float32 sum since the last flush and the steps seen
+    place the flushes where the whole sequence's are (the sums differed by float32
+    rounding: 1.3e-5 of a stream's features in float64)."""
+    rng = np.random.default_rng(0)
+    n, k, order, K = 2, 2, 4, 3
+    n_steps = 2 * cpu.FLUSH_STEPS + 500
+    U = rng.standard_normal((n, n_steps, k)).cumsum(axis=1) * 0.05 + 3.0
+    Abar, Bbar = discrete_system(order, 40.0, "zoh")
+    A_T = np.ascontiguousarray(Abar.T)
+    biases = np.sort(rng.normal(0, 0.5, (k, order, K)), axis=-1).astype(np.float32)
+    scale = rng.uniform(0.5, 2.0, (k, order))
+    flush = cpu.FLUSH_STEPS
+    cuts = [0, 1, flush - 1, flush + 300, 2 * flush, 2 * flush + 1, n_steps]
+    _, sums, _, _ = _carried(U, A_T, Bbar, biases, scale, cuts)
+    pools, _, _ = cpu.pooled_window(U, np.full(n, n_steps), A_T, Bbar, biases, scale)
+    count = sums[..., 0, :]
+    above = sums[..., 1, :] + sums[..., 4, :]
+    mean_above = np.where(count > 0, above / np.maximum(count, 1) - biases, 0.0)
+    np.testing.assert_array_equal(mean_above, pools[..., K : 2 * K])
+    assert (count > 0).any()
+
+
+def test_carried_sums_of_another_layout_are_refused_not_read_past():
+    """The kernels index the carried sums unchecked: four values per threshold (the
+    layout before the float32 sum was carried apart) would be written past."""
+    Abar, Bbar = discrete_system(2, 5.0, "zoh")
+    biases = np.zeros((1, 2, 1), np.float32)
+    moments = np.zeros((1, 1, 2, 3))
+    with pytest.raises(ValueError, match=r"sums must have shape \(n_samples, n_inputs, order, 5"):
+        cpu.pooled_window_carried(
+            np.zeros((1, 3, 1)), np.ascontiguousarray(Abar.T), Bbar, biases, np.ones((1, 2)),
+            np.zeros((1, 1, 2)), np.zeros((1, 1, 2, 4, 1)), moments, np.zeros((1, 1, 4)),
+        )  # fmt: skip

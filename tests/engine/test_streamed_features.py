@@ -102,7 +102,7 @@ def test_pools_finished_over_at_most_one_step_are_the_kernels_own(
     biases = rng.normal(0, 0.3, (k, order, K)).astype(np.float32)
     scale = rng.uniform(0.5, 2.0, (k, order))
     dn = rng.standard_normal((n, k, order))
-    sums = np.zeros((n, k, order, 4, K))
+    sums = np.zeros((n, k, order, cpu.CARRIED_SUMS, K))
     sums[..., 0, :] = rng.integers(0, 30, (n, k, order, K))  # counts, some zero
     sums[..., 1, :] = rng.standard_normal((n, k, order, K)) * sums[..., 0, :]
     sums[..., 2, :] = rng.integers(0, 5, (n, k, order, K))
@@ -210,7 +210,7 @@ def test_pooled_scores_are_the_features_times_the_weights(
     A_T = np.ascontiguousarray(Abar.T)
     biases = rng.normal(0, 0.3, (k, order, K)).astype(np.float32)
     scale = rng.uniform(0.5, 2.0, (k, order))
-    sums = np.zeros((n, k, order, 4, K))
+    sums = np.zeros((n, k, order, cpu.CARRIED_SUMS, K))
     sums[..., 0, :] = rng.integers(0, 20, (n, k, order, K))
     sums[..., 1, :] = rng.standard_normal((n, k, order, K)) * sums[..., 0, :]
     sums[..., 2, :] = rng.integers(0, 5, (n, k, order, K))
@@ -246,7 +246,8 @@ def test_pooled_scores_are_the_features_times_the_weights(
 def test_pooled_scores_refuse_what_they_cannot_do():
     order, k, n = 2, 1, 3
     Abar, Bbar = discrete_system(order, 5.0, "zoh")
-    carried = (np.zeros((n, k, order)), np.zeros((n, k, order, 4, 1)), np.zeros((n, k, order, 3)),
+    sums = np.zeros((n, k, order, cpu.CARRIED_SUMS, 1))
+    carried = (np.zeros((n, k, order)), sums, np.zeros((n, k, order, 3)),
                np.zeros((n, k, 2 * order)))  # fmt: skip
     args = (np.zeros((n, 2, k)), np.full(n, 2), np.ascontiguousarray(Abar.T), Bbar,
             np.zeros((k, order, 1), np.float32), np.ones((k, order)), carried, np.full(n, 4),

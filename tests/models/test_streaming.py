@@ -13,6 +13,7 @@ few at most. The pooled features: see their section below.
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import warnings
 
@@ -941,7 +942,7 @@ def test_pooled_checkpoint_reset_and_pickle_continue_identically(stride):
     assert set(checkpoint) == keys
     # window 0: 4 streamed inputs (series, difference) of order 3; 2 thresholds
     assert checkpoint["dn_0"].shape == (3, 4, 3)
-    assert checkpoint["thresholds_0"].shape == (3, 4, 3, 4, 2)
+    assert checkpoint["thresholds_0"].shape == (3, 4, 3, 5, 2)
     assert checkpoint["compete_1"].shape == (3, 2, 2, 2)  # window 1 streams 2 inputs
     assert checkpoint[f"cumsum_{stride}"].shape == (3, 7 // stride, 2)
     blob = pickle.dumps(stream)
@@ -1304,3 +1305,42 @@ def test_a_streams_log_probabilities_do_not_underflow():
     expected = model.predict_log_proba(prefixes)
     assert np.isfinite(expected).all() and expected.min() < -700
     np.testing.assert_allclose(stream.predict_log_proba(), expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("cuts", [[0, 1, 701, 1724, 1725, 3000], [0, 1024, 2048, 3000]])
+def test_a_pooled_stream_in_float64_is_the_batch_bit_for_bit(cuts):
+    """The sums of the states above the thresholds run in float32 and are flushed into
+    float64 every 1 024 blocks; a stream flushed them at every update, so its features
+    differed from the batch's by 1.3e-5 in float64. It carries the float32 sum since the
+    last flush and flushes where the batch does: equal."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12, 3000, 2)).cumsum(axis=1) * 0.1 + 5.0
+    features = LMUPooledFeatures(dtype="float64").fit(X[:8])
+    stream = features.stream(4)
+    for a, b in itertools.pairwise(cuts):
+        stream.update(X[8:, a:b])
+    np.testing.assert_array_equal(stream.transform(), features.transform(X[8:]))
+
+
+def test_a_pooled_stream_state_saved_with_four_sums_is_taken():
+    """States saved before the float32 sum was carried apart hold four sums per threshold
+    (the float32 one inside the float64 sum): restored with a fifth, zero, the stream goes
+    on to the features it had, to the float32 rounding of those sums that such streams
+    had (1e-6: 30 more steps of relative rounding 6e-8 against features of order 1)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((6, 60))
+    features = LMUPooledFeatures(dtype="float64").fit(X)
+    stream = features.stream(6)
+    stream.update(X[:, :30])
+    state = stream.state
+    old = dict(state)
+    for name in [n for n in state if n.startswith("thresholds_")]:
+        merged = state[name][..., :4, :].copy()
+        merged[..., 1, :] += state[name][..., 4, :]
+        old[name] = merged
+    restored = features.stream(6)
+    restored.state = old
+    expected = stream.update(X[:, 30:]).transform()
+    got = restored.update(X[:, 30:]).transform()
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    assert np.abs(got - expected).max() > 0  # (the grouping of the sums did change)
