@@ -44,7 +44,7 @@ from ._device import array_module_of, get_array_module, portable_device, to_nump
 from ._input import check_dtype_param, is_device_array
 from ._memory import check_fits
 from .engine.pooling import FLOAT32_MAX, PooledSpec, checked_window_arrays, state_gain
-from .engine.stream import CarriedDN, CarriedPooledFeatures
+from .engine.stream import CARRIED_SUMS, CarriedDN, CarriedPooledFeatures
 from .neural.network import forward_rows
 
 __all__ = [
@@ -706,7 +706,7 @@ class PooledStream(_FeatureStream):
             )
         K, n = spec.n_biases, self.n_streams
         per_stream = sum(
-            len(w.inputs) * w.order * (8 * (4 + 4 * K + 2 * 2) + 4 * (K + 1) * 30)
+            len(w.inputs) * w.order * (8 * (4 + CARRIED_SUMS * K + 2 * 2) + 4 * (K + 1) * 30)
             for w in spec.windows
         ) + 8 * C * (3 + len(spec.transforms) * len(spec.strides))
         check_fits(
@@ -783,7 +783,11 @@ class PooledStream(_FeatureStream):
         zero."""
         upgraded = dict(value)
         for name, a in value.items():
-            if name.startswith("thresholds_") and getattr(a, "ndim", 0) == 5 and a.shape[3] == 4:
+            if not name.startswith("thresholds_"):
+                continue
+            if not (is_device_array(a) or isinstance(a, np.ndarray)):
+                a = np.asarray(a)  # (nested lists: checked as arrays below)
+            if a.ndim == 5 and a.shape[3] == CARRIED_SUMS - 1:
                 xp = array_module_of(a)
                 upgraded[name] = xp.concatenate([a, xp.zeros_like(a[..., :1, :])], axis=3)
         return upgraded

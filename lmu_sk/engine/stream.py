@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..kernels import cpu
+from ..kernels.cpu import CARRIED_SUMS
 from . import algebra, constants
 from .plan import block_steps, kernel_threads, pooled_update_seconds, rows_within
 from .pooling import MOMENT_POOLS, THRESHOLD_POOLS, WindowSpec, state_columns
@@ -284,7 +285,7 @@ class CarriedPools:
         )
         return (
             state.reshape(n, k, d),
-            thresholds.reshape(n, k, d, cpu.CARRIED_SUMS, -1) if self.thresholds else None,
+            thresholds.reshape(n, k, d, CARRIED_SUMS, -1) if self.thresholds else None,
             moments.reshape(n, k, d, 3),
             wins.reshape(n, k, 2, d) if self.compete else None,
         )
@@ -295,7 +296,7 @@ class CarriedPools:
         dn, thresholds, moments, wins = pools
         xp, (n, k, d) = self.xp, moments.shape[:3]
         if thresholds is None:
-            thresholds = xp.empty((n, k, d, cpu.CARRIED_SUMS, 0))
+            thresholds = xp.empty((n, k, d, CARRIED_SUMS, 0))
         if wins is None:
             wins = xp.empty((n, k, 2, d))
             wins[...] = 0.0

@@ -941,7 +941,8 @@ def pooled_window_carried(
 ) -> None:
     """Advance running pools in place over more steps: :func:`pooled_window`'s kernel,
     continued from a carried state instead of started from zero (a stream's chunks): the
-    pools of the pieces of a sequence are those of the whole, bit for bit.
+    threshold pools and competitions of the pieces of a sequence are those of the whole,
+    bit for bit (the float32 sums flushed at the whole's steps).
 
     Parameters
     ----------

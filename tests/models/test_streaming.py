@@ -1344,3 +1344,6 @@ def test_a_pooled_stream_state_saved_with_four_sums_is_taken():
     got = restored.update(X[:, 30:]).transform()
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
     assert np.abs(got - expected).max() > 0  # (the grouping of the sums did change)
+    as_lists = features.stream(6)  # nested lists, as a state saved as JSON comes back
+    as_lists.state = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in old.items()}
+    np.testing.assert_array_equal(as_lists.update(X[:, 30:]).transform(), got)
