@@ -871,7 +871,9 @@ class PooledStream(_FeatureStream):
         """What the windows read of the chunk ``X`` as read (its channels, or their sums
         where the stream mixes them), and its largest magnitude."""
         if self._mixing is not None:
-            X = X @ self._mixing
+            # mixed in the features' dtype, as the batch mixes its input read in it (sums
+            # of two channels: one rounding either way)
+            X = self._cast(self._cast(X @ self._mixing, self.dtype), np.float64)
         return X, float(self._xp.abs(X).max()) if X.size else 0.0
 
     def _check_chunk_state_range(self, U: Array) -> None:

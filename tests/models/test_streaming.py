@@ -1347,3 +1347,19 @@ def test_a_pooled_stream_state_saved_with_four_sums_is_taken():
     as_lists = features.stream(6)  # nested lists, as a state saved as JSON comes back
     as_lists.state = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in old.items()}
     np.testing.assert_array_equal(as_lists.update(X[:, 30:]).transform(), got)
+
+
+def test_a_float32_streams_channel_sums_are_mixed_as_the_batch_mixes_them():
+    """The batch reads its input in float32 and sums the channels there; the stream summed
+    them in float64, so its states differed at float32 rounding and counts above the
+    thresholds flipped (up to 6.7e-4 in a proportion). Now the sums are rounded alike."""
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((16, 700, 3)).cumsum(axis=1) * 0.1
+    y = (X[:, -1, 0] > 0).astype(int)
+    model = LMUClassifier(dtype="float32").fit(X[:12, :120], y[:12])
+    assert model.features_.mixing_ is not None  # the channels' sums are read
+    stream = model.stream(4)
+    stream.update(X[12:, :300])
+    stream.update(X[12:, 300:])
+    expected = model.features_.transform(X[12:])
+    np.testing.assert_allclose(stream.transform(), expected, rtol=0, atol=1e-7)
