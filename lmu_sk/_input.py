@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 from sklearn import get_config
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import _check_feature_names, check_array
 
 from ._device import is_device_array
@@ -61,6 +62,22 @@ def check_dtype_param(dtype) -> np.dtype | None:
         raise ValueError(f"dtype must be None, 'float32' or 'float64'; got {dtype!r}.") from exc
     if resolved not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"dtype must be None, 'float32' or 'float64'; got {dtype!r}.")
+    return resolved
+
+
+def check_float_dtype(dtype, owner: str) -> np.dtype:
+    """A ``dtype`` parameter that must be float32 or float64 (an estimator's; the
+    transformers' may also be ``None``), resolved; an InvalidParameterError naming
+    ``owner`` and the values allowed otherwise."""
+    try:
+        resolved = None if dtype is None else np.dtype(dtype)
+    except TypeError:
+        resolved = None
+    if resolved not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise InvalidParameterError(
+            f"The 'dtype' parameter of {owner} must be 'float32' or 'float64' (or "
+            f"np.float32, np.float64); got {dtype!r}."
+        )
     return resolved
 
 

@@ -238,11 +238,11 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         tags.input_tags.three_d_array = True
         # float input keeps its dtype, unless a dtype is asked for: then that one only
         try:
-            asked = None if self.dtype is None else np.dtype(self.dtype).name
-        except TypeError:  # (an invalid dtype: refused by fit, not here)
+            asked = check_dtype_param(self.dtype)
+        except ValueError:  # (an invalid dtype: refused by fit, not here)
             asked = None
         tags.transformer_tags.preserves_dtype = (
-            ["float64", "float32"] if asked is None else [asked]
+            ["float64", "float32"] if asked is None else [asked.name]
         )
         tags.requires_fit = True
         return tags

@@ -49,6 +49,21 @@ class EulerInstabilityWarning(RuntimeWarning):
     """The Euler-discretized Delay Network grows instead of forgetting."""
 
 
+def check_count(value: object, name: str, minimum: int) -> int:
+    """``value`` as an int of at least ``minimum``: an integer, or a whole-number real (a
+    grid of ``np.linspace``), not a bool (a flag, not a count: True read as 1); a
+    TypeError or ValueError naming ``name`` otherwise."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    if not isinstance(value, numbers.Integral):
+        if not (isinstance(value, numbers.Real) and float(value).is_integer()):
+            raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+        value = int(float(value))
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}.")
+    return int(value)
+
+
 def validate_order_theta(order: object, theta: object) -> tuple[int, float]:
     """Check ``order`` and ``theta`` and return them as ``int`` and ``float``.
 
@@ -59,15 +74,7 @@ def validate_order_theta(order: object, theta: object) -> tuple[int, float]:
     ValueError
         If ``order < 1`` or ``theta`` is not positive and finite.
     """
-    if isinstance(order, (bool, np.bool_)):  # a flag, not a count (True read as 1)
-        raise TypeError(f"order must be an integer >= 1; got {order!r}.")
-    if not isinstance(order, numbers.Integral):
-        if isinstance(order, numbers.Real) and float(order).is_integer():
-            order = int(float(order))
-        else:
-            raise TypeError(f"order must be an integer >= 1; got {order!r}.")
-    if order < 1:
-        raise ValueError(f"order must be an integer >= 1; got {order}.")
+    order = check_count(order, "order", 1)
     if isinstance(theta, bool) or not isinstance(theta, numbers.Real):
         raise TypeError(f"theta must be a positive number of time steps; got {theta!r}.")
     theta = float(theta)

@@ -41,6 +41,7 @@ from ._device import array_module_of, portable_device, resolve_device, to_numpy
 from ._input import (
     check_channel_names,
     check_dtype_param,
+    check_float_dtype,
     check_step_names,
     from_nested,
     is_ragged,
@@ -446,15 +447,7 @@ class _LMUBase(BaseEstimator):
             _check_alphas(self.alphas)
         # (the dense head's layers: checked for any head, naming this estimator)
         check_hidden_layer_sizes(self.hidden_layer_sizes, type(self).__name__)
-        try:
-            dtype = np.dtype(self.dtype)
-        except TypeError:
-            dtype = None
-        if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise InvalidParameterError(
-                f"The 'dtype' parameter of {type(self).__name__} must be 'float32' or "
-                f"'float64' (the features' and the head's dtype); got {self.dtype!r}."
-            )
+        check_float_dtype(self.dtype, type(self).__name__)  # the features' and the head's
 
     _head_class: type
     _feature_outputs: tuple[str, ...] = ("auto", "final", "mean", "max", "pooled")

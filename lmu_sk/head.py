@@ -71,7 +71,7 @@ from ._device import (
     portable_device,
     to_numpy,
 )
-from ._input import check_device_matrix, is_device_array
+from ._input import check_device_matrix, check_float_dtype, is_device_array
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
 from ._state import state_kept_on_error
@@ -306,20 +306,6 @@ class _BaseDenseHead(BaseEstimator):
     def _hidden_sizes(self) -> list[int]:
         return check_hidden_layer_sizes(self.hidden_layer_sizes, type(self).__name__)
 
-    def _dtype(self) -> np.dtype:
-        """The ``dtype`` parameter resolved: float32 or float64 (an InvalidParameterError
-        naming the values allowed, which are not the transformers' ``None``)."""
-        try:
-            resolved = np.dtype(self.dtype)
-        except TypeError:
-            resolved = None
-        if self.dtype is None or resolved not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise InvalidParameterError(
-                f"The 'dtype' parameter of {type(self).__name__} must be 'float32' or "
-                f"'float64' (or np.float32, np.float64); got {self.dtype!r}."
-            )
-        return resolved
-
     def _make_optimizer(self, network: DenseNetwork, xp: ModuleType):
         if self.solver == "sgd":
             return SGD(
@@ -485,7 +471,7 @@ class _BaseDenseHead(BaseEstimator):
                 "to stop early, or set_params(early_stopping=False) to train by partial_fit."
             )
         xp = self._array_module()
-        dtype = self._dtype()
+        dtype = check_float_dtype(self.dtype, type(self).__name__)
         hidden = self._hidden_sizes()
         first_pass = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
 

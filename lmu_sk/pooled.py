@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -32,7 +31,7 @@ from ._progress import ProgressBar
 from ._screening import channel_scores, choose_channels
 from ._transformer import SequenceTransformer
 from ._typing import Result
-from .dn import euler_instability, validate_order_theta, warn_if_euler_unstable
+from .dn import check_count, euler_instability, validate_order_theta, warn_if_euler_unstable
 from .engine.plan import rows_within
 from .engine.pooling import (
     FLOAT32_MAX,
@@ -244,20 +243,6 @@ def check_thetas(thetas, name: str = "thetas") -> np.ndarray:
         raise type(error)(
             f"{name} must be positive, finite numbers of time steps; got {thetas!r}."
         ) from error
-
-
-def _check_count(value, name: str, minimum: int) -> int:
-    """``value`` as an int of at least ``minimum``: an integer, or a whole-number real (as
-    ``LMUFeatures``' ``order`` takes one: a grid of ``np.linspace``), not a bool."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-    if not isinstance(value, numbers.Integral):
-        if not (isinstance(value, numbers.Real) and float(value).is_integer()):
-            raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-        value = int(float(value))
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}.")
-    return int(value)
 
 
 def _check_names(value, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
@@ -624,7 +609,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         channels are screened, at most ``SCREEN_SAMPLES`` rows and their targets, which the
         in-memory fit screens and takes the thresholds' rows from (all the rows, when they
         are no more: the in-memory fit itself)."""
-        bias_samples = _check_count(self.bias_samples, "bias_samples", 1)
+        bias_samples = check_count(self.bias_samples, "bias_samples", 1)
         _dask.check_dask_input(X)
         n_channels = X.shape[1 if self.channels_first else 2] if X.ndim == 3 else 1
         if self._screening_cap(n_channels, y is not None) is None:
@@ -668,8 +653,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         channels."""
         n_steps = max(len(u) for u in U) if isinstance(U, list) else U.shape[1]
         n_channels = U[0].shape[1] if isinstance(U, list) else U.shape[2]
-        n_biases = _check_count(self.n_biases, "n_biases (the number of quantile thresholds)", 1)
-        _check_count(self.bias_samples, "bias_samples", 1)
+        n_biases = check_count(self.n_biases, "n_biases (the number of quantile thresholds)", 1)
+        check_count(self.bias_samples, "bias_samples", 1)
         transforms = _check_names(self.transforms, "transforms", TRANSFORMS)
         pools = _check_names(self.pools, "pools", POOLS)
         continuous = _continuous(self.target_type)  # checked whether or not screening runs
@@ -688,11 +673,11 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         if self.order is None:
             orders = default_orders(thetas, len(read))
         else:
-            orders = np.full(len(thetas), _check_count(self.order, "order", 1), dtype=np.int64)
+            orders = np.full(len(thetas), check_count(self.order, "order", 1), dtype=np.int64)
         if isinstance(self.stride, str) and self.stride == "auto":
             strides = default_strides(thetas, orders)
         else:
-            stride = _check_count(self.stride, "stride (or 'auto')", 1)
+            stride = check_count(self.stride, "stride (or 'auto')", 1)
             if stride > MAX_STRIDE:
                 raise ValueError(
                     f"stride must be at most {MAX_STRIDE} steps per block mean; got {stride}."
@@ -747,7 +732,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             if self.channels == "all" or n_channels <= MAX_CHANNELS or not has_target:
                 return None
             return MAX_CHANNELS
-        most = _check_count(self.channels, "channels (or 'auto' or 'all')", 1)
+        most = check_count(self.channels, "channels (or 'auto' or 'all')", 1)
         if not has_target and n_channels <= most:  # at most k, and nothing to screen on
             return None
         if not has_target:

@@ -1111,11 +1111,11 @@ class _RidgeHead(BaseEstimator):
             return X @ xp.asarray(self.coef_).T + xp.asarray(self.intercept_)
         weights = self.feature_weights_
         weights = None if weights is None else xp.asarray(weights)
+        dual = xp.asarray(self.dual_coef_)
+        out = xp.empty((X.shape[0], dual.shape[0]))
         # (a head saved before the rows were centered has no offset)
         offset = getattr(self, "X_fit_offset_", None)
         offset = None if offset is None else xp.asarray(offset)
-        dual = xp.asarray(self.dual_coef_)
-        out = xp.empty((X.shape[0], dual.shape[0]))
         blocks = gaussian.cross_kernel_blocks(
             X, xp.asarray(self.X_fit_), self.gamma_, xp, weights, offset
         )
