@@ -35,10 +35,12 @@ import itertools
 import logging
 import math
 import numbers
+import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+import scipy.linalg
 import scipy.special
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.class_weight import compute_sample_weight
@@ -52,7 +54,7 @@ from sklearn.utils.validation import (
 )
 
 from . import _gaussian_kernel as gaussian
-from ._device import array_module_of, to_numpy
+from ._device import array_module_of, is_numpy, to_numpy
 from ._input import check_device_matrix, is_device_array
 from ._logging import get_logger
 from ._memory import check_fits
@@ -506,7 +508,7 @@ def _solve_at(
                         (K,) = _weighted_grams(X, x_mean, root, column_weight[None, :], xp)
             with log.step(f"the {n_samples} x {n_samples} system at alpha={alpha:.4g}"):
                 K[xp.diag_indices(n_samples)] += alpha
-                dual = xp.linalg.solve(K, Yc)
+                dual = _solve_positive(K, Yc, xp)
             del K
             if root is not None:
                 dual = dual * root
@@ -522,12 +524,26 @@ def _solve_at(
                 XtY *= w[:, None]
             with log.step(f"the {n_features} x {n_features} system at alpha={alpha:.4g}"):
                 G[xp.diag_indices(n_features)] += alpha
-                coef = xp.linalg.solve(G, XtY).T
+                coef = _solve_positive(G, XtY, xp).T
             del G
             if w is not None:
                 coef = coef * w
     intercept = (y_mean - coef @ x_mean) * y_scale
     return coef * y_scale[:, None], intercept
+
+
+def _solve_positive(A, B, xp: ModuleType):
+    """``A^-1 B`` for a penalized Gram matrix ``A`` (symmetric, positive definite): by
+    Cholesky on the host (half LU's flops; no warning of its conditioning, as LU gave
+    none), by LU where rounding left it indefinite (a tiny penalty) and on a GPU."""
+    if is_numpy(xp):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+                return scipy.linalg.solve(A, B, assume_a="pos", check_finite=False)
+        except np.linalg.LinAlgError:
+            pass
+    return xp.linalg.solve(A, B)
 
 
 def _centered_gram(X, x_mean, root, xp: ModuleType, column_weight=None, gram=None):

@@ -1,12 +1,14 @@
 """Ridge heads at their edges: a refused refit keeps the model, rows of zero weight count as
 left out, huge offsets, weights and decision values, and ``ridge_loo``'s own checks."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.linear_model import RidgeClassifierCV
 
 import lmu_sk.ridge as ridge
-from lmu_sk.ridge import RidgeHeadClassifier, RidgeHeadRegressor, ridge_loo
+from lmu_sk.ridge import RidgeHeadClassifier, RidgeHeadRegressor, _solve_positive, ridge_loo
 
 ALPHAS = np.logspace(-2, 3, 11)
 
@@ -186,3 +188,33 @@ def test_ridge_loo_checks_its_input():
     np.testing.assert_array_equal(coef, columns[0])
     np.testing.assert_array_equal(intercept, columns[1])
     assert best == columns[2]
+
+
+def test_a_penalized_gram_matrix_is_solved_by_cholesky_or_else_lu():
+    """Cholesky's solution where the penalized Gram matrix is positive definite; LU's
+    where rounding left it indefinite (1e-10: both backward stable, condition ~1e3)."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((30, 30))
+    B = rng.standard_normal((30, 2))
+    positive = A @ A.T + 0.1 * np.eye(30)
+    np.testing.assert_allclose(
+        _solve_positive(positive, B, np), np.linalg.solve(positive, B), rtol=1e-10
+    )
+    indefinite = positive.copy()
+    indefinite[0, 0] = -1.0
+    np.testing.assert_allclose(
+        _solve_positive(indefinite, B, np), np.linalg.solve(indefinite, B), rtol=1e-10
+    )
+
+
+def test_an_ill_conditioned_solve_on_every_row_warns_of_nothing():
+    """The solve at the chosen penalty on every row (beyond EXACT_LOO_MAX samples and
+    features) of rank-deficient features and a tiny penalty: a fit, without the
+    conditioning warning LU never gave."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((1100, 300)) @ rng.standard_normal((300, 1010))
+    y = X[:, :3].sum(axis=1) + rng.standard_normal(1100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        head = RidgeHeadRegressor(alphas=[1e-9]).fit(X, y)
+    assert np.all(np.isfinite(head.coef_))
