@@ -31,31 +31,37 @@ __all__ = [
 #: ``skops.io`` names them: trust these and nothing else when loading,
 #: ``skops.io.load(path, trusted=lmu_sk.TRUSTED_TYPES)``; a file that holds any other type
 #: (a function, a foreign class) is then refused with ``UntrustedTypesFoundException``.
-TRUSTED_TYPES: tuple[str, ...] = type_names(
-    LMUClassifier,
-    LMURegressor,
-    LMUEarlyClassifier,
-    LMUFeatures,
-    LMUPooledFeatures,
-    DenseHeadClassifier,
-    DenseHeadRegressor,
-    _ridge.RidgeHeadClassifier,
-    _ridge.RidgeHeadRegressor,
-    _pooling.PooledSpec,
-    _pooling.WindowSpec,
-    _training.TrainingHistory,
-    _optimizers.SGD,
-    _optimizers.Adam,
-    _optimizers.ConstantLearningRate,
-    _optimizers.PlateauLearningRate,
-    _optimizers.AdaptiveLearningRate,
-    _optimizers.InverseScalingLearningRate,
-) + tuple(  # the aeon wrappers, by name: importing lmu_sk does not import aeon
-    f"lmu_sk.aeon.{name}"
-    for name in (
-        "LMUAeonClassifier",
-        "LMUAeonRegressor",
-        "LMUAeonTransformer",
-        "LMUAeonEarlyClassifier",
-    )
+TRUSTED_TYPES: tuple[str, ...] = (
+    *type_names(
+        LMUClassifier,
+        LMURegressor,
+        LMUEarlyClassifier,
+        LMUFeatures,
+        LMUPooledFeatures,
+        DenseHeadClassifier,
+        DenseHeadRegressor,
+        _ridge.RidgeHeadClassifier,
+        _ridge.RidgeHeadRegressor,
+        _pooling.PooledSpec,
+        _pooling.WindowSpec,
+        _training.TrainingHistory,
+        _optimizers.SGD,
+        _optimizers.Adam,
+        _optimizers.ConstantLearningRate,
+        _optimizers.PlateauLearningRate,
+        _optimizers.AdaptiveLearningRate,
+        _optimizers.InverseScalingLearningRate,
+    ),
+    # a ``dtype`` parameter given as np.dtype('float32') (parameters are stored as given)
+    "numpy.dtype",
+    # the aeon wrappers, by name: importing lmu_sk does not import aeon
+    *(
+        f"lmu_sk.aeon.{name}"
+        for name in (
+            "LMUAeonClassifier",
+            "LMUAeonRegressor",
+            "LMUAeonTransformer",
+            "LMUAeonEarlyClassifier",
+        )
+    ),
 )

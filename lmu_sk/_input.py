@@ -65,6 +65,22 @@ def check_dtype_param(dtype) -> np.dtype | None:
     return resolved
 
 
+def check_regression_targets(y, input_name: str = "y") -> np.ndarray:
+    """Regression targets as float64: numbers only (text is refused, not parsed) and
+    finite (a ``None`` in an object array becomes NaN, refused with the rest)."""
+    y = np.asarray(y)
+    text = y.dtype.kind in "SU" or (
+        y.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in y.ravel())
+    )
+    if text:
+        raise ValueError(
+            f"{input_name} must hold numbers (the targets of a regression); got text "
+            f"(dtype {y.dtype}). Convert numbers written as text first "
+            f"(np.asarray({input_name}, dtype=float)), or use a classifier for labels."
+        )
+    return check_array(y, ensure_2d=False, dtype=np.float64, input_name=input_name)
+
+
 def check_float_dtype(dtype, owner: str) -> np.dtype:
     """A ``dtype`` parameter that must be float32 or float64 (an estimator's; the
     transformers' may also be ``None``), resolved; an InvalidParameterError naming
@@ -640,6 +656,25 @@ def check_step_names(estimator, X, reset: bool) -> None:
         ) from error
 
 
+def _refuse_channels_last_list(X) -> None:
+    """Refuse 2-D sequences given with ``channels_first=True`` that read so would have
+    different channel counts over the same steps: channels-last sequences of different
+    lengths (``(n_steps_i, n_channels)``)."""
+    shapes = [np.shape(seq) for seq in X]
+    if len(shapes) < 2 or not all(len(shape) == 2 for shape in shapes):
+        return
+    if len({shape[0] for shape in shapes}) > 1 and len({shape[1] for shape in shapes}) == 1:
+        distinct = sorted(set(shapes), key=shapes.index)
+        shown = ", ".join(str(shape) for shape in distinct[:4])
+        shown += ", ..." if len(distinct) > 4 else ""
+        raise ValueError(
+            f"X is a list of sequences of shapes {shown}: with channels_first=True each is "
+            "read as (n_channels, n_steps), which would give them different channel "
+            f"counts over the same {shapes[0][1]} steps. They look like (n_steps, "
+            "n_channels) sequences of different lengths: pass channels_first=False."
+        )
+
+
 def channels_last(
     X, channels_first, estimator_name: str = "LMUFeatures", fitted_channels: int | None = None
 ):
@@ -657,6 +692,7 @@ def channels_last(
         raise TypeError(f"channels_first must be None, True or False; got {channels_first!r}.")
     if channels_first:
         if isinstance(X, (list, tuple)):
+            _refuse_channels_last_list(X)
             return [np.swapaxes(seq, 0, 1) if np.ndim(seq) == 2 else seq for seq in X]
         if np.ndim(X) == 3:
             if np.shape(X)[1] == 0:  # named in this layout's terms, before the swap

@@ -57,6 +57,7 @@ from .head import (
     DenseHeadClassifier,
     DenseHeadRegressor,
     _BaseDenseHead,
+    _refuse_weights_as_x_val,
     check_hidden_layer_sizes,
     refuse_multiclass_multioutput,
 )
@@ -216,10 +217,12 @@ _ROUNDING_ROWS = 64
 
 
 def _weighted_moments(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted mean and (biased) variance of the columns of ``F`` (NumPy or CuPy), in
-    float64 on the host; ``None`` weighs every row alike. Two passes over blocks of rows
-    whose float64 temporaries stay in the cache (~4 MiB): faster than ``F.std``'s
-    feature-sized ones."""
+    """Weighted mean and (biased) standard deviation of the columns of ``F`` (NumPy or
+    CuPy), in float64 on the host; ``None`` weighs every row alike. Passes over blocks of
+    rows whose float64 temporaries stay in the cache (~4 MiB): faster than ``F.std``'s
+    feature-sized ones. The squares are of the centered values divided by a power of two
+    near each column's largest: features beyond 1e154 do not overflow them (their scale
+    became infinite, and every standardized feature 0)."""
     xp = array_module_of(F)
     if sample_weight is None:
         w = xp.full(F.shape[0], 1.0 / max(F.shape[0], 1))
@@ -227,14 +230,21 @@ def _weighted_moments(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
         w = xp.asarray(sample_weight, dtype=np.float64) / float(np.sum(sample_weight))
     block = max(16, (1 << 19) // max(F.shape[1], 1))
     mean = xp.zeros(F.shape[1], dtype=np.float64)
+    largest = xp.zeros(F.shape[1], dtype=np.float64)
     for start in range(0, F.shape[0], block):
-        mean += w[start : start + block] @ F[start : start + block].astype(np.float64, copy=False)
+        rows = F[start : start + block].astype(np.float64, copy=False)
+        mean += w[start : start + block] @ rows
+        largest = xp.maximum(largest, xp.max(xp.abs(rows), axis=0))
+    # a power of two (exact to divide by) near each column's largest magnitude, 1 for a
+    # column of zeros; the centered values are at most twice the largest
+    unit = xp.where(largest > 0, xp.exp2(xp.floor(xp.log2(xp.where(largest > 0, largest, 1)))), 1)
     var = xp.zeros(F.shape[1], dtype=np.float64)
     for start in range(0, F.shape[0], block):
         centered = F[start : start + block] - mean  # float64, a fresh block
+        centered /= unit
         centered *= centered
         var += w[start : start + block] @ centered
-    return to_numpy(mean), to_numpy(var)
+    return to_numpy(mean), to_numpy(xp.sqrt(var) * unit)
 
 
 def _scale_of(mean: np.ndarray, std: np.ndarray) -> np.ndarray:
@@ -249,8 +259,8 @@ def standardization(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
     """The (weighted) mean and the scale that standardize the columns of the feature rows
     ``F`` (NumPy or CuPy), float64 on the host, as the composites' ``scale_features``
     standardizes their features."""
-    mean, var = _weighted_moments(F, sample_weight)
-    return mean, _scale_of(mean, np.sqrt(var))
+    mean, std = _weighted_moments(F, sample_weight)
+    return mean, _scale_of(mean, std)
 
 
 def _without_names(X):
@@ -953,6 +963,8 @@ class _LMUBase(BaseEstimator):
         self._validate_params()
         X = self._layout(X, reset=True)
         _check_feature_names(self, X, reset=True)
+        # fit(X, y, w) as scikit-learn passes weights: refused before any feature is made
+        _refuse_weights_as_x_val(X_val, y_val, _num_samples(X))
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
             return self._fit_dask(X, y, X_val, y_val)
@@ -996,6 +1008,8 @@ class _LMUBase(BaseEstimator):
         if first:
             self.head_kind_ = self._partial_head()
         self._check_targets_for_head(y)
+        if not first:
+            self._check_output_unchanged()
         weights = self._weights(sample_weight, X, y)
         if first:
             F = self._fit_features(X, y, weights)
@@ -1004,6 +1018,19 @@ class _LMUBase(BaseEstimator):
         return self._fit_head(
             F, self._targets(y, X), partial=True, sample_weight=weights, **kwargs
         )
+
+    def _check_output_unchanged(self) -> None:
+        """Refuse a ``feature_output`` set since the first ``partial_fit`` to another than
+        the fitted features' (the targets' rows would follow the new one, the features
+        the fitted one)."""
+        fitted = self.features_.output
+        if self._resolved_output(self.head_kind_) != fitted:
+            raise ValueError(
+                f"feature_output={self.feature_output!r} was set after the first "
+                f"partial_fit, whose features are {fitted!r}: partial_fit continues the "
+                f"fitted features. Set it back (set_params(feature_output={fitted!r})) or "
+                "call fit to start over."
+            )
 
     def _held_out(self, X_val, y_val):
         """The held-out sequences' scaled features and their targets (in memory), with
@@ -1676,7 +1703,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return F.reshape(-1, F.shape[-1])
 
     def _sequence_shape(self, X) -> tuple[int, int]:
-        """``(n_samples, n_steps)`` of an equal-length batch of sequences."""
+        """``(n_samples, n_steps)`` of an equal-length batch of sequences (pandas' layouts
+        read as the transformer reads them)."""
+        X = _without_names(from_nested(X, self.channels_first))
         if is_ragged(X):
             raise ValueError(_SEQUENCE_LENGTHS)
         shape = np.shape(X)

@@ -71,7 +71,12 @@ from ._device import (
     portable_device,
     to_numpy,
 )
-from ._input import check_device_matrix, check_float_dtype, is_device_array
+from ._input import (
+    check_device_matrix,
+    check_float_dtype,
+    check_regression_targets,
+    is_device_array,
+)
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
 from ._state import state_kept_on_error
@@ -404,6 +409,8 @@ class _BaseDenseHead(BaseEstimator):
                     f"X has {X.n_features} features, but {type(self).__name__} is expecting "
                     f"{self.n_features_in_} features as input."
                 )
+        if numeric:
+            y = check_regression_targets(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
         Y, split_labels = self._encode_targets(y, incremental)
@@ -562,6 +569,7 @@ class _BaseDenseHead(BaseEstimator):
                 raise ValueError(
                     f"X_val has {X_val.shape[0]} row(s); the validation score needs at least 2."
                 )
+            self._check_validation_targets(Y_val, None, "Pass held-out data whose targets vary.")
             X_val = self._compute_array(X_val, dtype, xp)
         elif early_stopping and blocks is not None:
             raise ValueError(
@@ -692,7 +700,16 @@ class _BaseDenseHead(BaseEstimator):
                         f"Every sample of the early-stopping {part} split has weight zero. "
                         "Change random_state or validation_fraction, or pass X_val and y_val."
                     )
+        self._check_validation_targets(
+            Y[val],
+            sw_val,
+            "Change random_state or validation_fraction, or pass X_val and y_val.",
+        )
         return X_train, np.ascontiguousarray(Y[train]), X_val, Y[val], sw_train, sw_val
+
+    def _check_validation_targets(self, Y_val, sample_weight, advice: str) -> None:
+        """Raise where the early-stopping score of the held-out targets ``Y_val`` (rows
+        weighted by ``sample_weight``) is undefined; the classifier's always is."""
 
     def __sklearn_is_fitted__(self) -> bool:
         # classes_ is set before training starts; the weights only after it succeeded
@@ -1082,6 +1099,20 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype, device
     def _score_validation(self, network, X_val, Y_val, sample_weight=None):
         prediction = to_numpy(network.forward(X_val))
         return float(r2_score(Y_val, prediction, sample_weight=sample_weight))
+
+    def _check_validation_targets(self, Y_val, sample_weight, advice: str) -> None:
+        """R^2 needs two held-out rows of positive weight and targets that vary over them
+        (else scikit-learn's r2_score gives 0.0 whatever the fit, and training stopped
+        after ``n_iter_no_change`` epochs without a word)."""
+        Y_val = np.asarray(Y_val, dtype=np.float64)
+        counted = Y_val if sample_weight is None else Y_val[np.asarray(sample_weight) > 0]
+        if counted.shape[0] < 2 or not np.any(np.ptp(counted, axis=0) > 0):
+            raise ValueError(
+                f"The early-stopping score (R^2) of the held-out targets is undefined: "
+                f"{counted.shape[0]} held-out row(s) of positive weight"
+                + (", their targets all equal. " if counted.shape[0] >= 2 else ". ")
+                + advice
+            )
 
     def _target_matrix(self, y_val):
         y_val = np.asarray(y_val, dtype=np.float64)

@@ -55,7 +55,7 @@ from sklearn.utils.validation import (
 
 from . import _gaussian_kernel as gaussian
 from ._device import array_module_of, is_numpy, to_numpy
-from ._input import check_device_matrix, is_device_array
+from ._input import check_device_matrix, check_regression_targets, is_device_array
 from ._logging import get_logger
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
@@ -826,6 +826,16 @@ def with_class_weight(class_weight, y: np.ndarray, sample_weight):
     if class_weight is None:
         return sample_weight
     check_class_weight(class_weight)
+    if isinstance(class_weight, dict):
+        labels = np.unique(y).tolist()
+        unknown = [key for key in class_weight if key not in set(labels)]
+        # scikit-learn refuses keys of no class where some class is left out (not where
+        # the dict covers every class, as for a fold without one), naming those classes
+        if unknown and any(label not in class_weight for label in labels):
+            raise ValueError(
+                f"class_weight names labels that are not classes of y: {unknown!r}; the "
+                f"classes are {labels!r} (classes left out of class_weight weigh 1)."
+            )
     weights = compute_sample_weight(class_weight, y)
     if sample_weight is not None:
         weights = weights * sample_weight
@@ -1584,7 +1594,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
             )
         X, y = self._validate_X_y(X, y, y_numeric=True)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        y = np.asarray(y, dtype=np.float64)
+        y = check_regression_targets(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
         if len(y) < 2:

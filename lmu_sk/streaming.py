@@ -189,6 +189,7 @@ class _FeatureStream:
         """Forget everything seen: zero state, zero steps."""
         self._allocate()
         self._steps_seen = 0
+        self.__dict__.pop("_largest_seen", None)  # (a pooled stream's, see there)
         return self
 
     @property
@@ -858,6 +859,7 @@ class PooledStream(_FeatureStream):
             self._history[s][:, done : done + means.shape[1]] = means
         self._arrays.update(updates)
         self._steps_seen += X.shape[1]
+        self._largest_seen = max(self._seen_magnitude(), largest)
         if weights is not None and scores is None:
             scores = self._streamed_scores(weights)
         return scores
@@ -894,15 +896,26 @@ class PooledStream(_FeatureStream):
         gain = state_gain(
             orders, tuple(spec.transforms), self._steps_seen + n_steps, tuple(spec.pools)
         )
+        # the largest of every step seen, as the batch transform bounds its whole input by
+        # its length's gain: a value taken step by step early grows with the steps after
+        seen = self._seen_magnitude()
+        holder = "U holds" if largest >= seen else "the steps seen before U hold"
+        largest = max(largest, seen)
         if largest * gain > FLOAT32_MAX:
             raise ValueError(
-                f"U holds values up to {largest:.3g}, which can give Delay Network states "
+                f"{holder} values up to {largest:.3g}, which over "
+                f"{self._steps_seen + n_steps} steps can give Delay Network states "
                 f"beyond the largest float32 ({FLOAT32_MAX:.3g}): the pooled features "
                 "compare their states with float32 thresholds, whatever their dtype, so they "
                 "would count wrongly; the stream was left unchanged. Scale the input down, "
                 f"below {FLOAT32_MAX / gain:.3g} in magnitude (e.g. sklearn.preprocessing."
                 "StandardScaler, fitted on the training input)."
             )
+
+    def _seen_magnitude(self) -> float:
+        """The largest magnitude of the windows' input over the steps seen (0 after a
+        reset; kept when pickled)."""
+        return self.__dict__.get("_largest_seen", 0.0)
 
     def _update_scored(self, U: Array, weights: np.ndarray) -> Array:
         """:meth:`update` with a chunk ``U`` ``(n_streams, n_steps, n_channels)``,

@@ -113,9 +113,17 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """Usage errors as one line on stderr and exit status 2, as the command's other
+    errors (argparse printed its whole usage block first); ``--help`` shows the usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``lmu-sk`` argument parser."""
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog=PROGRAM,
         description="Legendre Memory Unit Delay Network features for scikit-learn.",
     )

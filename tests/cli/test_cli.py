@@ -362,6 +362,22 @@ def test_paths_that_name_nothing_are_usage_errors(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.npy", "other.npy"]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("features", "--order", "-3", "in.npy", "out.npy"),
+        ("features", "--theta", "0"),
+        ("featurez",),
+    ],
+)
+def test_argument_errors_are_one_line(args, capsys):
+    """Exit status 2 and one line on stderr, as the guide says of usage errors: argparse
+    printed its whole usage block before the error."""
+    assert run(*args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("lmu-sk") and "--help" in err
+
+
 def test_transformer_errors_are_usage_errors(sequences, tmp_path, capsys):
     _, path = sequences
     # A Delay Network of this order needs terabytes: the transformer refuses it.

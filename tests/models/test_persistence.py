@@ -387,12 +387,25 @@ def test_trusted_types_cover_every_saved_model():
             getattr(loaded, method)(X_in), getattr(estimator, method)(X_in)
         )
     assert checked >= 5  # the transformers, the ridge heads and the default classifier
-    for name in listed:
+    for name in listed - {"numpy.dtype"}:  # (a dtype parameter given as np.dtype)
         module, _, qualname = name.rpartition(".")
         assert module.startswith("lmu_sk.")
         if module == "lmu_sk.aeon" and importlib.util.find_spec("aeon") is None:
             continue  # the aeon wrappers need aeon (the aeon extra)
         assert isinstance(getattr(importlib.import_module(module), qualname), type), name
+
+
+def test_a_dtype_parameter_given_as_a_numpy_dtype_loads_with_the_trusted_types():
+    """Parameters are stored as given: ``dtype=np.dtype('float32')`` saved a NumPy dtype,
+    refused as untrusted by ``lmu_sk.TRUSTED_TYPES``."""
+    sio = pytest.importorskip("skops.io")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 15))
+    y = np.arange(20) % 2
+    model = LMUClassifier(order=4, dtype=np.dtype("float32")).fit(X, y)
+    loaded = sio.loads(sio.dumps(model), trusted=lmu_sk.TRUSTED_TYPES)
+    assert loaded.dtype == np.dtype("float32")
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
 
 
 def test_the_aeon_wrappers_load_with_the_trusted_types():

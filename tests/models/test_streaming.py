@@ -1112,6 +1112,36 @@ def test_stream_refuses_input_the_batch_refuses_for_float32_thresholds(default_c
         np.testing.assert_array_equal(value, state[key])
 
 
+@pytest.mark.parametrize("value", [3e34, 3e35])
+def test_a_stream_refuses_from_the_step_its_prefix_is_refused_at(value):
+    """A large value taken early grows with the steps after it: the batch transform
+    bounds its whole input by its length's gain, the stream checked each update's own
+    values only (one step of 1e37 then zeros: accepted for 400 steps where the batch
+    refuses it). Now the stream refuses at the first step whose prefix the batch refuses,
+    and goes on refusing (its state left as it was)."""
+    rng = np.random.default_rng(0)
+    features = LMUPooledFeatures(order=8).fit(rng.standard_normal((10, 200)))
+    prefix = np.zeros((1, 200))
+    prefix[0, 0] = value
+    stream = features.stream(1)
+    refused_at = None
+    for step in range(200):
+        try:
+            features.transform(prefix[:, : step + 1])
+            batch_refuses = False
+        except ValueError:
+            batch_refuses = True
+        if batch_refuses:
+            with pytest.raises(ValueError, match=r"steps seen before U hold|U holds"):
+                stream.update(prefix[:, step])
+            refused_at = step if refused_at is None else refused_at
+            assert stream.steps_seen == refused_at
+        else:
+            assert refused_at is None  # the batch refuses every longer prefix too
+            stream.update(prefix[:, step])
+    assert refused_at is not None and refused_at > 1
+
+
 # ------------------------------------------------------------------ any features that stream
 class _RecomputingStream:
     """A stream of its own kind: keeps every step and transforms the whole prefix."""

@@ -1,0 +1,70 @@
+"""Inputs of extreme scales and pandas' layouts through the composites: the feature
+standardization of features beyond 1e154, 'sequence' regression of nested DataFrames and
+Series, channels-last sequences of different lengths given with ``channels_first=True``."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmu_sk import LMUClassifier, LMUFeatures, LMURegressor
+from lmu_sk.estimators import _weighted_moments
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e160, 1e300])
+def test_the_model_of_scaled_sequences_is_the_models(scale):
+    """Features beyond 1e154 overflowed their squares in the standardization: an
+    infinite scale, every standardized feature 0, the class prior predicted for all.
+    In float64 the model does not depend on the input's scale (to 1e-12: rounding)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((12, 20))
+    y = np.arange(12) % 2
+    params = dict(order=4, dtype="float64", feature_output="final")
+    base = LMUClassifier(**params).fit(X, y)
+    scaled = LMUClassifier(**params).fit(X * scale, y)
+    assert np.all(np.isfinite(scaled.feature_scale_))
+    np.testing.assert_allclose(
+        scaled.predict_proba(X * scale), base.predict_proba(X), rtol=0, atol=1e-12
+    )
+
+
+def test_weighted_moments_are_numpys():
+    rng = np.random.default_rng(2)
+    F = rng.standard_normal((1000, 7)) * np.array([1e-200, 1e-3, 1, 1e3, 1e150, 1e200, 0])
+    w = rng.uniform(0, 2, 1000)
+    mean, std = _weighted_moments(F, w)
+    expected = np.average(F, axis=0, weights=w)
+    np.testing.assert_allclose(mean, expected, rtol=1e-12, atol=0)
+    # each column's own unit: neither its squares' overflow nor their underflow
+    unit = np.where(np.abs(F).max(axis=0) > 0, np.abs(F).max(axis=0), 1.0)
+    centered = (F - expected) / unit
+    spread = np.sqrt(np.average(centered**2, axis=0, weights=w)) * unit
+    np.testing.assert_allclose(std, spread, rtol=1e-12)
+    assert std[-1] == 0.0
+
+
+@pytest.mark.parametrize("n_channels", [1, 2])
+def test_sequence_regression_predicts_pandas_layouts_as_arrays(n_channels):
+    """'sequence' predictions were reshaped by np.shape of the raw input: a nested
+    DataFrame's (its channels read as steps) and a Series' (refused as 1-D)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((8, 10, n_channels))
+    model = LMURegressor(order=4, feature_output="sequence", max_iter=5, random_state=0)
+    model.fit(X, np.cumsum(X[..., 0], axis=1))
+    expected = model.predict(X)
+    nested = pd.DataFrame({f"c{k}": [pd.Series(x[:, k]) for x in X] for k in range(n_channels)})
+    np.testing.assert_array_equal(model.predict(nested), expected)
+    if n_channels == 1:
+        np.testing.assert_array_equal(model.predict(pd.Series(list(X[..., 0]))), expected)
+
+
+def test_channels_last_sequences_of_different_lengths_given_channels_first_are_named():
+    """They were refused with the advice to pass channels_first=True, already set."""
+    rng = np.random.default_rng(0)
+    X = [rng.standard_normal((k, 3)) for k in range(5, 11)]
+    with pytest.raises(ValueError, match="pass channels_first=False"):
+        LMUClassifier(order=4, channels_first=True).fit(X, np.arange(6) % 2)
+    with pytest.raises(ValueError, match="pass channels_first=False"):
+        LMUFeatures(order=4, channels_first=True).fit(X)
+    # (n_channels, n_steps_i), as aeon gives them: read
+    swapped = [x.T for x in X]
+    assert LMUFeatures(order=4, channels_first=True).fit_transform(swapped).shape == (6, 12)

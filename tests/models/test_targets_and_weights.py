@@ -1,0 +1,96 @@
+"""Targets and weights as users pass them: regression targets that are not numbers, early
+stopping on held-out targets that cannot score, weights passed where ``X_val`` goes, a
+``feature_output`` changed between ``partial_fit`` calls, ``class_weight`` keys that are
+not labels."""
+
+import numpy as np
+import pytest
+
+from lmu_sk import DenseHeadRegressor, LMUClassifier, LMURegressor
+from lmu_sk.ridge import RidgeHeadRegressor
+
+
+def _data(n: int = 40, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 20))
+    return X, X[:, -5:].sum(axis=1)
+
+
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_a_none_among_regression_targets_is_refused(head):
+    """A None in y (a list or an object array) became NaN: the ridge head fitted a model
+    predicting NaN everywhere, the dense head blamed its learning rate."""
+    X, y = _data()
+    with pytest.raises(ValueError, match="y contains NaN"):
+        LMURegressor(order=4, head=head).fit(X, [*y[:-1], None])
+    with pytest.raises(ValueError, match="y contains NaN"):
+        LMURegressor(order=4, head=head).fit(X, np.array([*y[:-1], None], dtype=object))
+
+
+@pytest.mark.parametrize(
+    "head", [RidgeHeadRegressor(), DenseHeadRegressor(max_iter=2)], ids=["ridge", "dense"]
+)
+def test_the_heads_refuse_text_and_none_targets(head):
+    X, y = _data()
+    with pytest.raises(ValueError, match="y must hold numbers"):
+        head.fit(X, y.astype(str))
+    with pytest.raises(ValueError, match="y contains NaN"):
+        head.fit(X, np.array([*y[:-1], None], dtype=object))
+
+
+def test_early_stopping_refuses_held_out_targets_that_cannot_score():
+    """R^2 of one held-out row of positive weight, or of constant held-out targets, is
+    0.0 whatever the fit: training stopped after n_iter_no_change epochs, silently."""
+    X, y = _data()
+    weights = np.zeros(40)
+    weights[:5] = 1.0
+    model = LMURegressor(order=4, head="dense", early_stopping=True, random_state=0)
+    with pytest.raises(ValueError, match=r"R\^2.*1 held-out row"):
+        model.fit(X, y, sample_weight=weights)
+    with pytest.raises(ValueError, match="targets all equal"):
+        model.fit(X, y, X_val=X[:3], y_val=np.ones(3))
+    model.fit(X, y)  # a split of 4 rows whose targets vary scores
+    assert len(model.validation_scores_) == model.n_iter_
+
+
+@pytest.mark.parametrize("make", [LMUClassifier, LMURegressor])
+def test_weights_passed_as_fits_third_argument_are_refused_before_the_features(make, monkeypatch):
+    """fit(X, y, w), as scikit-learn's estimators take weights: the third argument is
+    X_val; refused naming the fix before any feature is computed (it was a message about
+    X_val's shape after them)."""
+    import lmu_sk.estimators as estimators
+
+    X, y = _data()
+    target = y if make is LMURegressor else (y > 0).astype(int)
+
+    def no_features(*args, **kwargs):
+        raise AssertionError("features computed")
+
+    monkeypatch.setattr(estimators, "_features_of", no_features)
+    with pytest.raises(TypeError, match="sample_weight=w"):
+        make(order=4).fit(X, target, np.ones(40))
+
+
+def test_partial_fit_refuses_a_feature_output_set_since_the_first_call():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((20, 15))
+    Y = np.cumsum(X, axis=1) * 0.3
+    model = LMURegressor(order=4, feature_output="sequence", head="dense", random_state=0)
+    model.partial_fit(X, Y)
+    model.set_params(feature_output="final")
+    with pytest.raises(ValueError, match="set_params\\(feature_output='sequence'\\)"):
+        model.partial_fit(X, Y)
+    model.set_params(feature_output="sequence")
+    model.partial_fit(X, Y)  # as fitted: goes on
+
+
+def test_class_weight_keys_that_are_not_labels_are_named():
+    """scikit-learn's message named the classes left out of the dict, not its keys that
+    are no class; a dict covering every class may hold others (a fold without one)."""
+    X, _ = _data(30)
+    y = np.array(list("abc") * 10)
+    with pytest.raises(ValueError, match=r"not classes of y: \['zz'\]; the classes are"):
+        LMUClassifier(order=4, class_weight={"a": 1, "zz": 5}).fit(X, y)
+    with pytest.raises(ValueError, match=r"not classes of y: \[0, 1\]"):
+        LMUClassifier(order=4, class_weight={0: 1, 1: 5}).fit(X, y)
+    LMUClassifier(order=4, class_weight={"a": 1, "b": 1, "c": 2, "d": 3}).fit(X, y)
