@@ -306,7 +306,18 @@ def column_moments(F) -> tuple[np.ndarray, np.ndarray]:
     import dask
 
     F = feature_rows(F)[0]
-    mean, std = dask.compute(F.mean(axis=0, dtype=np.float64), F.std(axis=0, dtype=np.float64))
+    mean, std, largest = dask.compute(
+        F.mean(axis=0, dtype=np.float64),
+        F.std(axis=0, dtype=np.float64),
+        abs(F).max(axis=0),
+    )
+    largest = np.asarray(largest, dtype=np.float64)
+    if np.any((largest > 1e150) | ((largest > 0) & (largest < 1e-150))):
+        # squares beyond float64's range (they overflow or vanish): the deviations of
+        # the columns over a power of two near their largest, as in memory (one more pass)
+        unit = np.exp2(np.floor(np.log2(np.where(largest > 0, largest, 1.0))))
+        (std,) = dask.compute((F / unit).std(axis=0, dtype=np.float64))
+        std = np.asarray(std) * unit
     return np.asarray(mean), np.asarray(std)
 
 

@@ -65,20 +65,26 @@ def check_dtype_param(dtype) -> np.dtype | None:
     return resolved
 
 
-def check_regression_targets(y, input_name: str = "y") -> np.ndarray:
-    """Regression targets as float64: numbers only (text is refused, not parsed) and
-    finite (a ``None`` in an object array becomes NaN, refused with the rest)."""
-    y = np.asarray(y)
-    text = y.dtype.kind in "SU" or (
-        y.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in y.ravel())
+def refuse_text_targets(y, input_name: str = "y") -> None:
+    """Refuse regression targets holding text (strings, pandas' string dtype, text in an
+    object array), before scikit-learn's validation parses an object array's as numbers."""
+    values = np.asarray(y)
+    text = values.dtype.kind in "SU" or (
+        values.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in values.ravel())
     )
     if text:
         raise ValueError(
             f"{input_name} must hold numbers (the targets of a regression); got text "
-            f"(dtype {y.dtype}). Convert numbers written as text first "
+            f"(dtype {values.dtype}). Convert numbers written as text first "
             f"(np.asarray({input_name}, dtype=float)), or use a classifier for labels."
         )
-    return check_array(y, ensure_2d=False, dtype=np.float64, input_name=input_name)
+
+
+def check_regression_targets(y, input_name: str = "y") -> np.ndarray:
+    """Regression targets as float64: numbers only (text is refused, not parsed) and
+    finite (a ``None`` in an object array becomes NaN, refused with the rest)."""
+    refuse_text_targets(y, input_name)
+    return check_array(np.asarray(y), ensure_2d=False, dtype=np.float64, input_name=input_name)
 
 
 def check_float_dtype(dtype, owner: str) -> np.dtype:
@@ -148,26 +154,30 @@ def check_device_matrix(X, input_name: str = "X", estimator=None, reset: bool = 
     return X
 
 
-def _overflow_error(X, dtype: np.dtype) -> ValueError:
-    """The error for finite values of ``X`` beyond the range of ``dtype``."""
+# the fix of an input beyond a dtype's range, where a wider dtype takes it
+WIDER_DTYPE = "or use dtype='float64'"
+
+
+def _overflow_error(X, dtype: np.dtype, wider: str = WIDER_DTYPE) -> ValueError:
+    """The error for finite values of ``X`` beyond the range of ``dtype``; ``wider``
+    ends the advice (see :data:`WIDER_DTYPE`)."""
     largest = ""
     if not is_device_array(X):
         largest = f" (up to {float(np.abs(X[np.isfinite(X)]).max()):.3g} in magnitude)"
     return ValueError(
         f"X holds finite values{largest} beyond the largest {dtype.name} "
         f"({np.finfo(dtype).max:.3g}): converting X to {dtype.name} overflows to infinity. "
-        "Use dtype='float64', or rescale the input (e.g. sklearn.preprocessing."
-        "StandardScaler)."
+        f"Rescale the input (e.g. sklearn.preprocessing.StandardScaler), {wider}."
     )
 
 
-def _underflow_error(largest: float, dtype: np.dtype) -> ValueError:
+def _underflow_error(largest: float, dtype: np.dtype, wider: str = WIDER_DTYPE) -> ValueError:
     """The error for an ``X`` whose every value is below the normal range of ``dtype``."""
     return ValueError(
         f"X's values are at most {largest:.3g} in magnitude, below the smallest normal "
         f"{dtype.name} ({np.finfo(dtype).tiny:.3g}): converted to {dtype.name} they lose "
         "their precision or vanish, and every feature would be (nearly) constant. Rescale "
-        "the input (e.g. sklearn.preprocessing.StandardScaler), or use dtype='float64'."
+        f"the input (e.g. sklearn.preprocessing.StandardScaler), {wider}."
     )
 
 
@@ -181,7 +191,7 @@ def largest_magnitude(part) -> float:
     return max(float(part.max()), -float(part.min()))
 
 
-def _refuse_underflow(parts: list, dtype: np.dtype) -> None:
+def _refuse_underflow(parts: list, dtype: np.dtype, wider: str = WIDER_DTYPE) -> None:
     """Raise where the arrays ``parts``, to be converted to ``dtype``, are not all zero but
     every value is below its normal range (NaN compares as False: the callers report
     non-finite values)."""
@@ -192,29 +202,30 @@ def _refuse_underflow(parts: list, dtype: np.dtype) -> None:
     # compared as Python floats: NumPy 2 casts a Python float compared with a float32
     # scalar to float32, which warns of overflow for values beyond float32's range
     if 0 < largest < float(np.finfo(dtype).tiny):
-        raise _underflow_error(largest, dtype)
+        raise _underflow_error(largest, dtype, wider)
 
 
-def cast_checked(X, dtype):
+def cast_checked(X, dtype, wider: str = WIDER_DTYPE):
     """``X`` (a NumPy or CuPy array) as ``dtype``; a ValueError naming the overflow and the
-    fix where finite values exceed its range (NaN and infinity cast as they are)."""
+    fix (``wider``: see :data:`WIDER_DTYPE`) where finite values exceed its range (NaN and
+    infinity cast as they are)."""
     dtype = np.dtype(dtype)
     if X.dtype == dtype:
         return X
     if is_device_array(X):
         cast = X.astype(dtype)
         if not _device_all_finite(cast) and _device_all_finite(X):
-            raise _overflow_error(X, dtype)
+            raise _overflow_error(X, dtype, wider)
         return cast
     try:
         # only finite values out of range raise: NaN and infinity cast silently
         with np.errstate(over="raise"):
             return X.astype(dtype, copy=False)
     except FloatingPointError:
-        raise _overflow_error(X, dtype) from None
+        raise _overflow_error(X, dtype, wider) from None
 
 
-def _validate_device_array(X, dtype: np.dtype | None):
+def _validate_device_array(X, dtype: np.dtype | None, wider: str = WIDER_DTYPE):
     """The checks of :func:`_validate_array` for a CuPy array, without leaving the device."""
     if X.dtype.kind not in "biuf":
         raise TypeError(f"X must hold real numbers; got a CuPy array of dtype {X.dtype}.")
@@ -229,7 +240,7 @@ def _validate_device_array(X, dtype: np.dtype | None):
         raise _zero_length_error(X.shape)
     if dtype is None:
         dtype = X.dtype if X.dtype in _FLOAT_DTYPES else np.dtype(np.float64)
-    X = cast_checked(X, dtype)
+    X = cast_checked(X, dtype, wider)
     if not _device_all_finite(X):
         raise ValueError("Input X contains NaN or infinity; clean or impute it first.")
     return X if X.ndim == 3 else X[:, :, None]
@@ -443,7 +454,11 @@ def _refuse_unreadable(X) -> None:
 
 
 def _validate_array(
-    X, dtype: np.dtype | None, estimator_name: str, check_finite: bool = True
+    X,
+    dtype: np.dtype | None,
+    estimator_name: str,
+    check_finite: bool = True,
+    wider: str = WIDER_DTYPE,
 ) -> np.ndarray:
     _refuse_unreadable(X)
     if isinstance(X, (list, tuple, np.ndarray)):
@@ -481,8 +496,8 @@ def _validate_array(
     if check_finite and not np.isfinite(X).all():
         raise _non_finite_error(X, ndim)
     if dtype is not None:
-        _refuse_underflow([X], dtype)
-        X = cast_checked(X, dtype)
+        _refuse_underflow([X], dtype, wider)
+        X = cast_checked(X, dtype, wider)
     return X
 
 
@@ -499,12 +514,17 @@ def _is_plain_float_sequence(seq) -> bool:
 
 
 def as_sequences(
-    X, dtype: np.dtype | None, estimator_name: str = "LMUFeatures", check_finite: bool = True
+    X,
+    dtype: np.dtype | None,
+    estimator_name: str = "LMUFeatures",
+    check_finite: bool = True,
+    wider: str = WIDER_DTYPE,
 ):
     """Validate ``X`` and return it as a float array or a list of float arrays.
 
     With ``check_finite=False`` NaN and infinity pass; the caller must then check its
-    results with :func:`check_finite_result`.
+    results with :func:`check_finite_result`. ``wider`` ends the advice of input beyond
+    ``dtype``'s range (see :data:`WIDER_DTYPE`).
 
     Returns
     -------
@@ -512,9 +532,9 @@ def as_sequences(
     lengths a list of arrays of shape (n_steps_i, n_channels) sharing one dtype.
     """
     if is_device_array(X):
-        return _validate_device_array(X, dtype)
+        return _validate_device_array(X, dtype, wider)
     if not is_ragged(X):
-        return _validate_array(X, dtype, estimator_name, check_finite)
+        return _validate_array(X, dtype, estimator_name, check_finite, wider)
     sequences = []
     for index, seq in enumerate(X):
         if seq is None or isinstance(seq, (str, bytes, dict)):
@@ -538,8 +558,8 @@ def as_sequences(
             f"All sequences must have the same number of channels; found {sorted(channels)}."
         )
     common = np.dtype(dtype or np.result_type(*[seq.dtype for seq in sequences]))
-    _refuse_underflow(sequences, common)  # of the sequences together: one may be tiny
-    return [cast_checked(seq, common) for seq in sequences]
+    _refuse_underflow(sequences, common, wider)  # of the sequences together: one may be tiny
+    return [cast_checked(seq, common, wider) for seq in sequences]
 
 
 def _is_nested(X) -> bool:

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _dask
 from ._device import DEVICES, get_array_module
 from ._input import (
+    WIDER_DTYPE,
     as_sequences,
     channels_last,
     check_channel_names,
@@ -59,6 +60,8 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
     #: Whether ``transform`` refuses NaN and infinity in ``X`` before computing (otherwise
     #: the features are checked, which checks ``X`` too); ``fit`` always refuses them.
     _finite_input_first: ClassVar[bool] = True
+    #: How the advice for input beyond the dtype's range ends (``_input.WIDER_DTYPE``).
+    _wider_dtype: ClassVar[str] = WIDER_DTYPE
 
     # ------------------------------------------------------------------ to implement
     def _fit(self, U, y=None) -> Self:  # pragma: no cover - abstract
@@ -110,7 +113,9 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         X = from_nested(X, self.channels_first)
         check_step_names(self, X, reset)
         X = self._channels_last(X, reset)
-        return as_sequences(X, self._input_dtype(dtype), type(self).__name__, check_finite)
+        return as_sequences(
+            X, self._input_dtype(dtype), type(self).__name__, check_finite, self._wider_dtype
+        )
 
     def _check_input_features(self, input_features) -> None:
         """scikit-learn's rule for ``get_feature_names_out(input_features)``: where given,

@@ -964,7 +964,9 @@ class _LMUBase(BaseEstimator):
         X = self._layout(X, reset=True)
         _check_feature_names(self, X, reset=True)
         # fit(X, y, w) as scikit-learn passes weights: refused before any feature is made
-        _refuse_weights_as_x_val(X_val, y_val, _num_samples(X))
+        # (rows counted only then: a dask array's may be unknown, refused in its words)
+        if X_val is not None and y_val is None and not _dask.is_dask_array(X):
+            _refuse_weights_as_x_val(X_val, y_val, _num_samples(X))
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
             return self._fit_dask(X, y, X_val, y_val)
@@ -1000,6 +1002,8 @@ class _LMUBase(BaseEstimator):
         first = not hasattr(self, "head_")
         X = self._layout(X, reset=first)
         check_step_names(self, X, reset=first)
+        if not first:  # in memory and on dask alike
+            self._check_output_unchanged()
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
             return self._partial_fit_dask(X, y, **kwargs)
@@ -1008,8 +1012,6 @@ class _LMUBase(BaseEstimator):
         if first:
             self.head_kind_ = self._partial_head()
         self._check_targets_for_head(y)
-        if not first:
-            self._check_output_unchanged()
         weights = self._weights(sample_weight, X, y)
         if first:
             F = self._fit_features(X, y, weights)
@@ -1458,7 +1460,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return sample_weight
         # the ridge head's checks and messages, whichever head trains; y as an array
         # (an array-like without NumPy's functions failed in scikit-learn's weights)
-        return with_class_weight(self.class_weight, np.asarray(y), sample_weight)
+        # a model's classes (partial_fit's later batches may lack some), else y's
+        classes = getattr(self.__dict__.get("head_"), "classes_", None)
+        return with_class_weight(self.class_weight, np.asarray(y), sample_weight, classes)
 
     @_OnlyIncremental
     @limits_threads

@@ -76,6 +76,7 @@ from ._input import (
     check_float_dtype,
     check_regression_targets,
     is_device_array,
+    refuse_text_targets,
 )
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
@@ -395,6 +396,8 @@ class _BaseDenseHead(BaseEstimator):
         as they arrive.
         """
         numeric = self._y_dtype == "numeric"
+        if numeric:
+            refuse_text_targets(y)  # (before validation parses an object array's)
         if not isinstance(X, RowBlocks):
             X, y = self._validate_X_y(X, y, reset=reset, y_numeric=numeric)
         else:

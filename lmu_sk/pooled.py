@@ -546,6 +546,12 @@ default=('ppv', 'mpv', 'lspv', 'compete')
 
     # saved as plain data: a pickle names no class of the engine
     _plain_attributes: ClassVar[dict] = {"spec_": (PooledSpec.to_plain, PooledSpec.from_plain)}
+    # a wider dtype does not take input beyond float32's range: the states are compared
+    # with float32 thresholds whatever the dtype
+    _wider_dtype: ClassVar[str] = (
+        "not dtype='float64': the pooled features compare their states with float32 "
+        "thresholds whatever their dtype"
+    )
     # set on the instance that screens another's channels: it warns of no offsets
     _screening: bool = False
 

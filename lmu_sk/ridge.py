@@ -55,7 +55,12 @@ from sklearn.utils.validation import (
 
 from . import _gaussian_kernel as gaussian
 from ._device import array_module_of, is_numpy, to_numpy
-from ._input import check_device_matrix, check_regression_targets, is_device_array
+from ._input import (
+    check_device_matrix,
+    check_regression_targets,
+    is_device_array,
+    refuse_text_targets,
+)
 from ._logging import get_logger
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
@@ -820,14 +825,16 @@ def check_class_weight(class_weight) -> None:
             )
 
 
-def with_class_weight(class_weight, y: np.ndarray, sample_weight):
+def with_class_weight(class_weight, y: np.ndarray, sample_weight, classes=None):
     """``sample_weight`` (or ones) times the weights ``class_weight`` gives the labels,
-    checked: a clear error for a bad ``class_weight`` or weights that are all zero."""
+    checked: a clear error for a bad ``class_weight`` or weights that are all zero. A
+    dict's keys must be labels: of ``classes`` where given (a model's, for a batch of
+    ``partial_fit`` that lacks some), else of ``y``."""
     if class_weight is None:
         return sample_weight
     check_class_weight(class_weight)
     if isinstance(class_weight, dict):
-        labels = np.unique(y).tolist()
+        labels = np.unique(y).tolist() if classes is None else np.asarray(classes).tolist()
         unknown = [key for key in class_weight if key not in set(labels)]
         # scikit-learn refuses keys of no class where some class is left out (not where
         # the dict covers every class, as for a fold without one), naming those classes
@@ -836,7 +843,12 @@ def with_class_weight(class_weight, y: np.ndarray, sample_weight):
                 f"class_weight names labels that are not classes of y: {unknown!r}; the "
                 f"classes are {labels!r} (classes left out of class_weight weigh 1)."
             )
-    weights = compute_sample_weight(class_weight, y)
+        # classes left out weigh 1, as scikit-learn's
+        weights = np.asarray(
+            [float(class_weight.get(label, 1.0)) for label in np.asarray(y).tolist()]
+        )
+    else:
+        weights = compute_sample_weight(class_weight, y)
     if sample_weight is not None:
         weights = weights * sample_weight
     if not weights.any():
@@ -1592,6 +1604,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
                 "clip_margin must be None (no clipping) or a finite number >= 0, the fraction "
                 f"of the training targets' range allowed beyond it; got {margin!r}."
             )
+        refuse_text_targets(y)  # (before validation parses an object array's)
         X, y = self._validate_X_y(X, y, y_numeric=True)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         y = check_regression_targets(y)

@@ -41,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._decisions import Decisions
 from ._device import array_module_of, get_array_module, portable_device, to_numpy
-from ._input import check_dtype_param, is_device_array
+from ._input import WIDER_DTYPE, check_dtype_param, is_device_array
 from ._memory import check_fits
 from .engine.pooling import FLOAT32_MAX, PooledSpec, checked_window_arrays, state_gain
 from .engine.stream import CARRIED_SUMS, CarriedDN, CarriedPooledFeatures
@@ -119,6 +119,9 @@ class _FeatureStream:
     :meth:`_advance` and :meth:`_feature_rows`.
     """
 
+    #: How the advice for input beyond the dtype's range ends (``_input.WIDER_DTYPE``).
+    _wider_dtype = WIDER_DTYPE
+
     #: attributes that live on the device; rebuilt by _setup and _allocate, not pickled
     _device_attributes: tuple[str, ...] = ()
     _lock = _InstanceLock()
@@ -189,7 +192,6 @@ class _FeatureStream:
         """Forget everything seen: zero state, zero steps."""
         self._allocate()
         self._steps_seen = 0
-        self.__dict__.pop("_largest_seen", None)  # (a pooled stream's, see there)
         return self
 
     @property
@@ -383,12 +385,12 @@ class _FeatureStream:
             return ValueError(
                 f"U holds finite values (up to {largest:.3g} in magnitude) beyond the largest "
                 f"{dtype.name} ({np.finfo(dtype).max:.3g}): the stream would overflow "
-                f"{dtype.name}; the stream was left unchanged. Scale the input down or use "
-                "dtype='float64'."
+                f"{dtype.name}; the stream was left unchanged. Scale the input down, "
+                f"{self._wider_dtype}."
             )
         return ValueError(
             f"The Delay Network state would overflow {dtype.name} for this input; the "
-            "stream was left unchanged. Scale the input down or use dtype='float64'."
+            f"stream was left unchanged. Scale the input down, {self._wider_dtype}."
         )
 
     # ------------------------------------------------------------------ features
@@ -686,7 +688,13 @@ class PooledStream(_FeatureStream):
     dtype.
     """
 
-    _device_attributes = ("_pooled", "_arrays", "_history", "_mixing")
+    # a wider dtype does not take input beyond float32's range (see LMUPooledFeatures)
+    _wider_dtype = (
+        "not dtype='float64': the pooled features compare their states with float32 "
+        "thresholds whatever their dtype"
+    )
+
+    _device_attributes = ("_pooled", "_arrays", "_history", "_mixing", "_largest")
 
     def __init__(self, features, n_streams: int = 1, return_device_arrays: bool | None = None):
         self._snapshot(features, n_streams, return_device_arrays)
@@ -736,6 +744,8 @@ class PooledStream(_FeatureStream):
     def _allocate(self) -> None:
         xp, n, C = self._xp, self.n_streams, self._n_read
         self._arrays = self._pooled.empty(n)
+        # every stream's largest magnitude of the windows' input so far (_check_state_range)
+        self._largest = _filled(xp, (n,), 0.0, np.float64)
         self._history = {
             s: _filled(xp, (n, 16, C), 0.0, np.float64) for s in self._pooled.history_strides
         }
@@ -776,6 +786,11 @@ class PooledStream(_FeatureStream):
                 put_history(s),
                 _finite,
             )
+
+        def put_largest(a):
+            self._largest[...] = a
+
+        spec["largest_seen"] = ((n,), lambda: self._largest, put_largest, _finite)
         return spec
 
     def _upgraded_state(self, value: dict) -> dict:
@@ -783,6 +798,8 @@ class PooledStream(_FeatureStream):
         since the last flush was carried apart: it was in the float64 sum) get a fifth,
         zero."""
         upgraded = dict(value)
+        if "largest_seen" not in value:  # (saved before it was carried: nothing bounded)
+            upgraded["largest_seen"] = np.zeros(self.n_streams)
         for name, a in value.items():
             if not name.startswith("thresholds_"):
                 continue
@@ -859,7 +876,8 @@ class PooledStream(_FeatureStream):
             self._history[s][:, done : done + means.shape[1]] = means
         self._arrays.update(updates)
         self._steps_seen += X.shape[1]
-        self._largest_seen = max(self._seen_magnitude(), largest)
+        if X.size:
+            self._largest = xp.maximum(self._largest, xp.abs(X).max(axis=(1, 2)))
         if weights is not None and scores is None:
             scores = self._streamed_scores(weights)
         return scores
@@ -913,9 +931,9 @@ class PooledStream(_FeatureStream):
             )
 
     def _seen_magnitude(self) -> float:
-        """The largest magnitude of the windows' input over the steps seen (0 after a
-        reset; kept when pickled)."""
-        return self.__dict__.get("_largest_seen", 0.0)
+        """The largest magnitude of the windows' input over the steps seen by the streams
+        (carried in the state as 'largest_seen', one per stream)."""
+        return float(self._xp.max(self._largest)) if self.n_streams else 0.0
 
     def _update_scored(self, U: Array, weights: np.ndarray) -> Array:
         """:meth:`update` with a chunk ``U`` ``(n_streams, n_steps, n_channels)``,

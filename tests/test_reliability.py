@@ -146,7 +146,10 @@ def test_float64_input_beyond_float32_names_the_overflow(X, call):
             est.fit_transform([big[0], big[1, :7]])
         else:
             getattr(est, call)(big)
-    assert "Use dtype='float64', or rescale the input" in str(info.value)
+    assert (
+        "Rescale the input (e.g. sklearn.preprocessing.StandardScaler), or use dtype='float64'"
+        in str(info.value)
+    )
     assert "NaN" not in str(info.value)
 
 

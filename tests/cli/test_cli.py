@@ -390,7 +390,7 @@ def test_transformer_errors_are_usage_errors(sequences, tmp_path, capsys):
     np.save(huge, np.array([[1e300, 1.0], [1.0, 2.0]]))
     assert run("features", "--quiet", huge, tmp_path / "o.npy") == 2
     err = capsys.readouterr().err
-    assert "Use --dtype float64" in err and "dtype=" not in err
+    assert "use --dtype float64" in err and "dtype=" not in err
 
 
 def test_messages_say_the_options_of_the_command():

@@ -68,3 +68,44 @@ def test_channels_last_sequences_of_different_lengths_given_channels_first_are_n
     # (n_channels, n_steps_i), as aeon gives them: read
     swapped = [x.T for x in X]
     assert LMUFeatures(order=4, channels_first=True).fit_transform(swapped).shape == (6, 12)
+
+
+def test_pooled_models_do_not_advise_float64_for_input_beyond_float32():
+    """The pooled features compare their states with float32 thresholds whatever their
+    dtype: dtype='float64' refuses the same input, and the advice said to use it."""
+    from lmu_sk import LMUPooledFeatures
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12, 30))
+    model = LMUClassifier(order=4).fit(X, np.arange(12) % 2)
+    big = X.copy()
+    big[0, 3] = 1e39
+    for call in (model.predict, LMUPooledFeatures(order=4, dtype="float32").fit(X).transform):
+        with pytest.raises(ValueError, match="not dtype='float64'") as info:
+            call(big)
+        assert "or use dtype='float64'" not in str(info.value)
+    with pytest.raises(ValueError, match="not dtype='float64'"):
+        model.stream(1).update(np.array([1e39]))
+    # the Delay Network's own features: a wider dtype does take it
+    with pytest.raises(ValueError, match="or use dtype='float64'"):
+        LMUFeatures(order=4, dtype="float32").fit(X).transform(big)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e160])
+def test_dask_block_by_block_standardization_of_extreme_scales(scale):
+    """The dask path's column moments (the dense head trained block by block) overflowed
+    the same way: an infinite scale for features beyond 1e154."""
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((12, 20))
+    y = np.arange(12) % 2
+    params = dict(order=4, dtype="float64", feature_output="final", head="dense")
+    params.update(random_state=0, max_iter=20)
+    with dask.config.set({"lmu_sk.gather_limit": 1}), np.errstate(all="ignore"):
+        base = LMUClassifier(**params).fit(da.from_array(X, chunks=6), y)
+        scaled = LMUClassifier(**params).fit(da.from_array(X * scale, chunks=6), y)
+    np.testing.assert_allclose(scaled.feature_scale_ / scale, base.feature_scale_, rtol=1e-12)
+    np.testing.assert_allclose(
+        scaled.predict_proba(X * scale), base.predict_proba(X), rtol=0, atol=1e-12
+    )

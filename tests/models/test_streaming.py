@@ -937,6 +937,7 @@ def test_pooled_checkpoint_reset_and_pickle_continue_identically(stride):
     stream.update(X[:, :7])  # with stride 3: two whole blocks and one step of the third
     checkpoint = stream.state
     keys = {"steps_seen", "last", "origin", "sum", f"cumsum_{stride}", f"cumsum_{stride + 1}"}
+    keys |= {"largest_seen"}  # every stream's largest input magnitude, bounding the states
     keys |= {f"{name}_{w}" for name in ("dn", "thresholds", "moments", "compete") for w in (0, 1)}
     keys |= {f"block_sum_{s}" for s in (stride, stride + 1) if s > 1}
     assert set(checkpoint) == keys
@@ -945,6 +946,7 @@ def test_pooled_checkpoint_reset_and_pickle_continue_identically(stride):
     assert checkpoint["thresholds_0"].shape == (3, 4, 3, 5, 2)
     assert checkpoint["compete_1"].shape == (3, 2, 2, 2)  # window 1 streams 2 inputs
     assert checkpoint[f"cumsum_{stride}"].shape == (3, 7 // stride, 2)
+    np.testing.assert_array_equal(checkpoint["largest_seen"], np.abs(X[:, :7]).max(axis=(1, 2)))
     blob = pickle.dumps(stream)
     expected = stream.update(X[:, 7:]).transform()
 
@@ -1140,6 +1142,18 @@ def test_a_stream_refuses_from_the_step_its_prefix_is_refused_at(value):
             assert refused_at is None  # the batch refuses every longer prefix too
             stream.update(prefix[:, step])
     assert refused_at is not None and refused_at > 1
+    # the bound is the state's: a checkpoint restored carries it, a reset clears it
+    fresh = features.stream(1)
+    clean = fresh.state
+    fresh.update(prefix[:, :1])
+    bounded = fresh.state
+    fresh.state = clean
+    fresh.update(np.zeros((1, 199)))  # as the batch takes 200 zeros
+    other = features.stream(1)
+    other.state = bounded
+    with pytest.raises(ValueError, match="steps seen before U hold"):
+        other.update(np.zeros((1, 199)))
+    other.reset().update(np.zeros((1, 199)))
 
 
 # ------------------------------------------------------------------ any features that stream

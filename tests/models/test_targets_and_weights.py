@@ -32,8 +32,17 @@ def test_a_none_among_regression_targets_is_refused(head):
 )
 def test_the_heads_refuse_text_and_none_targets(head):
     X, y = _data()
-    with pytest.raises(ValueError, match="y must hold numbers"):
-        head.fit(X, y.astype(str))
+    import pandas as pd
+
+    for text in (
+        y.astype(str),
+        np.array(y.astype(str), dtype=object),  # scikit-learn's validation parsed these
+        pd.Series(y.astype(str), dtype="string"),
+        pd.DataFrame({"a": y.astype(str)}),
+    ):
+        with pytest.raises(ValueError, match="y must hold numbers"):
+            head.fit(X, text)
+    head.fit(X, pd.Series(y, dtype="Float64"))  # pandas' numbers without NA: numbers
     with pytest.raises(ValueError, match="y contains NaN"):
         head.fit(X, np.array([*y[:-1], None], dtype=object))
 
@@ -94,3 +103,30 @@ def test_class_weight_keys_that_are_not_labels_are_named():
     with pytest.raises(ValueError, match=r"not classes of y: \[0, 1\]"):
         LMUClassifier(order=4, class_weight={0: 1, 1: 5}).fit(X, y)
     LMUClassifier(order=4, class_weight={"a": 1, "b": 1, "c": 2, "d": 3}).fit(X, y)
+
+
+def test_partial_fit_weighs_a_batch_that_lacks_a_weighted_class():
+    """A dict's keys are the model's classes: a later batch without class 'c' was refused
+    (scikit-learn's check against the batch's labels)."""
+    X, _ = _data(30)
+    y = np.array(list("abc") * 10)
+    model = LMUClassifier(order=4, head="dense", class_weight={"c": 5.0}, random_state=0)
+    model.partial_fit(X, y, classes=["a", "b", "c"])
+    model.partial_fit(X[y != "c"], y[y != "c"])
+    assert model.classes_.tolist() == ["a", "b", "c"]
+
+
+def test_dask_inputs_get_the_same_checks():
+    """A feature_output changed between partial_fit calls is refused for dask input too;
+    dask rows of unknown count keep their own message (not dask's len() error)."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((20, 15))
+    Xd = da.from_array(X, chunks=10)
+    model = LMURegressor(order=4, feature_output="sequence", head="dense", random_state=0)
+    model.partial_fit(Xd, np.cumsum(X, axis=1))
+    model.set_params(feature_output="final")
+    with pytest.raises(ValueError, match="was set after the first partial_fit"):
+        model.partial_fit(Xd, np.cumsum(X, axis=1))
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        LMUClassifier(order=4).fit(Xd[Xd[:, 0] > -100], np.arange(20) % 2)
