@@ -220,9 +220,10 @@ def _weighted_moments(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
     """Weighted mean and (biased) standard deviation of the columns of ``F`` (NumPy or
     CuPy), in float64 on the host; ``None`` weighs every row alike. Passes over blocks of
     rows whose float64 temporaries stay in the cache (~4 MiB): faster than ``F.std``'s
-    feature-sized ones. The squares are of the centered values divided by a power of two
-    near each column's largest: features beyond 1e154 do not overflow them (their scale
-    became infinite, and every standardized feature 0)."""
+    feature-sized ones. Columns whose squares leave float64's range (values beyond 1e154,
+    or below 1e-140: their variance infinite or below 1e-280) are summed again over a power
+    of two near their largest value (they became an infinite scale, or a scale of their
+    rounding, and every standardized feature 0)."""
     xp = array_module_of(F)
     if sample_weight is None:
         w = xp.full(F.shape[0], 1.0 / max(F.shape[0], 1))
@@ -230,21 +231,33 @@ def _weighted_moments(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
         w = xp.asarray(sample_weight, dtype=np.float64) / float(np.sum(sample_weight))
     block = max(16, (1 << 19) // max(F.shape[1], 1))
     mean = xp.zeros(F.shape[1], dtype=np.float64)
-    largest = xp.zeros(F.shape[1], dtype=np.float64)
     for start in range(0, F.shape[0], block):
-        rows = F[start : start + block].astype(np.float64, copy=False)
-        mean += w[start : start + block] @ rows
-        largest = xp.maximum(largest, xp.max(xp.abs(rows), axis=0))
-    # a power of two (exact to divide by) near each column's largest magnitude, 1 for a
-    # column of zeros; the centered values are at most twice the largest
-    unit = xp.where(largest > 0, xp.exp2(xp.floor(xp.log2(xp.where(largest > 0, largest, 1)))), 1)
+        mean += w[start : start + block] @ F[start : start + block].astype(np.float64, copy=False)
+    with np.errstate(over="ignore", under="ignore"):  # (such columns are summed again)
+        var = _weighted_squares(F, w, mean, block, xp)
+    extreme = ~xp.isfinite(var) | (var < 1e-280)
+    if bool(extreme.any()):
+        columns = xp.flatnonzero(extreme)
+        part = F[:, columns]
+        largest = xp.abs(part).max(axis=0).astype(np.float64)
+        unit = xp.exp2(xp.floor(xp.log2(xp.where(largest > 0, largest, 1.0))))
+        scaled = _weighted_squares(part, w, mean[columns], block, xp, unit)
+        std = xp.sqrt(xp.where(extreme, 0.0, var))
+        std[columns] = xp.sqrt(scaled) * unit
+        return to_numpy(mean), to_numpy(std)
+    return to_numpy(mean), to_numpy(xp.sqrt(var))
+
+
+def _weighted_squares(F, w, mean, block: int, xp: types.ModuleType, unit=None):
+    """``sum_i w_i ((F_i - mean) / unit)^2`` per column, by blocks of rows."""
     var = xp.zeros(F.shape[1], dtype=np.float64)
     for start in range(0, F.shape[0], block):
         centered = F[start : start + block] - mean  # float64, a fresh block
-        centered /= unit
+        if unit is not None:
+            centered /= unit
         centered *= centered
         var += w[start : start + block] @ centered
-    return to_numpy(mean), to_numpy(xp.sqrt(var) * unit)
+    return var
 
 
 def _scale_of(mean: np.ndarray, std: np.ndarray) -> np.ndarray:

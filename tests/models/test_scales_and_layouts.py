@@ -53,6 +53,8 @@ def test_sequence_regression_predicts_pandas_layouts_as_arrays(n_channels):
     expected = model.predict(X)
     nested = pd.DataFrame({f"c{k}": [pd.Series(x[:, k]) for x in X] for k in range(n_channels)})
     np.testing.assert_array_equal(model.predict(nested), expected)
+    targets = np.cumsum(X[..., 0], axis=1)
+    assert model.score(nested, targets) == model.score(X, targets)
     if n_channels == 1:
         np.testing.assert_array_equal(model.predict(pd.Series(list(X[..., 0]))), expected)
 
