@@ -525,6 +525,9 @@ def plan_pooled(
     # the padded inputs and their transforms, the block means of one stride and one
     # window's inputs, the kernel's pools and the features
     per_sample = itemsize * n_raw_steps * (2 * n_channels + 3 * n_transformed)
+    # and a float64 copy of the channels (measured: 8 bytes per step and channel that the
+    # terms here missed, the working memory 4 % beyond max_memory)
+    per_sample += 8 * n_raw_steps * n_channels
     per_sample += 8 * max(n_inputs * d * (pools + 2) for n_inputs, d, _ in windows)
     per_sample += 8 * n_features
     if route == "pooled_blocked":

@@ -484,3 +484,22 @@ def test_unclear_parameters_get_messages_that_name_the_fix(params, error, match)
     X = np.random.default_rng(0).standard_normal((4, 20))
     with pytest.raises(error, match=match):
         LMUPooledFeatures(**params).fit(X)
+
+
+@pytest.mark.parametrize("n_channels", [1, 3])
+def test_transform_stays_within_max_memory(n_channels):
+    """The plan missed 8 bytes per step and channel: 20.8 MB of working memory for a
+    budget of 20 MB, two sequences at a time (tracemalloc: NumPy's allocations; the
+    result's own bytes apart)."""
+    X = np.random.default_rng(0).standard_normal((4, 200_000 // n_channels, n_channels))
+    X = X.astype(np.float32)
+    model = LMUPooledFeatures(order=4, n_biases=4, max_memory="20MB", channel_sums=False)
+    model.fit(X[:, :2000])
+    model.transform(X[:1, :3000])  # compiled first: Numba's allocations are not ours
+    tracemalloc.start()
+    try:
+        F = model.transform(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak - F.nbytes <= 20e6, peak - F.nbytes
