@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._device import get_array_module, is_dask_array, is_device_array
-from ._input import cast_checked, check_dtype_param
+from ._input import cast_checked, check_dtype_param, powers_of_two_near
 from ._memory import format_bytes, resolve_budget
 from .engine.plan import rows_within
 from .neural.training import RowBlocks
@@ -315,7 +315,7 @@ def column_moments(F) -> tuple[np.ndarray, np.ndarray]:
     if np.any((largest > 1e150) | ((largest > 0) & (largest < 1e-150))):
         # squares beyond float64's range (they overflow or vanish): the deviations of
         # the columns over a power of two near their largest, as in memory (one more pass)
-        unit = np.exp2(np.floor(np.log2(np.where(largest > 0, largest, 1.0))))
+        unit = powers_of_two_near(largest)
         (std,) = dask.compute((F / unit).std(axis=0, dtype=np.float64))
         std = np.asarray(std) * unit
     return np.asarray(mean), np.asarray(std)

@@ -81,9 +81,9 @@ def refuse_text_targets(y, input_name: str = "y") -> None:
 
 
 def check_regression_targets(y, input_name: str = "y") -> np.ndarray:
-    """Regression targets as float64: numbers only (text is refused, not parsed) and
-    finite (a ``None`` in an object array becomes NaN, refused with the rest)."""
-    refuse_text_targets(y, input_name)
+    """Validated regression targets (their text refused before, by
+    :func:`refuse_text_targets`) as float64 and finite: scikit-learn's validation checks
+    an object array before converting it, and a ``None`` in it became NaN."""
     return check_array(np.asarray(y), ensure_2d=False, dtype=np.float64, input_name=input_name)
 
 
@@ -189,6 +189,13 @@ def largest_magnitude(part) -> float:
     if not part.size:
         return 0.0
     return max(float(part.max()), -float(part.min()))
+
+
+def powers_of_two_near(largest, xp=np):
+    """A power of two within a factor 2 of each of the positive magnitudes ``largest``
+    (1 where zero), on ``xp``: dividing by it is exact, and brings squares of values up to
+    ``largest`` within float64's range."""
+    return xp.exp2(xp.floor(xp.log2(xp.where(largest > 0, largest, 1.0))))
 
 
 def _refuse_underflow(parts: list, dtype: np.dtype, wider: str = WIDER_DTYPE) -> None:

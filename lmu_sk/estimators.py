@@ -45,6 +45,7 @@ from ._input import (
     check_step_names,
     from_nested,
     is_ragged,
+    powers_of_two_near,
     warn_channels_last,
 )
 from ._persistence import VersionedPickleMixin
@@ -240,7 +241,7 @@ def _weighted_moments(F, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
         columns = xp.flatnonzero(extreme)
         part = F[:, columns]
         largest = xp.abs(part).max(axis=0).astype(np.float64)
-        unit = xp.exp2(xp.floor(xp.log2(xp.where(largest > 0, largest, 1.0))))
+        unit = powers_of_two_near(largest, xp)
         scaled = _weighted_squares(part, w, mean[columns], block, xp, unit)
         std = xp.sqrt(xp.where(extreme, 0.0, var))
         std[columns] = xp.sqrt(scaled) * unit
@@ -976,13 +977,11 @@ class _LMUBase(BaseEstimator):
         self._validate_params()
         X = self._layout(X, reset=True)
         _check_feature_names(self, X, reset=True)
-        # fit(X, y, w) as scikit-learn passes weights: refused before any feature is made
-        # (rows counted only then: a dask array's may be unknown, refused in its words)
-        if X_val is not None and y_val is None and not _dask.is_dask_array(X):
-            _refuse_weights_as_x_val(X_val, y_val, _num_samples(X))
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
             return self._fit_dask(X, y, X_val, y_val)
+        # fit(X, y, w) as scikit-learn passes weights: refused before any feature is made
+        _refuse_weights_as_x_val(X_val, y_val, _num_samples(X))
         X = _without_names(X)
         sample_weight = check_sample_weight(sample_weight, _num_samples(X))
         if not self.warm_start or not hasattr(self, "head_"):

@@ -835,7 +835,8 @@ def with_class_weight(class_weight, y: np.ndarray, sample_weight, classes=None):
     check_class_weight(class_weight)
     if isinstance(class_weight, dict):
         labels = np.unique(y).tolist() if classes is None else np.asarray(classes).tolist()
-        unknown = [key for key in class_weight if key not in set(labels)]
+        known = set(labels)
+        unknown = [key for key in class_weight if key not in known]
         # scikit-learn refuses keys of no class where some class is left out (not where
         # the dict covers every class, as for a fold without one), naming those classes
         if unknown and any(label not in class_weight for label in labels):

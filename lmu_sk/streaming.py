@@ -848,7 +848,7 @@ class PooledStream(_FeatureStream):
     def _advance(self, U: Array, original: Array, weights: Array = None) -> Array | None:
         X = self._as_read(U)
         self._check_range(X, original)
-        X, largest = self._windows_input(X)
+        X, per_stream, largest = self._windows_input(X)
         self._check_state_range(largest, X.shape[1])
         # inputs and states of moderate size cannot make a pool overflow: the pools are
         # advanced where they are, unchecked; else into new arrays, checked, then kept
@@ -876,8 +876,7 @@ class PooledStream(_FeatureStream):
             self._history[s][:, done : done + means.shape[1]] = means
         self._arrays.update(updates)
         self._steps_seen += X.shape[1]
-        if X.size:
-            self._largest = xp.maximum(self._largest, xp.abs(X).max(axis=(1, 2)))
+        self._largest = xp.maximum(self._largest, per_stream)
         if weights is not None and scores is None:
             scores = self._streamed_scores(weights)
         return scores
@@ -887,20 +886,25 @@ class PooledStream(_FeatureStream):
         input (a state on a threshold then counts as it counts there), in float64."""
         return self._cast(self._cast(U, self.dtype), np.float64)
 
-    def _windows_input(self, X: Array) -> tuple[Array, float]:
+    def _windows_input(self, X: Array) -> tuple[Array, Array, float]:
         """What the windows read of the chunk ``X`` as read (its channels, or their sums
-        where the stream mixes them), and its largest magnitude."""
+        where the stream mixes them), every stream's largest magnitude in it and the
+        largest of those."""
+        xp = self._xp
         if self._mixing is not None:
             # mixed in the features' dtype, as the batch mixes its input read in it (sums
             # of two channels: one rounding either way)
             X = self._cast(self._cast(X @ self._mixing, self.dtype), np.float64)
-        return X, float(self._xp.abs(X).max()) if X.size else 0.0
+        if not X.size:
+            return X, xp.zeros(X.shape[0]), 0.0
+        per_stream = xp.abs(X).max(axis=(1, 2))
+        return X, per_stream, float(per_stream.max())
 
     def _check_chunk_state_range(self, U: Array) -> None:
         """:meth:`_check_state_range` of a whole chunk ``U`` ``(n_rows, n_steps,
         n_channels)`` before any of it is taken (as :meth:`_advance` reads it): a caller
         that advances the stream piece by piece checks the chunk first."""
-        X, largest = self._windows_input(self._as_read(U))
+        X, _, largest = self._windows_input(self._as_read(U))
         self._check_state_range(largest, X.shape[1])
 
     def _check_state_range(self, largest: float, n_steps: int) -> None:
