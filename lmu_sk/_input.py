@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Callable, Iterator
 
 import numpy as np
+import scipy.sparse
 from sklearn import get_config
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import _check_feature_names, check_array
@@ -26,6 +27,7 @@ __all__ = [
     "is_device_array",
     "is_ragged",
     "largest_magnitude",
+    "refuse_unreadable",
 ]
 
 _FLOAT_DTYPES = (np.float64, np.float32)
@@ -374,10 +376,13 @@ def is_ragged(X) -> bool:
     """True for a list or tuple of sequences that do not all have the same length."""
     if not isinstance(X, (list, tuple)) or len(X) == 0:
         return False
-    first = X[0]
-    if isinstance(first, numbers.Number) or np.ndim(first) == 0:
-        return False
-    lengths = {len(seq) if np.ndim(seq) > 0 else -1 for seq in X}
+    try:
+        first = X[0]
+        if isinstance(first, numbers.Number) or np.ndim(first) == 0:
+            return False
+        lengths = {len(seq) if np.ndim(seq) > 0 else -1 for seq in X}
+    except ValueError:  # a sequence itself ragged: checked sequence by sequence
+        return True
     return len(lengths) > 1
 
 
@@ -402,14 +407,33 @@ def _refuse_text(X) -> None:
         )
 
 
+def _shapes_shown(shapes: list) -> str:
+    """The first four distinct ``shapes``, in order, for a message."""
+    distinct = sorted(set(shapes), key=shapes.index)
+    shown = ", ".join(str(shape) for shape in distinct[:4])
+    return shown + (", ..." if len(distinct) > 4 else "")
+
+
+def _ragged_sequence_error(index: int, seq) -> ValueError:
+    """The error of sequence ``X[index]`` whose elements have different shapes."""
+    return ValueError(
+        f"X[{index}] is not an array of numbers: its elements have different shapes "
+        f"({_shapes_shown([_shape_of(value) for value in seq])}). Every sequence must be "
+        "(n_steps,) or (n_steps, n_channels), with the same channels at every step."
+    )
+
+
 def _inhomogeneous_error(X) -> ValueError:
     """The error of a list of sequences of one length whose other axes differ: most often
     aeon's or sktime's ``(n_channels, n_timepoints)`` arrays of different lengths read
     channels last."""
-    shapes = [np.shape(seq) for seq in X]
-    distinct = sorted(set(shapes), key=shapes.index)
-    shown = ", ".join(str(shape) for shape in distinct[:4])
-    shown += ", ..." if len(distinct) > 4 else ""
+    shapes = []
+    for index, seq in enumerate(X):
+        try:
+            shapes.append(np.shape(seq))
+        except ValueError:  # the sequence itself ragged
+            return _ragged_sequence_error(index, seq)
+    shown = _shapes_shown(shapes)
     if all(len(shape) == 2 for shape in shapes) and len({shape[0] for shape in shapes}) == 1:
         return ValueError(
             f"X is a list of sequences of shapes {shown}: the same first axis "
@@ -424,7 +448,7 @@ def _inhomogeneous_error(X) -> ValueError:
     )
 
 
-def _refuse_unreadable(X) -> None:
+def refuse_unreadable(X) -> None:
     """Raise, naming the fix, for inputs NumPy would read wrongly or with a raw error:
     nothing, a single string, an iterator, masked values, complex numbers, dates and
     times."""
@@ -439,6 +463,11 @@ def _refuse_unreadable(X) -> None:
             f"X is an iterator ({type(X).__name__}), which can be read once only; pass "
             "list(X) or an array."
         )
+    if isinstance(X, (dict, set, frozenset)) and not scipy.sparse.issparse(X):  # (dok_matrix)
+        raise TypeError(
+            f"X is a {type(X).__name__}; pass the sequences as an array or a list of "
+            "arrays, in the order of their labels."
+        )
     if isinstance(X, np.ma.MaskedArray) and np.ma.count_masked(X):
         raise ValueError(
             f"X is a masked array with {np.ma.count_masked(X)} masked value(s); lmu_sk does "
@@ -447,17 +476,95 @@ def _refuse_unreadable(X) -> None:
         )
     kind = getattr(getattr(X, "dtype", None), "kind", None)
     if kind == "c":
-        # (scikit-learn's checks expect this ValueError and its first words)
-        raise ValueError(
-            f"Complex data not supported: X holds complex numbers (dtype {X.dtype}); "
-            "lmu_sk's estimators take real numbers. Pass the real and imaginary parts as two "
-            "channels (np.stack([X.real, X.imag], axis=-1)), or their magnitude (np.abs(X))."
+        raise _complex_error(f"dtype {X.dtype}")
+    if kind == "V":
+        raise TypeError(
+            f"X has a structured dtype ({X.dtype}); lmu_sk's estimators take an array of "
+            "numbers. Make its fields channels: "
+            "numpy.lib.recfunctions.structured_to_unstructured(X)."
         )
     if kind in ("M", "m"):
         raise ValueError(
             f"X holds dates or times (dtype {X.dtype}); lmu_sk's estimators take numbers. "
             "Convert them first (e.g. to seconds: X.astype('datetime64[s]').astype(float))."
         )
+
+
+def _complex_error(where: str) -> ValueError:
+    # (scikit-learn's checks expect this ValueError and its first words)
+    return ValueError(
+        f"Complex data not supported: X holds complex numbers ({where}); lmu_sk's "
+        "estimators take real numbers. Pass the real and imaginary parts as two channels "
+        "(np.stack([X.real, X.imag], axis=-1)), or their magnitude (np.abs(X))."
+    )
+
+
+def _is_missing(value) -> bool:
+    """``None`` or pandas' missing-value markers (``pd.NA``, ``pd.NaT``), without pandas."""
+    return value is None or type(value).__name__ in ("NAType", "NaTType")
+
+
+def _object_as_float(X: np.ndarray) -> np.ndarray:
+    """An object array of numbers as float64, its missing values (``None``, ``pd.NA``)
+    NaN, so that the messages of missing values apply; otherwise an error naming the first
+    value that is not a real number and the fix."""
+    try:
+        return X.astype(np.float64)
+    except (TypeError, ValueError):
+        pass
+    out = np.empty(X.shape, dtype=np.float64)
+    flat = out.reshape(-1)
+    for position, value in enumerate(X.flat):
+        where = f"X[{', '.join(map(str, np.unravel_index(position, X.shape)))}]"
+        if _is_missing(value):
+            flat[position] = np.nan
+        elif isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+            raise _complex_error(f"{where} is {value!r}")
+        elif np.ndim(value) > 0:
+            raise ValueError(
+                f"{where} is a sequence ({type(value).__name__} of shape "
+                f"{_shape_of(value)}), not a number: X is an array of arrays. Pass a list of "
+                "sequences, each an array (n_steps,) or (n_steps, n_channels), or one array "
+                "(n_samples, n_steps, n_channels) (np.stack)."
+            )
+        else:
+            try:
+                flat[position] = float(value)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{where} is {type(value).__name__} {value!r:.40}, not a number (a float() "
+                    "argument must be a string or a real number); lmu_sk's estimators take "
+                    "real numbers."
+                ) from None
+    return out
+
+
+def _shape_of(value) -> str:
+    try:
+        return str(np.shape(value))
+    except ValueError:
+        return "ragged"
+
+
+def _with_missing_as_nan(X):
+    """A pandas DataFrame or Series of nullable dtypes (``Float64``, ``Int64``,
+    ``boolean``) as a float64 array with its ``pd.NA`` NaN (scikit-learn's conversion
+    raises a raw error on ``pd.NA``); anything else as it is."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "to_numpy"):
+        return X
+    dtypes = list(dtypes) if np.ndim(dtypes) else [dtypes]
+    nullable = [
+        dtype
+        for dtype in dtypes
+        if not isinstance(dtype, np.dtype) and getattr(dtype, "kind", "O") in "biuf"
+    ]
+    if not nullable or any(isinstance(dtype, np.dtype) and dtype.kind == "O" for dtype in dtypes):
+        return X
+    try:
+        return X.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+        return X
 
 
 def _validate_array(
@@ -467,15 +574,20 @@ def _validate_array(
     check_finite: bool = True,
     wider: str = WIDER_DTYPE,
 ) -> np.ndarray:
-    _refuse_unreadable(X)
+    refuse_unreadable(X)
+    X = _with_missing_as_nan(X)
     if isinstance(X, (list, tuple, np.ndarray)):
         try:
             X = np.asarray(X)
         except ValueError as error:  # sequences of the same length, shaped unlike
             raise _inhomogeneous_error(X) from error
+        refuse_unreadable(X)  # (a list of complex arrays is a complex array)
         _refuse_text(X)
     elif any(getattr(kind, "kind", "O") in "OSU" for kind in getattr(X, "dtypes", ())):
-        _refuse_text(np.asarray(X))  # a DataFrame with a column of text
+        X = np.asarray(X)  # a DataFrame with a column of objects
+        _refuse_text(X)
+    if isinstance(X, np.ndarray) and X.dtype.kind == "O":
+        X = _object_as_float(X)
     X = check_array(
         X,
         dtype=_FLOAT_DTYPES,
@@ -540,6 +652,8 @@ def as_sequences(
     """
     if is_device_array(X):
         return _validate_device_array(X, dtype, wider)
+    if _is_array_of_sequences(X):
+        X = list(X)  # (a pandas Series' .values of arrays): read as the list it holds
     if not is_ragged(X):
         return _validate_array(X, dtype, estimator_name, check_finite, wider)
     sequences = []
@@ -557,7 +671,11 @@ def as_sequences(
             if check_finite and not np.isfinite(seq).all():
                 raise _non_finite_error(seq[None], 0)
         else:
-            seq = _validate_array(np.asarray(seq)[None], None, estimator_name, check_finite)[0]
+            try:
+                seq = np.asarray(seq)
+            except ValueError:
+                raise _ragged_sequence_error(index, seq) from None
+            seq = _validate_array(seq[None], None, estimator_name, check_finite)[0]
         sequences.append(seq)
     channels = {seq.shape[1] for seq in sequences}
     if len(channels) > 1:
@@ -567,6 +685,16 @@ def as_sequences(
     common = np.dtype(dtype or np.result_type(*[seq.dtype for seq in sequences]))
     _refuse_underflow(sequences, common, wider)  # of the sequences together: one may be tiny
     return [cast_checked(seq, common, wider) for seq in sequences]
+
+
+def _is_array_of_sequences(X) -> bool:
+    """Whether ``X`` is a 1-D NumPy object array whose every element is a sequence."""
+    if not (isinstance(X, np.ndarray) and X.dtype.kind == "O" and X.ndim == 1 and X.size):
+        return False
+    try:
+        return all(np.ndim(seq) > 0 for seq in X)
+    except ValueError:  # a ragged element: left to the list's own checks
+        return True
 
 
 def _is_nested(X) -> bool:

@@ -46,6 +46,7 @@ from ._input import (
     from_nested,
     is_ragged,
     powers_of_two_near,
+    refuse_unreadable,
     warn_channels_last,
 )
 from ._persistence import VersionedPickleMixin
@@ -975,6 +976,7 @@ class _LMUBase(BaseEstimator):
     def _fit_or_raise(self, X, y, X_val, y_val, sample_weight):
         """:meth:`fit`, leaving whatever state it reached where it raises."""
         self._validate_params()
+        refuse_unreadable(X)  # (an iterator, a dict: before anything counts its rows)
         X = self._layout(X, reset=True)
         _check_feature_names(self, X, reset=True)
         if _dask.is_dask_array(X):

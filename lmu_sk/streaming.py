@@ -308,7 +308,10 @@ class _FeatureStream:
             self._move_to(get_array_module("gpu"))
         xp = self._xp
         if not isinstance(U, xp.ndarray):
-            U = xp.asarray(np.asarray(U))
+            try:
+                U = xp.asarray(np.asarray(U))
+            except ValueError:  # rows of different lengths or shapes
+                raise self._shape_error("ragged", n_streams) from None
         if U.dtype.kind not in "biuf":
             raise TypeError(f"U must hold real numbers; got an array of dtype {U.dtype}.")
         n, c = n_streams or self.n_streams, self.n_channels
@@ -330,9 +333,9 @@ class _FeatureStream:
             raise self._shape_error(shape, n)
         return U
 
-    def _shape_error(self, shape: tuple, n_streams: int | None = None) -> ValueError:
-        """The error for input of ``shape`` (to a stream of ``n_streams``, by default this
-        one's)."""
+    def _shape_error(self, shape: tuple | str, n_streams: int | None = None) -> ValueError:
+        """The error for input of ``shape`` (``'ragged'``: rows of different shapes) to a
+        stream of ``n_streams``, by default this one's."""
         n, c = n_streams or self.n_streams, self.n_channels
         if c == 1:
             forms = f"({n},) for one step or ({n}, n_steps) for a chunk"
@@ -340,9 +343,15 @@ class _FeatureStream:
             forms = f"({n}, {c}) for one step or ({n}, {c}, n_steps) for a chunk"
         else:
             forms = f"({n}, {c}) for one step or ({n}, n_steps, {c}) for a chunk"
+        described = (
+            "U, a list of rows of different shapes,"
+            if shape == "ragged"
+            else f"U of shape {shape}"
+        )
         return ValueError(
-            f"U of shape {shape} does not fit this stream of {n} sequence(s) with {c} "
-            f"channel(s); pass {forms}."
+            f"{described} does not fit this stream of {n} sequence(s) with {c} "
+            f"channel(s); pass {forms} (every sequence takes the same steps in one "
+            "update)."
         )
 
     def _cast(self, U: Array, dtype) -> Array:

@@ -355,6 +355,8 @@ def assert_unchanged(stream, before):
         (np.zeros(3), ValueError, "does not fit"),
         (np.zeros((3, 2, 2, 1)), ValueError, "does not fit"),
         (np.array([["a", "b"]] * 3), TypeError, "real numbers"),
+        ([[1.0, 2.0], [1.0], [1.0, 2.0]], ValueError, "a list of rows of different shapes"),
+        ([[[1.0, 2.0]] * 2, [[1.0, 2.0]], [[1.0, 2.0]] * 2], ValueError, "different shapes"),
         ("nan", ValueError, "NaN or infinity; the stream was left unchanged"),
         ("nan chunk", ValueError, "NaN or infinity; the stream was left unchanged"),
         ("inf chunk", ValueError, "NaN or infinity"),

@@ -80,6 +80,18 @@ def test_weights_passed_as_fits_third_argument_are_refused_before_the_features(m
         make(order=4).fit(X, target, np.ones(40))
 
 
+@pytest.mark.parametrize("make", [LMUClassifier, LMURegressor])
+def test_an_iterator_or_a_dict_as_x_is_refused_naming_the_fix(make):
+    """A generator met scikit-learn's "Expected sequence or array-like" in ``fit`` (the
+    rows were counted before the input's checks), while ``predict`` named the fix."""
+    X, y = _data()
+    target = y if make is LMURegressor else (y > 0).astype(int)
+    with pytest.raises(TypeError, match=r"iterator \(generator\).*list\(X\)"):
+        make(order=4).fit((row for row in X), target)
+    with pytest.raises(TypeError, match="X is a dict"):
+        make(order=4).fit(dict(enumerate(X)), target)
+
+
 def test_partial_fit_refuses_a_feature_output_set_since_the_first_call():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((20, 15))

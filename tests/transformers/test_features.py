@@ -509,6 +509,14 @@ def test_the_fft_check_reads_host_input_and_lists_for_a_gpu(monkeypatch):
         clear_caches()
 
 
+def _object_column_of(sequence, n: int) -> np.ndarray:
+    """A 1-D object array holding ``sequence`` ``n`` times."""
+    column = np.empty(n, dtype=object)
+    for index in range(n):
+        column[index] = sequence
+    return column
+
+
 @pytest.mark.parametrize(
     ("X", "error", "message"),
     [
@@ -523,6 +531,15 @@ def test_the_fft_check_reads_host_input_and_lists_for_a_gpu(monkeypatch):
         (np.zeros((2, 5), dtype="datetime64[D]"), ValueError, "dates or times"),
         (np.ones((2, 5)) + 1j, ValueError, r"complex numbers .*X\.real, X\.imag"),
         ([np.ones(5) + 1j, np.ones(4) + 0j], ValueError, "complex numbers"),
+        ({"a": np.ones(5)}, TypeError, "X is a dict; pass the sequences as an array"),
+        ({1.0, 2.0}, TypeError, "X is a set"),
+        (np.zeros(3, dtype=[("a", float), ("b", float)]), TypeError, "structured_to_unstr"),
+        ([[[1.0, 2.0], 3.0], [[1.0], 2.0]], ValueError, r"X\[0\] is not an array of numbers"),
+        ([np.ones(5), [[1.0, 2.0], 3.0]], ValueError, r"X\[1\] is not an array of numbers"),
+        (np.full((2, 5), 1 + 1j, dtype=object), ValueError, r"complex numbers \(X\[0, 0\]"),
+        (np.array([[1.0, [2.0]]] * 2, dtype=object), ValueError, r"X\[0, 1\] is a sequence"),
+        (np.array([[1.0, {}]] * 2, dtype=object), TypeError, r"X\[0, 1\] is dict"),
+        (_object_column_of(np.ones(5) + 1j, 3), ValueError, "complex numbers"),
     ],
 )
 def test_inputs_numpy_would_misread_are_refused_naming_the_fix(X, error, message):
@@ -531,6 +548,39 @@ def test_inputs_numpy_would_misread_are_refused_naming_the_fix(X, error, message
     scikit-learn's raw messages (the last with a dump of the whole array)."""
     with pytest.raises(error, match=message):
         LMUFeatures(order=3).fit(X)
+
+
+def test_missing_values_of_pandas_and_object_arrays_get_the_messages_of_nan():
+    """``pd.NA`` in a nullable DataFrame or an object array met a raw ``float()`` error;
+    it is read as NaN, so that padding at the sequences' ends is recognized as such."""
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(0).standard_normal((4, 8))
+    padded = pd.DataFrame(X).astype("Float64")
+    padded.iloc[0, 5:] = pd.NA
+    with pytest.raises(ValueError, match=r"NaN at the end of 1 sequence\(s\)"):
+        LMUFeatures(order=3).fit(padded)
+    inside = pd.DataFrame(X).astype(object)
+    inside.iloc[1, 2] = pd.NA
+    with pytest.raises(ValueError, match="contains NaN or infinity"):
+        LMUFeatures(order=3).fit(inside)
+    whole = pd.DataFrame(X).astype("Float64")  # without a missing value: read as it was
+    features = LMUFeatures(order=3)
+    np.testing.assert_array_equal(features.fit_transform(whole), features.fit_transform(X))
+
+
+def test_an_object_array_of_sequences_is_read_as_the_list_it_holds():
+    """A 1-D object array of sequences (a pandas Series' ``.values`` of arrays) met a raw
+    error; it is read as a list, of one length or of different ones."""
+    X = np.random.default_rng(0).standard_normal((3, 8))
+    features = LMUFeatures(order=3)
+    np.testing.assert_array_equal(
+        features.fit_transform(_object_column_of(X[0], 3)),
+        features.fit_transform(np.stack([X[0]] * 3)),
+    )
+    ragged = [X[0], X[1, :5], X[2, :3]]
+    column = np.empty(3, dtype=object)
+    column[:] = ragged
+    np.testing.assert_array_equal(features.fit_transform(column), features.fit_transform(ragged))
 
 
 def test_a_masked_array_without_masked_values_is_read():
