@@ -187,6 +187,7 @@ def choose_rule(
     lengths: np.ndarray,
     y: np.ndarray,
     cost: float | None = None,
+    weights: np.ndarray | None = None,
 ) -> dict:
     """The rule of the best score on the training cases.
 
@@ -205,6 +206,8 @@ def choose_rule(
     cost : float or None
         ``None`` maximises the harmonic mean of accuracy and earliness, a number minimises
         ``(1 - accuracy) + cost * earliness``.
+    weights : ndarray of shape (n_cases,) or None
+        The cases' weights in the accuracy and earliness (``None``: equal).
 
     Returns
     -------
@@ -219,8 +222,8 @@ def choose_rule(
     best = None
     for consecutive in CONSECUTIVE:
         decisions = simulate(probas, end_proba, checkpoints, lengths, thresholds, consecutive)
-        accuracy = (decisions.label == y).mean(axis=1)
-        earliness = (decisions.step / lengths).mean(axis=1)
+        accuracy = np.average(decisions.label == y, axis=1, weights=weights)
+        earliness = np.average(decisions.step / lengths, axis=1, weights=weights)
         score = rule_score(accuracy, earliness, cost)
         # the last of the best: the highest threshold of those that score best
         i = len(score) - 1 - int(np.argmax(score[::-1]))

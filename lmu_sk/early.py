@@ -37,6 +37,7 @@ from ._input import as_sequences, channels_last, check_channel_names, from_neste
 from ._persistence import VersionedPickleMixin
 from ._threads import thread_limit
 from .estimators import LMUClassifier, standardization
+from .neural.training import check_sample_weight
 from .ridge import RidgeHeadClassifier
 from .streaming import EarlyClassifierStream
 
@@ -212,12 +213,16 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
     a decided case's later steps are not read (they may be NaN) and its decision never
     changes; ``cost < 0`` raises a ValueError at :meth:`fit`.
 
-    scikit-learn's ``check_estimator`` passes but for two checks, by design:
+    scikit-learn's ``check_estimator`` passes but for three checks, by design:
     ``check_n_features_in_after_fitting`` (series of any length can be decided, so a
-    different number of steps at predict time is no error) and
+    different number of steps at predict time is no error),
     ``check_classifiers_train`` (on the check's blobs, read as series, deciding early
     trades accuracy for earliness below the check's accuracy bar; with ``cost=0``, which
-    cares for accuracy alone, the check passes).
+    cares for accuracy alone, the check passes) and
+    ``check_sample_weight_equivalence_on_dense_data`` (as for
+    :class:`~lmu_sk.LMUClassifier`: the ridge heads' leave-one-out penalties and
+    probabilities, and the pooled features' thresholds, are not invariant to repeating
+    series).
 
     Examples
     --------
@@ -281,7 +286,7 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         X = channels_last(X, channels_first, type(self).__name__)
         return as_sequences(X, np.dtype(np.float64), type(self).__name__)
 
-    def fit(self, X, y) -> Self:
+    def fit(self, X, y, sample_weight=None) -> Self:
         """Fit the classifier of whole series, the heads of the checkpoints and the rule.
 
         Parameters
@@ -290,6 +295,12 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
 or a list of sequences of different lengths
             Layout as for :class:`~lmu_sk.LMUClassifier` (its ``channels_first``).
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the training series: in the classifier of whole series, in every
+            checkpoint's head and its standardization (times the estimator's
+            ``class_weight``, as :class:`~lmu_sk.LMUClassifier` weighs them), and in the
+            accuracy and earliness the rule is chosen by (a series of weight 0 counts in
+            none of them).
 
         Returns
         -------
@@ -300,23 +311,31 @@ or a list of sequences of different lengths
         check_classification_targets(y)
         y = column_or_1d(np.asarray(y), warn=True)
         with thread_limit(estimator.n_jobs):
-            estimator.fit(X, y)
+            estimator.fit(X, y, sample_weight=sample_weight)
             U = self._sequences(X, estimator, reset=True)
+            if sample_weight is not None:
+                sample_weight = check_sample_weight(sample_weight, len(y))
             n_steps = int(estimator.n_features_in_)
             checkpoints = checkpoint_steps(self.checkpoints, n_steps)
-            self._fit_checkpoints(estimator, U, y, checkpoints, cost)
+            self._fit_checkpoints(estimator, U, y, checkpoints, cost, sample_weight)
         return self
 
-    def _fit_checkpoints(self, estimator, U, y, checkpoints: np.ndarray, cost) -> None:
+    def _fit_checkpoints(
+        self, estimator, U, y, checkpoints: np.ndarray, cost, sample_weight=None
+    ) -> None:
         """The heads of the checkpoints before the last, and the rule."""
         classes = np.asarray(estimator.classes_)
         indices = np.searchsorted(classes, y)
         lengths = _lengths(U)
+        # the composite's weights: the series' times the classes' (for the standardization)
+        weights = estimator._weights(sample_weight, U, y)
+        counted = np.ones(len(y), dtype=bool) if sample_weight is None else sample_weight > 0
         heads, means, scales, probas = [], [], [], []
         for steps in checkpoints[:-1]:
             rows = np.flatnonzero(lengths >= steps)
             proba = np.full((len(y), len(classes)), np.nan)
-            if len(rows) < 2 or len(np.unique(indices[rows])) < 2:
+            weighed = rows[counted[rows]]
+            if len(weighed) < 2 or len(np.unique(indices[weighed])) < 2:
                 heads.append(None)
                 means.append(None)
                 scales.append(None)
@@ -325,13 +344,13 @@ or a list of sequences of different lengths
             F = _checkpoint_features(estimator, _prefixes(U, rows, int(steps)))
             mean = scale = None
             if estimator._standardized:
-                mean, scale = standardization(F)
+                mean, scale = standardization(F, None if weights is None else weights[rows])
                 F -= mean
                 F /= scale
             head = RidgeHeadClassifier(
                 alphas=estimator.alphas, class_weight=estimator.class_weight
             )
-            head.fit(F, y[rows])
+            head.fit(F, y[rows], None if sample_weight is None else sample_weight[rows])
             proba[_loo_rows(head, rows)] = _columns(head._loo_proba(), head.classes_, classes)
             heads.append(head)
             means.append(mean)
@@ -342,7 +361,7 @@ or a list of sequences of different lengths
         end[_loo_rows(end_head, np.arange(len(y)))] = end_head._loo_proba()
         # the cases with every probability the rule needs at their end (all of them
         # unless leave-one-out ran on a subset of a large training set)
-        known = np.isfinite(end).all(axis=1)
+        known = np.isfinite(end).all(axis=1) & counted
         rule = choose_rule(
             [p[known] for p in probas],
             end[known],
@@ -350,10 +369,12 @@ or a list of sequences of different lengths
             lengths[known],
             indices[known],
             cost,
+            None if sample_weight is None else sample_weight[known],
         )
         self.estimator_ = estimator
         self.classes_ = classes
-        self.class_prior_ = np.bincount(indices, minlength=len(classes)) / len(indices)
+        prior = np.bincount(indices, weights=sample_weight, minlength=len(classes))
+        self.class_prior_ = prior / prior.sum()
         self.checkpoints_ = checkpoints
         self.heads_, self.head_means_, self.head_scales_ = heads, means, scales
         self.threshold_ = rule["threshold"]

@@ -25,6 +25,10 @@ CHECKS = {
         "deciding early trades accuracy for earliness on the check's blobs; the variant "
         "that cares for accuracy alone (cost=0) runs it below"
     ),
+    "check_sample_weight_equivalence_on_dense_data": (
+        "the heads' leave-one-out penalties and probabilities, and the pooled thresholds, "
+        "are not invariant to repeating series (as LMUClassifier's)"
+    ),
 }
 # Stream and batch compute the same features through the stream's and the batch
 # transform's kernels: float32 features agree to their rounding (6e-8 of their scale), so
@@ -203,6 +207,54 @@ def test_checkpoint_heads_are_calibrated_ridge_heads_on_prefixes(fitted):
     refit = RidgeHeadClassifier().fit(scaled, y)
     np.testing.assert_allclose(refit.coef_, head.coef_, rtol=1e-6, atol=1e-9)
     assert refit.temperature_ == pytest.approx(head.temperature_, rel=1e-6)
+
+
+def test_the_rule_weighs_cases_as_repeating_them():
+    """An integer weight counts a case in the rule's accuracy and earliness as that many
+    copies of it."""
+    from lmu_sk._decisions import choose_rule
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 12)
+    probas = [rng.dirichlet(np.ones(3), 12) for _ in range(3)]
+    end = rng.dirichlet(np.ones(3), 12)
+    steps, lengths = np.array([3, 6, 9]), np.full(12, 12)
+    weights = rng.integers(1, 4, 12)
+    copies = np.repeat(np.arange(12), weights)
+    for cost in (None, 0.0, 0.3):
+        weighed = choose_rule(probas, end, steps, lengths, y, cost, weights.astype(float))
+        repeated = choose_rule(
+            [p[copies] for p in probas], end[copies], steps, lengths[copies], y[copies], cost
+        )
+        assert weighed.keys() == repeated.keys()
+        for key, value in weighed.items():
+            assert value == pytest.approx(repeated[key], rel=1e-12), key
+
+
+def test_sample_weight_reaches_every_part_of_the_fit():
+    """fit took no sample_weight (Python's "unexpected keyword" error), where
+    LMUClassifier takes it: weights of one change nothing but rounding; other weights move
+    the class prior, the whole series' classifier and the checkpoints' heads; a series of
+    weight 0 counts in no head's classes; a wrong length is refused naming it."""
+    X, y = bumps()
+    plain = small(checkpoints=4).fit(X, y)
+    ones = small(checkpoints=4).fit(X, y, sample_weight=np.ones(len(y)))
+    # the same arithmetic through the weighted paths: float64 rounding of the heads'
+    # ~1e4-feature products
+    np.testing.assert_allclose(ones.predict_proba(X), plain.predict_proba(X), atol=1e-9)
+    assert ones.threshold_ == pytest.approx(plain.threshold_, rel=1e-9)
+    weights = np.where(y == 0, 3.0, 1.0)
+    weighed = small(checkpoints=4).fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(weighed.class_prior_, [3 / 5, 1 / 5, 1 / 5])
+    direct = LMUClassifier(device="cpu").fit(X, y, sample_weight=weights)
+    np.testing.assert_allclose(
+        weighed.estimator_.predict_proba(X), direct.predict_proba(X), rtol=0, atol=1e-12
+    )
+    head, plain_head = weighed.heads_[1], plain.heads_[1]
+    assert not np.allclose(head.coef_, plain_head.coef_, rtol=1e-3)
+    assert not np.allclose(weighed.head_means_[1], plain.head_means_[1], rtol=1e-6)
+    with pytest.raises(ValueError, match="sample_weight has 3 weights but X has 60"):
+        small(checkpoints=4).fit(X, y, sample_weight=np.ones(3))
 
 
 # ---------------------------------------------------------------------------- the stream
