@@ -208,10 +208,11 @@ def _decompositions(
     share=None,
     grams: list | None = None,
 ):
-    """``U``, ``s^2`` and the kernel's values with ``Xw Xw^T = U diag(s^2) U^T``,
+    """``U``, ``s^2``, the kernel's values and ``V`` with ``Xw Xw^T = U diag(s^2) U^T``,
     ``Xw = root * (X - x_mean) * w``, for each row ``w`` of ``weights`` in turn (``None``:
     one, ``w = 1``), from the cheaper factorization; ``root`` (a column) may be ``None``.
-    The kernel's values are ``None`` for the linear model.
+    The kernel's values are ``None`` for the linear model. ``V`` is ``None`` but for the
+    factorization of more samples than features (see :func:`_decompositions_primal`).
 
     With a ``width`` the matrix decomposed is instead the Gaussian kernel's of the rows of
     ``X * w`` (see ``lmu_sk._gaussian_kernel``), centered with the samples' weight
@@ -226,8 +227,7 @@ def _decompositions(
         ws = [None] if weights is None else list(weights)
         grams = [_centered_gram(X, x_mean, root, xp, w, g) for w, g in zip(ws, grams, strict=True)]
     elif n_samples > n_features and width is None:
-        for U, s2 in _decompositions_primal(X, x_mean, root, weights, xp, log):
-            yield U, s2, None
+        yield from _decompositions_primal(X, x_mean, root, weights, xp, log)
         return
     # the Gaussian kernel's distances come from the Gram matrix without the rows' weights,
     # of the columns centered whatever the model's intercept: the distances do not depend
@@ -269,7 +269,7 @@ def _decompositions(
         # penalty (it differed between LAPACK builds): exact zeros below the rounding level.
         size = n_samples if width is not None else min(n_samples, n_features)
         floor = float(xp.max(s2)) * size * float(xp.finfo(s2.dtype).eps)
-        yield U, xp.where(s2 > floor, s2, 0.0), kernel
+        yield U, xp.where(s2 > floor, s2, 0.0), kernel, None
 
 
 def _centered_blocks(X, x_mean, root, xp: ModuleType):
@@ -305,7 +305,13 @@ def _decompositions_primal(X, x_mean, root, weights, xp: ModuleType, log: StepLo
     ``n_features``-square Gram matrix ``Xc^T Xc`` (formed once; a candidate ``w`` scales its
     rows and columns), ``diag(w) Xc^T Xc diag(w) = V diag(s^2) V^T``: ``U = Xc diag(w) V / s``
     over the directions of nonzero ``s`` (the others carry no fit),
-    ``O(n_samples * n_features^2)`` time and ``U`` the only sample-sized array made."""
+    ``O(n_samples * n_features^2)`` time and ``U`` the only sample-sized array made.
+
+    Also yields ``diag(w) V``, from which the coefficients come (``diag(w) V diag(s / (s^2
+    + alpha)) U^T Yc``): ``Xc^T U``, the dual formula's, divides by ``s`` the rounding of
+    the eigenvectors of the small directions, which features of very different scales
+    leave inaccurate (``eps * max(s^2) / s^2``), into coefficients wrong by orders of
+    magnitude; the leverages and the fit need only ``U * s``, as accurate as ``Xc V``."""
     n_samples, n_features = X.shape
     with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks of rows)"):
         G, _ = _feature_gram(X, x_mean, root, xp)
@@ -323,8 +329,8 @@ def _decompositions_primal(X, x_mean, root, weights, xp: ModuleType, log: StepLo
         with log.step(f"projection of the {n_samples} samples on {U.shape[1]} directions"):
             for rows, block in _centered_blocks(X, x_mean, root, xp):
                 U[rows] = (block @ V) * inverse_s
+        yield U, s2, None, V
         del V
-        yield U, s2
 
 
 class _RidgePath(NamedTuple):
@@ -354,6 +360,7 @@ class _Candidate(NamedTuple):
     leverages: object  # (n_rows, n_alphas)
     alphas: np.ndarray  # the penalties tried
     kernel: tuple | None  # the Gaussian kernel's (gamma, row means), None: linear
+    V: object  # diag(w) V of more samples than features (the coefficients'), else None
 
 
 def _leverages(U, s2, alphas, base, xp: ModuleType):
@@ -616,8 +623,10 @@ def _exact_ridge_path(
     # a Gram matrix per candidate, a run's, the best decomposition so far and the current;
     # the Gaussian kernel's are n_samples x n_samples whatever the features
     rank = n_samples if width is not None else min(n_samples, n_features)
+    # and with more samples than features the eigenvectors of the best and the current
+    primal = 2 * n_features * rank if width is None and n_samples > n_features else 0
     check_fits(
-        8.0 * (n_samples * rank * (1 + 2 * n_candidates) + n_samples * n_features),
+        8.0 * (n_samples * rank * (1 + 2 * n_candidates) + n_samples * n_features + primal),
         f"The ridge decomposition of {n_samples} x {n_features} features",
         "Use fewer samples or features, or the dense head (head='dense').",
     )
@@ -641,7 +650,7 @@ def _exact_ridge_path(
     decompositions = _decompositions(X, x_mean, root, weights, xp, log, width, share, grams)
     with np.errstate(over="ignore", invalid="ignore"):
         # Xc = root * (X - x_mean) is never formed where _decompositions need not
-        for candidate, (U, s2, kernel) in enumerate(decompositions):
+        for candidate, (U, s2, kernel, V) in enumerate(decompositions):
             tried = alphas
             if relative is not None:
                 s2_host = to_numpy(s2)
@@ -657,9 +666,9 @@ def _exact_ridge_path(
                     level=2,
                 )
             if chosen is None or errors.min() < chosen.errors.min():
-                chosen = _Candidate(candidate, U, s2, UtY, errors, leverages, tried, kernel)
-            del U, s2, UtY, leverages
-    candidate, U, s2, UtY, errors, leverages, alphas, kernel = chosen
+                chosen = _Candidate(candidate, U, s2, UtY, errors, leverages, tried, kernel, V)
+            del U, s2, UtY, leverages, V
+    candidate, U, s2, UtY, errors, leverages, alphas, kernel, V = chosen
     best = int(np.argmin(errors))
     if not np.isfinite(errors[best]):
         logger.info(
@@ -679,6 +688,11 @@ def _exact_ridge_path(
         # (Xw Xw^T + alpha I)^-1 Yc without the null directions of Xw Xw^T: Xw^T maps them
         # to zero, but a tiny alpha would magnify their rounding into the coefficients
         inverse = xp.where(s2 > 0, 1.0 / (s2 + alphas[best]), 0.0)
+        if V is not None:  # more samples than features: diag(w) V diag(s / (s^2 + a)) U^T Yc
+            coef = (V @ (UtY * (xp.sqrt(s2) * inverse)[:, None])).T
+            del V
+            return _linear_path(coef, y_mean, x_mean, y_scale, best, errors, alphas, leverage,
+                                residual, candidate)  # fmt: skip
         dual = U @ (UtY * inverse[:, None])
         if root is not None:
             dual = dual * root
@@ -702,6 +716,17 @@ def _exact_ridge_path(
         coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
         if weights is not None:  # Xw^T dual, times w again: the coefficients of X itself
             coef = coef * xp.asarray(weights[candidate] ** 2)
+    return _linear_path(
+        coef, y_mean, x_mean, y_scale, best, errors, alphas, leverage, residual, candidate
+    )
+
+
+def _linear_path(
+    coef, y_mean, x_mean, y_scale, best, errors, alphas, leverage, residual, candidate
+) -> _RidgePath:
+    """The linear model's :class:`_RidgePath` from its coefficients of the scaled targets
+    (``coef``, ``(n_targets, n_features)``): the intercept, and everything in the
+    targets' units."""
     intercept = (y_mean - coef @ x_mean) * y_scale
     coef = coef * y_scale[:, None]
     residual = residual * y_scale
@@ -1181,7 +1206,12 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
     ----------
     alphas : sequence of float, default=None
         Penalties to choose from; ``None`` uses 17 values from 1e-3 to 1e5 (half decades).
-        Standardized features are assumed (as ``LMUClassifier`` provides). Leave-one-out is
+        Standardized features are assumed (as ``LMUClassifier`` provides): with more
+        samples than features the decomposition is the features' Gram matrix's, which
+        resolves directions down to about ``eps * n_features`` times the largest squared
+        singular value, so columns whose scales differ by a factor beyond about 1e6 lose
+        their smallest directions (scikit-learn's SVD of the features keeps them; columns
+        within 1e4 of each other give its predictions to 1e-6). Leave-one-out is
         exact up to 1000 samples or features (``EXACT_LOO_MAX``); with more of both, the
         penalty is chosen (and the probabilities calibrated) by leave-one-out on 1000
         evenly spaced training samples, and the model then solved on all of them at that
