@@ -1,8 +1,8 @@
 """Figures of the Delay Network and of training (needs matplotlib: ``pip install ".[plot]"``).
 
 Every function returns a :class:`matplotlib.figure.Figure` built without ``pyplot`` (so no
-global figure state is touched and any backend, or none, works) and saves it as a PNG when
-given ``path``. In a notebook the returned figure displays itself.
+global figure state is touched and any backend, or none, works) and saves it when given
+``path`` (PNG, or the format of its suffix). In a notebook the returned figure displays itself.
 """
 
 from __future__ import annotations
@@ -83,10 +83,11 @@ def _is_positive_real(value: object) -> bool:
 
 
 def _check_figure_options(
-    figsize: object, dpi: object, default: tuple[float, float] | None = None
+    figsize: object, dpi: object, default: tuple[float, float] | None = None, path: object = None
 ) -> None:
-    """Check the size and resolution before any work is done (``figsize=None``: the
-    ``default`` size, that of one axes where not given)."""
+    """Check the size, the resolution and the ``path`` before any work is done
+    (``figsize=None``: the ``default`` size, that of one axes where not given)."""
+    _check_path(path)
     if figsize is not None:
         if isinstance(figsize, np.ndarray) and figsize.shape == (2,):
             figsize = figsize.tolist()  # (NumPy numbers are numbers too)
@@ -108,6 +109,49 @@ def _check_figure_options(
         raise ValueError(
             f"{size} at dpi={dpi!r} makes an image of {largest * dpi:.3g} pixels a side; "
             f"matplotlib draws fewer than {_MAX_PIXELS} (2**23). Lower dpi or figsize."
+        )
+
+
+def _is_fitted(estimator: object) -> bool:
+    """Whether scikit-learn's ``check_is_fitted`` passes ``estimator``."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(estimator)
+    except (NotFittedError, TypeError):
+        return False
+    return True
+
+
+def _image_format(path: str | os.PathLike) -> str:
+    """The image format of ``path``'s suffix, PNG without one."""
+    suffix = os.path.splitext(os.fspath(path))[1]
+    return suffix[1:].lower() if suffix else "png"
+
+
+def _check_path(path: object) -> None:
+    """A file name whose folder exists and whose suffix names a format matplotlib writes,
+    or a file object (``None``: nothing saved)."""
+    if path is None or hasattr(path, "write"):
+        return
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            "path must be a file name (str or os.PathLike) or a binary file object; got "
+            f"{type(path).__name__} {path!r}."
+        )
+    folder = os.path.dirname(os.fspath(path)) or "."
+    if not os.path.isdir(folder):
+        raise ValueError(f"path {os.fspath(path)!r}: its folder {folder!r} does not exist.")
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:  # (the figure's own step names the missing matplotlib)
+        return
+    supported = FigureCanvasBase.get_supported_filetypes()
+    if _image_format(path) not in supported:
+        raise ValueError(
+            f"path {os.fspath(path)!r}: matplotlib writes no {_image_format(path)!r} images; "
+            f"name it with one of {', '.join('.' + kind for kind in sorted(supported))}."
         )
 
 
@@ -133,7 +177,8 @@ def _new_figure(n_axes: int, figsize: tuple[float, float] | None):
 
 def _finish(figure: Figure, path: str | os.PathLike | None, dpi: int) -> Figure:
     if path is not None:
-        figure.savefig(path, format="png", dpi=dpi)
+        kind = "png" if hasattr(path, "write") else _image_format(path)
+        figure.savefig(path, format=kind, dpi=dpi)
     return figure
 
 
@@ -174,11 +219,12 @@ def plot_legendre_basis(
     n_points : int, default=200
         Points at which the polynomials are evaluated.
     path : str or path-like, optional
-        Save the figure there as a PNG.
+        Save the figure there, in the format its suffix names (PNG without one, and to a
+        file object).
     figsize : (float, float), optional
         Figure size in inches.
     dpi : int, default=100
-        Resolution of the saved PNG.
+        Resolution of the saved image.
 
     Returns
     -------
@@ -226,7 +272,7 @@ def plot_legendre_basis(
                 )
         else:
             steps = _check_count(n_steps, "n_steps", 1)
-    _check_figure_options(figsize, dpi, _default_figsize(len(panels)))
+    _check_figure_options(figsize, dpi, _default_figsize(len(panels)), path)
     # the polynomials' values and the impulse response (and matplotlib's copies of each
     # line), before anything of that size exists
     points = n_points if "polynomials" in panels else 0
@@ -337,7 +383,8 @@ def plot_delay_decoding(
     seed : int or None, default=0
         Seed of the default signal.
     path : str or path-like, optional
-        Save the figure there as a PNG.
+        Save the figure there, in the format its suffix names (PNG without one, and to a
+        file object).
     figsize : (float, float), optional
     dpi : int, default=100
 
@@ -362,7 +409,7 @@ def plot_delay_decoding(
     order, theta = validate_order_theta(order, theta)
     discretizer = _check_discretizer(discretizer)
     delays = _check_delays(delays, theta)
-    _check_figure_options(figsize, dpi, _DECODING_FIGSIZE)
+    _check_figure_options(figsize, dpi, _DECODING_FIGSIZE, path)
     if seed is not None and (
         isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0
     ):
@@ -560,11 +607,12 @@ def plot_learning_curve(
     title : str, optional
         Title of the axes.
     path : str or path-like, optional
-        Save the figure there as a PNG.
+        Save the figure there, in the format its suffix names (PNG without one, and to a
+        file object).
     figsize : (float, float), optional
         Figure size in inches.
     dpi : int, default=100
-        Resolution of the saved PNG.
+        Resolution of the saved image.
 
     Returns
     -------
@@ -578,7 +626,7 @@ def plot_learning_curve(
         If only one of ``X`` and ``y`` is given, a curve is empty or not 1-D, the score
         arrays do not match the training sizes, or ``figsize`` or ``dpi`` is not positive.
     """
-    _check_figure_options(figsize, dpi)
+    _check_figure_options(figsize, dpi, path=path)
     if score_name is None:
         score_name = _default_score_name(estimator_or_curves, scoring)
     if X is not None or y is not None:
@@ -619,17 +667,22 @@ def plot_learning_curve(
 
     curves = _epoch_curves(estimator_or_curves, score_name)
     if curves is None:
+        why = "."
+        if hasattr(estimator_or_curves, "fit"):
+            why = (
+                " fitted without per-epoch losses (a closed-form head): pass X and y to plot "
+                "its learning curve over training sizes."
+            )
+            if not _is_fitted(estimator_or_curves):
+                why = (
+                    " that is not fitted: fit it first (a dense head records per-epoch "
+                    "losses), or pass X and y to plot its learning curve over training sizes."
+                )
         raise TypeError(
             "plot_learning_curve needs a fitted estimator with loss_curve_, a mapping of "
             "per-epoch curves, the (train_sizes, train_scores, test_scores) of "
             "sklearn.model_selection.learning_curve, or an estimator with X and y; got "
-            f"{type(estimator_or_curves).__name__}"
-            + (
-                " fitted without per-epoch losses (a closed-form head): pass X and y to plot "
-                "its learning curve over training sizes."
-                if hasattr(estimator_or_curves, "fit")
-                else "."
-            )
+            f"{type(estimator_or_curves).__name__}{why}"
         )
     left, right = curves
     figure, (ax,) = _new_figure(1, figsize)

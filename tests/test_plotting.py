@@ -382,3 +382,37 @@ def test_figures_refuse_what_they_cannot_draw_naming_it(call, error, match):
 def test_figsize_as_an_array_is_read():
     figure = plotting.plot_legendre_basis(figsize=np.array([4.0, 3.0]))
     np.testing.assert_allclose(figure.get_size_inches(), [4.0, 3.0])
+
+
+def test_a_path_is_saved_in_the_format_its_suffix_names(tmp_path):
+    """PNG bytes went into every file, whatever its name (a .pdf or .svg was PNG data)."""
+    plotting.plot_legendre_basis(3, path=tmp_path / "basis.pdf")
+    assert (tmp_path / "basis.pdf").read_bytes().startswith(b"%PDF")
+    plotting.plot_legendre_basis(3, path=tmp_path / "basis.svg")
+    assert b"<svg" in (tmp_path / "basis.svg").read_bytes()[:400]
+    plotting.plot_legendre_basis(3, path=tmp_path / "basis")  # no suffix: PNG, named as given
+    assert (tmp_path / "basis").read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize(
+    ("path", "error", "match"),
+    [
+        (5, TypeError, "path must be a file name"),
+        ("missing-folder/basis.png", ValueError, "missing-folder' does not exist"),
+        ("basis.weird", ValueError, "matplotlib writes no 'weird' images"),
+    ],
+)
+def test_a_path_that_cannot_be_written_is_refused_before_drawing(path, error, match, tmp_path):
+    """An int met a raw AttributeError, a missing folder a raw FileNotFoundError, after the
+    figure was drawn."""
+    with pytest.raises(error, match=match):
+        plotting.plot_legendre_basis(3, path=path if isinstance(path, int) else tmp_path / path)
+
+
+def test_an_unfitted_estimator_is_named_as_such():
+    """An unfitted estimator was said to be "fitted without per-epoch losses (a
+    closed-form head)", also with a dense head."""
+    from lmu_sk import LMUClassifier
+
+    with pytest.raises(TypeError, match="that is not fitted: fit it first"):
+        plotting.plot_learning_curve(LMUClassifier(head="dense"))

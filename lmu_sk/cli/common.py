@@ -264,10 +264,12 @@ def check_npy_name(output: Path) -> None:
     would receive ``.npy`` bytes. A name without a suffix is taken as given."""
     suffix = output.suffix
     if suffix and suffix.lower() != ".npy":
+        # features.npy.bak: features.npy, not features.npy.npy
+        named = output.with_suffix("" if output.stem.lower().endswith(".npy") else ".npy")
         raise UsageError(
             f"output {output} ends in {suffix}, but {PROGRAM} features writes .npy arrays "
             "(or Zarr stores, names ending in .zarr, or folders of .npy shards, names ending "
-            f"in /); name it {output.with_suffix('.npy')}"
+            f"in /); name it {named}"
         )
 
 

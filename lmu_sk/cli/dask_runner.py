@@ -254,6 +254,12 @@ def _output_kind(name: str) -> str:
     if is_zarr_path(path):
         return "zarr"
     if name.endswith(("/", os.sep)):
+        if path.suffix.lower() == ".npy":  # a folder later runs would take for a file
+            raise UsageError(
+                f"output {name} names a folder of shards ending in .npy, which a later "
+                f"output {path.name} would meet as a folder; name the folder without .npy "
+                f"(e.g. {path.with_suffix('')}/)"
+            )
         return "shards"
     if path.is_dir():
         if path.suffix == ".npy":  # named as a file: a folder of shards there is a surprise
@@ -560,6 +566,7 @@ def _run(args, stderr, input_path, output_path, target, kind, client) -> int:
         where = f" on {args.scheduler}" if args.scheduler else ""
         stderr.write(
             f"{PROGRAM}: wrote {output_path}: {F.dtype} features of shape {F.shape} "
-            f"({n_rows} sequences in {len(F.chunks[0])} blocks{where}, {elapsed:.2f}s)\n"
+            f"({n_rows} sequences in {len(F.chunks[0])} "
+            f"block{'s' if len(F.chunks[0]) != 1 else ''}{where}, {elapsed:.2f}s)\n"
         )
     return 0

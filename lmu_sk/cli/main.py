@@ -121,10 +121,10 @@ class _OneLineErrors(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``lmu-sk`` argument parser."""
+def build_parser(prog: str = PROGRAM) -> argparse.ArgumentParser:
+    """The ``lmu-sk`` argument parser (named ``prog`` in its messages)."""
     parser = _OneLineErrors(
-        prog=PROGRAM,
+        prog=prog,
         description="Legendre Memory Unit Delay Network features for scikit-learn.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -339,8 +339,13 @@ def _fitted_transformer(args: argparse.Namespace, array: np.ndarray):
         sample = np.ascontiguousarray(np.swapaxes(sample, 1, 2))
     bad = ~np.isfinite(sample.reshape(len(sample), -1)).all(axis=1)
     if np.issubdtype(sample.dtype, np.floating) and bad.any():
-        row = int(take[np.flatnonzero(bad)[0]])
-        _check_finite(_read_batch(array, row, row + 1, args.layout), row)
+        first = int(np.flatnonzero(bad)[0])
+        what = "NaN" if np.isnan(sample[first]).any() else "an infinite value"
+        raise UsageError(
+            f"input row {int(take[first])} contains {what} ({int(bad.sum())} bad row(s) "
+            f"among the {len(take)} read to fit; the others are checked as they are "
+            "read); clean or drop them first"
+        )
     try:
         return transformer.fit(sample)
     except ValueError as exc:
@@ -445,13 +450,16 @@ def _warnings_as_lines(stderr: TextIO) -> Iterator[None]:
         yield
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = PROGRAM) -> int:
     """Run the ``lmu-sk`` command line.
 
     Parameters
     ----------
     argv : sequence of str, optional
         Arguments without the program name; defaults to ``sys.argv[1:]``.
+    prog : str, default='lmu-sk'
+        The command's name in its usage and its errors (``python -m lmu_sk`` runs the same
+        command under that name).
 
     Returns
     -------
@@ -459,7 +467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 2 on a usage error, ``128 + signum`` when stopped by SIGINT, SIGTERM or
         SIGHUP (with a one-line message on standard error).
     """
-    parser = build_parser()
+    parser = build_parser(prog)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and argparse's own usage errors
@@ -470,8 +478,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with interruptible(), _warnings_as_lines(sys.stderr):
             return run_features(args, sys.stderr)
     except UsageError as exc:
-        sys.stderr.write(f"{PROGRAM}: error: {exc}\n")
+        sys.stderr.write(f"{prog}: error: {exc}\n")
         return USAGE_ERROR
     except Interrupted as exc:
-        sys.stderr.write(f"{PROGRAM}: {_interrupted_message(exc, args.output)}\n")
+        sys.stderr.write(f"{prog}: {_interrupted_message(exc, args.output)}\n")
         return exc.exit_status

@@ -276,6 +276,31 @@ def test_a_folder_named_as_a_npy_file_is_not_made_a_folder_of_shards(sequences, 
     assert list((tmp_path / "feat.npy").iterdir()) == []
 
 
+def test_a_new_folder_of_shards_named_as_a_npy_file_is_refused(sequences, tmp_path, capsys):
+    """feat.npy/ made a folder of shards named feat.npy, which every later run writing
+    feat.npy then met as a folder."""
+    pytest.importorskip("dask")
+    _, path = sequences
+    assert run("features", "--quiet", "--order", 4, path, f"{tmp_path / 'feat.npy'}/") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "name the folder without .npy" in err
+    assert not (tmp_path / "feat.npy").exists()
+
+
+def test_nan_among_the_rows_read_to_fit_is_counted_among_them(tmp_path, capsys):
+    """NaN in the rows read to fit was reported as "(1 bad row(s) in rows 0-0)": a count
+    of the one row read again, not of the input."""
+    X = np.zeros((70, 10))
+    X[[3, 5]] = np.nan
+    np.save(tmp_path / "x.npy", X)
+    assert (
+        run("features", "--output", "pooled", "--quiet", tmp_path / "x.npy", tmp_path / "o.npy")
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "input row 3 contains NaN (2 bad row(s) among the 64 read to fit" in err
+
+
 def test_warnings_are_one_line_each_in_the_options_terms(sequences, tmp_path, capsys):
     """Python's warnings reached stderr with the package's source file and line, and the
     pooled features' windows gave the same warning once per window."""
@@ -480,6 +505,34 @@ def test_module_entry_point_exit_status(tmp_path):
     )
 
 
+def test_python_dash_m_lmu_sk_is_the_same_command(tmp_path):
+    """The guide says "python -m lmu_sk (or lmu-sk)"; python -m lmu_sk ran the demo only,
+    and refused 'features' with argparse's whole usage block."""
+    path = write_input(tmp_path, "nan")
+    package_root = Path(lmu_sk.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package_root), *sys.path])}
+
+    def module(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "lmu_sk", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            check=False,
+        )
+
+    process = module("features", "--order", "2", "--quiet", path, "o.npy")
+    assert process.returncode == 2
+    assert process.stderr == (
+        "python -m lmu_sk: error: input row 2 contains NaN (1 bad row(s) in rows 0-3); "
+        "clean or drop them first\n"
+    )
+    process = module("--no-such-option")
+    assert process.returncode == 2
+    assert process.stderr.count("\n") == 1 and "python -m lmu_sk --help" in process.stderr
+
+
 # ----------------------------------------------------------------------------------------------
 # The library's defaults, the default models' features, outputs named as other formats
 # ----------------------------------------------------------------------------------------------
@@ -534,6 +587,9 @@ def test_outputs_named_as_other_formats_are_refused(sequences, tmp_path, capsys,
     assert err.count("\n") == 1 and "writes .npy arrays" in err
     assert f"name it {tmp_path / Path(name).stem}.npy" in err
     assert list(tmp_path.iterdir()) == [path]
+    # a .npy name with another suffix after it: the .npy name, not .npy.npy
+    assert run("features", "--order", 4, path, tmp_path / "f.npy.bak") == 2
+    assert f"name it {tmp_path / 'f.npy'}\n" in capsys.readouterr().err
     # a name without a suffix is taken as given
     assert run("features", "--order", 4, "--quiet", path, tmp_path / "features") == 0
     assert np.load(tmp_path / "features").shape == (30, 4)
