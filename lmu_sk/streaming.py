@@ -390,16 +390,18 @@ class _FeatureStream:
             )
         dtype = self.dtype
         largest = float(xp.abs(U).max()) if U.size else 0.0
+        # (no wider dtype to advise where the stream is float64 already)
+        wider = f", {self._wider_dtype}" if dtype.itemsize < 8 else ""
         if U.dtype.kind == "f" and largest > float(np.finfo(dtype).max):
             return ValueError(
                 f"U holds finite values (up to {largest:.3g} in magnitude) beyond the largest "
                 f"{dtype.name} ({np.finfo(dtype).max:.3g}): the stream would overflow "
-                f"{dtype.name}; the stream was left unchanged. Scale the input down, "
-                f"{self._wider_dtype}."
+                f"{dtype.name}; the stream was left unchanged. Scale the input down"
+                f"{wider}."
             )
         return ValueError(
             f"The Delay Network state would overflow {dtype.name} for this input; the "
-            f"stream was left unchanged. Scale the input down, {self._wider_dtype}."
+            f"stream was left unchanged. Scale the input down{wider}."
         )
 
     # ------------------------------------------------------------------ features
@@ -477,9 +479,14 @@ class DNStream(_FeatureStream):
     steps_seen : int
         Steps since creation or the last :meth:`reset`.
     state : dict
-        ``{'dn': (n_streams, n_channels, order), 'steps_seen': int}`` plus ``'mean'``
-        (the running sum of the states) or ``'max'`` (their running maximum) of shape
-        ``(n_streams, n_channels * order)`` for those outputs.
+        ``{'dn': (n_streams, n_channels, order), 'dn_rounding': (n_streams, n_channels,
+        order), 'steps_seen': int}`` plus ``'mean'`` (the running sum of the states) or
+        ``'max'`` (their running maximum) of shape ``(n_streams, n_channels * order)`` for
+        those outputs. ``'dn_rounding'`` is what rounding added to the state, taken back
+        at the next single step (Kahan's compensation, as the batch recurrence carries it:
+        without it, a float32 stream of single steps of a window much longer than the
+        order drifted ``4e-5`` of the scale from the batch over ``1e5`` steps); a state
+        saved without it restores with zeros.
 
     Notes
     -----
@@ -489,7 +496,7 @@ class DNStream(_FeatureStream):
     Threads may share a stream: its methods hold its lock, so calls run one at a time.
     """
 
-    _device_attributes = ("_dn", "_state", "_running")
+    _device_attributes = ("_dn", "_state", "_running", "_rounding")
 
     def __init__(self, features, n_streams: int = 1, return_device_arrays: bool | None = None):
         self._snapshot(features, n_streams, return_device_arrays)
@@ -525,6 +532,8 @@ class DNStream(_FeatureStream):
     def _allocate(self) -> None:
         xp, rows, d = self._xp, self.n_streams * self.n_channels, self.order
         self._state = _filled(xp, (rows, d), 0.0, self._work)
+        # what rounding added to the state, taken back at the next single step (Kahan)
+        self._rounding = _filled(xp, (rows, d), 0.0, self._work)
         self._running = None  # the running sum ('mean') or maximum ('max') of the states
         if self.output == "mean":
             self._running = _filled(xp, (rows, d), 0.0, np.float64)
@@ -543,7 +552,18 @@ class DNStream(_FeatureStream):
         def put_running(a):
             self._running[...] = a.reshape(n * c, d)
 
-        spec = {"dn": ((n, c, d), lambda: self._state.reshape(n, c, d), put_dn, _finite)}
+        def put_rounding(a):
+            self._rounding[...] = a.reshape(n * c, d)
+
+        spec = {
+            "dn": ((n, c, d), lambda: self._state.reshape(n, c, d), put_dn, _finite),
+            "dn_rounding": (
+                (n, c, d),
+                lambda: self._rounding.reshape(n, c, d),
+                put_rounding,
+                _finite,
+            ),
+        }
         if self._running is not None:
             # the running maximum starts at -inf: allowed before the first step
             allowed = _minus_inf_before_first_step if self.output == "max" else _finite
@@ -555,6 +575,12 @@ class DNStream(_FeatureStream):
             )
         return spec
 
+    def _upgraded_state(self, value: dict) -> dict:
+        if "dn" not in value or "dn_rounding" in value:
+            return value
+        # (saved before the rounding was carried: none taken back)
+        return {**value, "dn_rounding": np.zeros(np.shape(value["dn"]))}
+
     # ------------------------------------------------------------------ update
     def _advance(self, U: Array, original: Array) -> None:
         n, k, c = U.shape
@@ -564,12 +590,14 @@ class DNStream(_FeatureStream):
         rows = self._cast(rows, self._work)
         # non-finite results raise below, naming their cause
         with np.errstate(over="ignore", invalid="ignore"):
-            state, running = self._dn.advance(rows, self._state, self._running)
-        if not bool(self._xp.isfinite(state).all()):
+            state, running, rounding = self._dn.advance(
+                rows, self._state, self._running, self._rounding
+            )
+        if not bool(self._xp.isfinite(state).all() & self._xp.isfinite(rounding).all()):
             raise self._non_finite_error(original)
         if self.output == "mean":
             self._check_mean(running, self._steps_seen + k, original)
-        self._state, self._running = state, running
+        self._state, self._running, self._rounding = state, running, rounding
         self._steps_seen += k
 
     def _check_mean(self, total: Array, steps: int, original: Array) -> None:

@@ -289,7 +289,7 @@ def _carried_states(U, output, xp, dtype):
         running = xp.asarray(np.full((n * c, ORDER), -np.inf, dtype))
     ends = []
     for a, b in zip((0, *CUTS[:-1]), CUTS, strict=True):
-        state, running = carried.advance(rows[:, a:b], state, running)
+        state, running, _ = carried.advance(rows[:, a:b], state, running)
         assert state.dtype == dtype and type(state) is type(rows)
         ends.append(to_host(state).reshape(n, c * ORDER))
     if output == "sequence":

@@ -407,6 +407,19 @@ def test_overflow_raises_and_leaves_the_stream_unchanged(output, as_chunk):
     assert_unchanged(stream, before)
 
 
+def test_a_float64_stream_beyond_its_range_is_not_told_to_use_float64():
+    """The advice ended "Scale the input down, or use dtype='float64'" for a stream that
+    computes in float64 already."""
+    X = np.random.default_rng(0).standard_normal((2, 20))
+    stream = LMUFeatures(order=4, output="mean", dtype="float64").fit(X).stream(2)
+    with pytest.raises(ValueError, match=r"would overflow float64.*Scale the input down\.$"):
+        for _ in range(200):  # the running sum passes float64's range
+            stream.update(np.full(2, 1.79e308))
+    float32 = LMUFeatures(order=4, dtype="float32").fit(X).stream(2)
+    with pytest.raises(ValueError, match=r"Scale the input down, or use dtype='float64'\.$"):
+        float32.update(np.full(2, 1e39))
+
+
 @pytest.mark.parametrize("as_chunk", [True, False])
 def test_pooled_overflow_raises_and_leaves_the_stream_unchanged(as_chunk):
     # finite float64 inputs whose running sums (of 'cumsum') would overflow float64: their
@@ -578,6 +591,43 @@ def test_float32_mean_stream_does_not_drift_over_many_single_steps():
     assert np.abs(stream.transform() - reference).max() < 1e-6 * scale
     # against the float32 batch transform (itself ~2e-6 from the reference)
     assert_close(stream.transform(), features.transform(X), "float32")
+
+
+@pytest.mark.parametrize("output", ["final", "max"])
+def test_float32_single_steps_of_a_long_window_carry_their_rounding(output):
+    """A step's increment is about 1/theta of the state: over a window far longer than the
+    steps seen, a float32 state rounded at every single step drifted (3.3e-6 of the scale
+    after these 2e4 steps of a window of 1e6; 4e-5 after 1e5 steps of 1e7), where the
+    batch recurrence carries its rounding (Kahan). The stream now carries it too: 9e-8.
+    Bound: 1e-6, the batch's own distance here (3e-7) with margin."""
+    n_steps = 20_000
+    X = np.random.default_rng(3).standard_normal((2, n_steps))
+    params = dict(order=4, theta=1e6, output=output)
+    features = LMUFeatures(**params, dtype="float32").fit(X)
+    reference = LMUFeatures(**params, dtype="float64", method="recurrence").fit(X).transform(X)
+    stream = features.stream(2)
+    for t in range(n_steps):
+        stream.update(X[:, t])
+    scale = np.abs(reference).max()
+    assert np.abs(stream.transform() - reference).max() < 1e-6 * scale
+    # a checkpoint carries the rounding: restored, the stream goes on identically
+    copy = features.stream(2)
+    copy.state = stream.state
+    for piece in (stream, copy):
+        for t in range(50):
+            piece.update(X[:, t])
+    np.testing.assert_array_equal(copy.transform(), stream.transform())
+
+
+def test_a_state_saved_without_the_carried_rounding_restores_with_zeros():
+    X = np.random.default_rng(0).standard_normal((2, 30))
+    stream = LMUFeatures(order=4, dtype="float32").fit(X).stream(2)
+    stream.update(X[:, :10])
+    older = {k: v for k, v in stream.state.items() if k != "dn_rounding"}
+    restored = LMUFeatures(order=4, dtype="float32").fit(X).stream(2)
+    restored.state = older
+    np.testing.assert_array_equal(restored.state["dn"], stream.state["dn"])
+    np.testing.assert_array_equal(restored.state["dn_rounding"], 0.0)
 
 
 # ------------------------------------------------------------------ pooled features
