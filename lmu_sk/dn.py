@@ -190,6 +190,13 @@ def discrete_system(
 
     A ``ValueError`` where ``theta`` is so small that the continuous system, whose entries
     grow as ``order / theta``, overflows float64 (``theta`` below about ``1e-306``)."""
+    A, B = _finite_continuous_system(order, theta)
+    return discretize(A, B, method=method)
+
+
+def _finite_continuous_system(order: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`continuous_system`, or a ``ValueError`` naming the fix where ``theta`` is so
+    small that it overflows float64."""
     with np.errstate(over="ignore"):  # refused below, with the fix
         A, B = continuous_system(order, theta)
     if not (np.isfinite(A).all() and np.isfinite(B).all()):
@@ -198,7 +205,7 @@ def discrete_system(
             "system (entries up to (2 order - 1) / theta) overflows float64. Use a window of "
             "at least one time step."
         )
-    return discretize(A, B, method=method)
+    return A, B
 
 
 def euler_is_stable(order: int, theta: float) -> bool:
@@ -207,7 +214,7 @@ def euler_is_stable(order: int, theta: float) -> bool:
     Euler is stable when every eigenvalue of ``I + A`` lies inside the unit circle; it fails
     for small ``theta / order`` (order 64 needs ``theta`` of about ``12 * order``).
     """
-    A, _ = continuous_system(order, theta)
+    A, _ = _finite_continuous_system(order, theta)
     radius = np.max(np.abs(np.linalg.eigvals(np.eye(A.shape[0]) + A)))
     return bool(radius <= 1.0 + 1e-12)
 

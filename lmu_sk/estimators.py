@@ -1217,7 +1217,8 @@ class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
         DN states per channel (per window and input for pooled features). ``None`` uses
         ``min(n_steps, 128, 2048 // n_channels)`` for final/mean/max/sequence features
         and, for pooled ones, ``ceil(theta)`` per window between 2 and
-        ``max(2, min(8, 16 // n_channels))``.
+        ``max(2, min(8, 16 // n_channels))``, ``n_channels`` the channels read (with
+        ``channel_sums``, the pair sums too: 2, 3 and 4 channels read 3, 6 and 10).
     theta : float or sequence of float, default=None
         DN window in time steps; ``None`` uses the training sequences' length. Pooled
         features take several windows; ``None`` gives 16 in geometric progression, from
@@ -1549,8 +1550,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 class LMURegressor(VersionedPickleMixin, RegressorMixin, _LMUBase):
     """Legendre Memory Unit regressor: Delay Network features and a ridge or dense head.
 
-    Parameters are those of :class:`LMUClassifier`, with
-    ``feature_output`` in ``{'auto', 'final', 'mean', 'max', 'pooled', 'sequence'}``.
+    Parameters are those of :class:`LMUClassifier` but ``class_weight`` (none here), with
+    ``kernel`` in ``{'linear', 'rbf'}`` (no 'auto') and ``feature_output`` in
+    ``{'auto', 'final', 'mean', 'max', 'pooled', 'sequence'}``.
     As for the classifier, ``head='auto'`` fits the closed-form
     :class:`~lmu_sk.ridge.RidgeHeadRegressor` on pooled features up to 100 000 training
     sequences (a time-series regressor out of the box) and the dense network on final

@@ -411,7 +411,9 @@ class LMUPooledFeatures(SequenceTransformer):
     ----------
     order : int, default=None
         DN states per window and input. ``None`` gives each window ``ceil(theta)`` states,
-        at least 2 and at most ``max(2, min(8, 16 // n_channels))``.
+        at least 2 and at most ``max(2, min(8, 16 // n_channels))``, ``n_channels`` the
+        channels read (with ``channel_sums``, the pair sums too: 2, 3 and 4 channels read
+        3, 6 and 10).
     thetas : float or sequence of float, default=None
         Windows in time steps. ``None`` uses 16 windows in geometric progression from
         1/128 of the longest training sequence to the whole of it (at least one step).

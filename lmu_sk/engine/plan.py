@@ -236,7 +236,12 @@ def choose_route(output: str, method: str, order: int, n_steps: int, itemsize: i
 
 
 # the advice of a route that does not fit max_memory
-_FIX = " or use method='recurrence', which needs almost none"
+def _recurrence_fix(need: int, limit: int) -> str:
+    """The advice to use the recurrence, where its ``need`` per sample fits ``limit``."""
+    if need > limit:  # (a long 'sequence' of several channels: its output rows themselves)
+        return ""
+    needs = "almost none" if need < 1 << 16 else f"{format_bytes(need)} per sample"
+    return f" or use method='recurrence', which needs {needs}"
 
 
 def _constant_bytes(route: str, output: str, order: int, n_steps: int, itemsize: int) -> int:
@@ -414,12 +419,16 @@ def plan_features(
     costs = COSTS[device]
     limit = _gpu_budget(budget, device_budget, costs) if device == "gpu" else budget
     constants = _constant_bytes(route, output, order, n_steps, itemsize)
+    recurrence_need = _working_bytes(
+        "recurrence", output, order, n_steps, n_channels, itemsize, ragged, device
+    )
     if constants > limit:  # the impulse response alone exceeds max_memory
         if method != "auto":
             need, have = format_bytes_apart(constants, limit)
             raise MemoryBudgetError(
                 f"method={method!r} makes the impulse response of {n_steps} steps of order "
-                f"{order} once, {need}, but max_memory allows {have}; raise max_memory{_FIX}."
+                f"{order} once, {need}, but max_memory allows {have}; raise max_memory"
+                f"{_recurrence_fix(recurrence_need, limit)}."
             )
         route, constants = "recurrence", 0  # what 'auto' picks when the constants do not fit
     block = block_steps(order, n_steps, device)
@@ -434,7 +443,7 @@ def plan_features(
             route, output, order, n_steps, n_channels, itemsize, ragged, device
         )
     seconds = n_channels * _route_seconds(route, output, order, n_steps, itemsize, device)
-    fix = "" if route == "recurrence" else _FIX
+    fix = "" if route == "recurrence" else _recurrence_fix(recurrence_need, limit)
     shown = "gemm" if route == "blocked" else route  # the method that asks for the route
     rows = rows_within(
         limit - constants,  # what the chunks of samples may use beside the constants

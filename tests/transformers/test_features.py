@@ -142,6 +142,19 @@ def test_max_memory_bounds_the_impulse_response_too(output):
         LMUFeatures(order=16, output=output, method="gemm", max_memory="1MB").fit_transform(X)
 
 
+def test_the_recurrence_is_advised_only_where_it_fits():
+    """The advice "or use method='recurrence', which needs almost none" came also where
+    the recurrence's own rows (a long 'sequence' of several channels) exceed max_memory."""
+    X = np.random.default_rng(0).standard_normal((2, 40_000, 3))
+    with pytest.raises(MemoryBudgetError, match=r"raise max_memory\.$") as refused:
+        LMUFeatures(order=64, output="sequence", method="fft", max_memory="2MB").fit(X).transform(
+            X
+        )
+    assert "recurrence" not in str(refused.value)
+    with pytest.raises(MemoryBudgetError, match=r"method='recurrence', which needs 960\.0 KB per"):
+        LMUFeatures(order=64, output="mean", method="fft", max_memory="4MB").fit(X).transform(X)
+
+
 @pytest.mark.parametrize("output", ["max"])
 def test_method_auto_takes_the_recurrence_where_no_sample_fits_its_other_routes(output):
     """Where not one sample's working memory of the blocked or FFT route fits beside the
