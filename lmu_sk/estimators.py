@@ -872,6 +872,10 @@ class _LMUBase(BaseEstimator):
     def _as_rows(self, F):
         return F
 
+    def _rows_per_sequence(self) -> int:
+        """The head's rows per training sequence (every step's with per-step features)."""
+        return 1
+
     # ------------------------------------------------------------------ head
     def _window_weights(self, F) -> np.ndarray | None:
         """The ridge head's ``feature_weights``: window decays to choose from on few
@@ -934,6 +938,8 @@ class _LMUBase(BaseEstimator):
                     )
                 )
             head.set_params(**{name: getattr(self, name) for name in _HEAD_PARAMS})
+        # early stopping holds out whole sequences where the rows are their every step
+        head._rows_per_group = self._rows_per_sequence()
         if partial:
             head.partial_fit(F, y, sample_weight=sample_weight, **kwargs)
         else:
@@ -1557,7 +1563,8 @@ class LMURegressor(VersionedPickleMixin, RegressorMixin, _LMUBase):
     :class:`~lmu_sk.ridge.RidgeHeadRegressor` on pooled features up to 100 000 training
     sequences (a time-series regressor out of the box) and the dense network on final
     states beyond; with ``feature_output='sequence'`` it is the dense head. With 'sequence' the
-    head is applied at every time step (time-distributed): ``y`` holds one target per
+    head is applied at every time step (time-distributed; early stopping holds out whole
+    sequences): ``y`` holds one target per
     step, shape ``(n_samples, n_steps)`` or ``(n_samples, n_steps, n_outputs)``, and
     ``predict`` returns the same shape — the setting of forecasting tasks such as
     Mackey-Glass.
@@ -1714,6 +1721,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """Whether the fitted features are every step's ('sequence'): the transformer's
         output, not ``feature_output`` as set since."""
         return getattr(getattr(self, "features_", None), "output", None) == "sequence"
+
+    def _rows_per_sequence(self) -> int:
+        return int(self.features_.n_features_in_) if self._per_step() else 1
 
     def _as_rows(self, F):
         if not self._per_step():

@@ -666,27 +666,38 @@ class _BaseDenseHead(BaseEstimator):
 
         The split is drawn on row indices, so a CuPy ``X`` is split on the device. Sample
         weights are split with the rows: the training part weights the loss, the held-out
-        part the validation score (as scikit-learn's MLP does).
+        part the validation score (as scikit-learn's MLP does). Where a composite's rows
+        are every step of its sequences (``_rows_per_group`` consecutive rows each, which
+        it sets), whole sequences are held out: a step held out beside its sequence's
+        trained neighbours scored the fit to that sequence, not to new ones.
         """
         seed = int(rng.integers(np.iinfo(np.int32).max))
-        rows = np.arange(X.shape[0])
+        group = int(self.__dict__.get("_rows_per_group", 1))
+        units = np.arange(X.shape[0] // group)
+        what = "rows" if group == 1 else f"sequences (of {group} rows each)"
+        if group > 1:
+            split_labels = None
         try:
             train, val = train_test_split(
-                rows, test_size=self.validation_fraction, random_state=seed, stratify=split_labels
+                units, test_size=self.validation_fraction, random_state=seed, stratify=split_labels
             )
         except ValueError:
             # too few members in a class to stratify: a random split; none possible (no
             # training row left): named as the head's parameter, not train_test_split's
             try:
                 train, val = train_test_split(
-                    rows, test_size=self.validation_fraction, random_state=seed
+                    units, test_size=self.validation_fraction, random_state=seed
                 )
             except ValueError as error:
                 raise ValueError(
-                    f"validation_fraction={self.validation_fraction} of {X.shape[0]} rows "
-                    "leaves no row to train on; lower validation_fraction, or pass X_val "
-                    "and y_val."
+                    f"validation_fraction={self.validation_fraction} of {len(units)} {what} "
+                    f"leaves no {'row' if group == 1 else 'sequence'} to train on; lower "
+                    "validation_fraction, or pass X_val and y_val."
                 ) from error
+        if group > 1:  # the rows of the sequences drawn
+            steps = np.arange(group)
+            train = (train[:, None] * group + steps).ravel()
+            val = (val[:, None] * group + steps).ravel()
         if val.shape[0] < 2:
             raise ValueError(
                 "The validation set is too small. Increase 'validation_fraction' or the "

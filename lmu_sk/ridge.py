@@ -555,7 +555,12 @@ def _solve_positive(A, B, xp: ModuleType):
                 return scipy.linalg.solve(A, B, assume_a="pos", check_finite=False)
         except np.linalg.LinAlgError:
             pass
-    return xp.linalg.solve(A, B)
+        return xp.linalg.solve(A, B)
+    # CuPy's solve returns NaN for a singular matrix where NumPy's raises: as NumPy's
+    solution = xp.linalg.solve(A, B)
+    if not bool(xp.isfinite(solution).all()):
+        raise np.linalg.LinAlgError("Singular matrix")
+    return solution
 
 
 def _centered_gram(X, x_mean, root, xp: ModuleType, column_weight=None, gram=None):

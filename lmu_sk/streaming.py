@@ -254,6 +254,8 @@ class _FeatureStream:
                 f"{a.shape}."
             )
         xp = self._xp
+        if xp is np and is_device_array(a):  # a GPU stream's state restored on the CPU
+            a = to_numpy(a)
         a = xp.asarray(a, dtype=self._state_dtype(name))
         ok = xp.isfinite(a)
         if allowed is not None:

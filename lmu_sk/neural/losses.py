@@ -218,6 +218,13 @@ def squared_error(
     return loss, _average_gradient(grad, n, sample_weight, total)
 
 
+#: The losses scikit-learn's MLP reports averaged over the outputs while its gradient is
+#: the summed loss's: ``MLPRegressor``'s squared error. Its ``tol`` compares that value, so
+#: a multi-output model reporting the sum stopped at another epoch (99 against 71 in one
+#: case); the training loop reports it so (``DenseNetwork.loss_and_gradients(...,
+#: reported=True)``), and these functions stay the loss of their own gradient.
+AVERAGED_OVER_OUTPUTS = frozenset({"squared_error"})
+
 LOSSES: dict[str, Callable[..., tuple[Array, Array]]] = {
     "log_loss": log_loss,
     "binary_log_loss": binary_log_loss,

@@ -42,7 +42,7 @@ import numpy as np
 from .._device import to_numpy
 from .activations import ACTIVATIONS, DERIVATIVES, HIDDEN_ACTIVATIONS
 from .initializers import initialize_layer
-from .losses import LOSSES, OUTPUT_ACTIVATION_OF_LOSS
+from .losses import AVERAGED_OVER_OUTPUTS, LOSSES, OUTPUT_ACTIVATION_OF_LOSS
 
 __all__ = ["DenseNetwork", "forward_pass", "forward_rows", "make_device_rng"]
 
@@ -347,6 +347,7 @@ class DenseNetwork:
         input_mask: Array | None = None,
         sample_weight: Array | None = None,
         weight_sum: float | None = None,
+        reported: bool = False,
     ) -> Array:
         """Forward and backward pass of one batch; the gradients land in :attr:`grads`.
 
@@ -379,6 +380,11 @@ class DenseNetwork:
         weight_sum : float, optional
             ``W``, the sum of ``sample_weight``, when the caller knows it (saves a device
             synchronisation); must be positive.
+        reported : bool, default=False
+            Return the loss as scikit-learn's MLP reports it (what ``loss_curve_`` holds and
+            ``tol`` compares): the squared error averaged over the outputs, not summed (see
+            :data:`~lmu_sk.neural.losses.AVERAGED_OVER_OUTPUTS`); the gradients are the
+            same, those of the summed loss, as MLP's.
 
         Returns
         -------
@@ -435,6 +441,8 @@ class DenseNetwork:
         loss, _ = self._loss(
             acts[L], Y, xp, out=deltas[L], sample_weight=sample_weight, weight_sum=weight_sum
         )
+        if reported and self.loss in AVERAGED_OVER_OUTPUTS:
+            loss = loss / Y.shape[1]
 
         # backward; the gradient w.r.t. X itself is never formed
         for i in range(L, 0, -1):

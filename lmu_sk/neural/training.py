@@ -478,6 +478,7 @@ def train_epochs(
                     l2_gradient=False,
                     sample_weight=batch.weights,
                     weight_sum=batch.weight_sum,
+                    reported=True,
                 )
                 if first_loss is None and history.initial_loss is None:
                     first_loss = xp.asarray(batch_loss, dtype=np.float64).copy()
@@ -510,13 +511,21 @@ def train_epochs(
                 "1e19 passes float32's range, beyond 1e154 float64's)."
             )
         if not optimizer.state_finite():
-            wider = "dtype='float64', " if params.dtype == np.float32 else ""
+            wider = " Or use dtype='float64'." if params.dtype == np.float32 else ""
+            penalty = ""
+            if network.alpha:
+                penalty = (
+                    f" An L2 penalty alpha ({network.alpha:g}) far larger than the total "
+                    "sample weight does it too: use a smaller alpha or sample weights nearer "
+                    "1 (their scale matters only against alpha)."
+                )
             raise TrainingDivergedError(
                 f"Training stalled at epoch {history.n_iter}: the optimizer's running "
                 f"moments overflowed {params.dtype} (a gradient beyond the square root of "
-                "its largest number, e.g. an L2 penalty alpha far larger than the total "
-                f"sample weight), so its steps are zero. Use {wider}a smaller alpha or "
-                "sample weights nearer 1 (their scale matters only against alpha)."
+                "its largest number), so its steps are zero. Lower learning_rate_init "
+                f"(currently {optimizer.learning_rate_init:g}), or scale the features (e.g. "
+                "with StandardScaler) or, for regression, the targets."
+                f"{penalty}{wider}"
             )
         if first_loss is not None:
             history.initial_loss = float(first_loss)

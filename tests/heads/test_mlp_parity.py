@@ -131,7 +131,11 @@ def test_scikit_learn_weight_equivalence_check_in_float64(estimator):
 )
 @pytest.mark.parametrize(
     ("Mlp", "loss", "n_outputs"),
-    [(MLPRegressor, "squared_error", 1), (MLPClassifier, "log_loss", 3)],
+    [
+        (MLPRegressor, "squared_error", 1),
+        (MLPRegressor, "squared_error", 3),  # (summed over the outputs, the loss was 3x)
+        (MLPClassifier, "log_loss", 3),
+    ],
 )
 def test_weighted_loss_and_gradient_are_mlps(Mlp, loss, n_outputs):
     """The weighted loss, its L2 term (divided by the total weight) and the gradients are
@@ -145,8 +149,8 @@ def test_weighted_loss_and_gradient_are_mlps(Mlp, loss, n_outputs):
         Y = np.eye(3)[np.arange(9) % 3]
         y_fit = np.arange(9) % 3
     else:
-        Y = rng.standard_normal((9, 1))
-        y_fit = Y[:, 0]
+        Y = rng.standard_normal((9, n_outputs))
+        y_fit = Y[:, 0] if n_outputs == 1 else Y
     mlp = Mlp(hidden_layer_sizes=(5,), activation="tanh", alpha=0.3, max_iter=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -161,7 +165,7 @@ def test_weighted_loss_and_gradient_are_mlps(Mlp, loss, n_outputs):
     theirs, coef_grads, intercept_grads = mlp._backprop(
         X, Y, w, activations, deltas, coef_grads, intercept_grads
     )
-    ours = float(net.loss_and_gradients(X, Y, sample_weight=w))
+    ours = float(net.loss_and_gradients(X, Y, sample_weight=w, reported=True))
     assert ours == pytest.approx(theirs, rel=1e-12)
     for mine, expected in zip(
         net.coef_grads + net.intercept_grads, coef_grads + intercept_grads, strict=True
@@ -504,6 +508,43 @@ def test_nan_in_y_val_of_a_composite_names_y_val():
         LMURegressor(head="dense", early_stopping=True, **SMALL_LMU).fit(
             X, y, X_val=X[:5], y_val=np.r_[np.nan, y[1:5]]
         )
+
+
+@quiet
+def test_a_multi_output_regressor_stops_at_mlps_epoch():
+    """From the same weights the two train alike, but the loss that tol compares was
+    summed over the outputs (MLPRegressor averages it): 99 epochs against 71, predictions
+    0.37 apart. Tolerance: float64 rounding over the epochs (1e-9)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 6))
+    y = X @ rng.standard_normal(6)
+    Y = np.c_[y, y, y, y] * 0.1
+    common = dict(
+        hidden_layer_sizes=(7,), random_state=0, batch_size=50, shuffle=False, tol=1e-3,
+        learning_rate_init=0.01,
+    )  # fmt: skip
+    mlp = MLPRegressor(max_iter=1, **common).fit(X, Y)
+    ours = DenseHeadRegressor(max_iter=1, dtype="float64", **common).fit(X, Y)
+    ours.coefs_ = [a.copy() for a in mlp.coefs_]
+    ours.intercepts_ = [a.copy() for a in mlp.intercepts_]
+    mlp.set_params(warm_start=True, max_iter=3000).fit(X, Y)
+    ours.set_params(warm_start=True, max_iter=3000).fit(X, Y)
+    assert ours.loss_curve_[-1] == pytest.approx(mlp.loss_curve_[-1], rel=1e-6)
+    assert ours.n_iter_ == mlp.n_iter_
+    np.testing.assert_allclose(ours.predict(X), mlp.predict(X), rtol=0, atol=1e-9)
+
+
+@quiet
+def test_overflowed_moments_name_the_learning_rate_not_an_absent_penalty():
+    """A huge learning rate (alpha=0, no weights) was told to use "a smaller alpha or
+    sample weights nearer 1"."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 6))
+    y = X @ rng.standard_normal(6)
+    model = DenseHeadRegressor((8,), alpha=0.0, learning_rate_init=1e6, max_iter=50)
+    with pytest.raises(TrainingDivergedError, match="learning_rate_init") as raised:
+        model.set_params(random_state=0).fit(X, y)
+    assert "alpha" not in str(raised.value)
 
 
 @quiet

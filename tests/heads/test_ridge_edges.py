@@ -207,6 +207,19 @@ def test_a_penalized_gram_matrix_is_solved_by_cholesky_or_else_lu():
     )
 
 
+def test_a_singular_system_on_a_gpu_raises_as_on_the_host():
+    """CuPy's solve returns NaN for a singular matrix where NumPy's raises: the GPU path
+    raised nothing and gave NaN coefficients (the module's solve as CuPy's, here)."""
+    from types import SimpleNamespace
+
+    def nan_solve(A, B):
+        return np.full(np.shape(B), np.nan)
+
+    gpu_like = SimpleNamespace(linalg=SimpleNamespace(solve=nan_solve), isfinite=np.isfinite)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular"):
+        _solve_positive(np.zeros((3, 3)), np.ones((3, 1)), gpu_like)
+
+
 def test_an_ill_conditioned_solve_on_every_row_warns_of_nothing():
     """The solve at the chosen penalty on every row (beyond EXACT_LOO_MAX samples and
     features) of rank-deficient features and a tiny penalty: a fit, without the

@@ -218,3 +218,39 @@ def test_a_y_val_without_one_row_per_sequence_is_named(y_val):
     params = dict(head="dense", early_stopping=True, max_iter=3, random_state=0)
     with pytest.raises(ValueError, match="y_val must hold one target"):
         LMURegressor(**params).fit(X, y, X_val=X[:2], y_val=y_val)
+
+
+def test_early_stopping_of_per_step_targets_holds_out_whole_sequences(monkeypatch):
+    """With feature_output='sequence' the head's rows are every step of every sequence,
+    and early stopping held out random steps: their neighbours in the same sequences were
+    trained on, so the score measured the fit to those sequences, not to new ones."""
+    from lmu_sk.head import DenseHeadRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 15))
+    Y = np.cumsum(X, axis=1) * 0.3
+    held_out = []
+    split = DenseHeadRegressor._validation_split
+
+    def recording(self, *args, **kwargs):
+        parts = split(self, *args, **kwargs)
+        held_out.append(parts[2].shape[0])
+        return parts
+
+    monkeypatch.setattr(DenseHeadRegressor, "_validation_split", recording)
+    model = LMURegressor(
+        order=4, feature_output="sequence", head="dense", early_stopping=True,
+        validation_fraction=0.2, max_iter=3, random_state=0,
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, Y)
+    assert held_out == [4 * 15]  # 4 of the 20 sequences, every step of each
+    # the rows drawn are whole sequences: the held-out rows' sequence indices
+    head = DenseHeadRegressor(validation_fraction=0.2)
+    head._rows_per_group = 15
+    rows = np.arange(300, dtype=float)[:, None]
+    _, _, X_val, _, _, _ = head._validation_split(rows, rows, None, np.random.default_rng(1))
+    sequences = X_val[:, 0].astype(int) // 15
+    assert len(np.unique(sequences)) == 4
+    assert all((sequences == s).sum() == 15 for s in np.unique(sequences))

@@ -560,6 +560,25 @@ def test_device_input_moves_a_cpu_stream_to_the_device(fake_gpu):
 
 
 @pytest.mark.gpu
+def test_a_gpu_streams_state_restores_into_a_cpu_stream(fake_gpu):
+    """A GPU stream's state (CuPy arrays) given to a CPU stream met np.asarray of CuPy
+    arrays, which real CuPy refuses: the arrays are copied to the host first."""
+    from fake_cupy import FakeDeviceArray, records_transfers
+
+    X = np.random.default_rng(3).standard_normal((2, 8))
+    gpu = LMUFeatures(order=3, dtype="float64", device="gpu").fit(X).stream(2)
+    gpu.update(X[:, :5])
+    state = gpu.state
+    assert type(state["dn"]) is fake_gpu.ndarray
+    cpu = LMUFeatures(order=3, dtype="float64", device="cpu").fit(X).stream(2)
+    FakeDeviceArray.transfers.clear()
+    cpu.state = state
+    assert type(cpu.state["dn"]) is np.ndarray
+    assert len(FakeDeviceArray.transfers) == 2 or not records_transfers(fake_gpu)
+    assert_close(cpu.update(X[:, 5:]).transform(), gpu.update(X[:, 5:]).transform(), "float64")
+
+
+@pytest.mark.gpu
 def test_feature_stream_pickled_on_a_gpu_loads_without_one(fake_gpu, monkeypatch):
     from fake_cupy import uninstall
 
