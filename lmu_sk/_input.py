@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, MappingView
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 import scipy.sparse
@@ -27,6 +28,7 @@ __all__ = [
     "is_device_array",
     "is_ragged",
     "largest_magnitude",
+    "object_as_float",
     "refuse_unreadable",
 ]
 
@@ -463,10 +465,11 @@ def refuse_unreadable(X) -> None:
             f"X is an iterator ({type(X).__name__}), which can be read once only; pass "
             "list(X) or an array."
         )
-    if isinstance(X, (dict, set, frozenset)) and not scipy.sparse.issparse(X):  # (dok_matrix)
+    if isinstance(X, (Mapping, AbstractSet, MappingView)) and not scipy.sparse.issparse(X):
+        # (a dok_matrix is a dict too: refused as sparse by the checks below)
         raise TypeError(
-            f"X is a {type(X).__name__}; pass the sequences as an array or a list of "
-            "arrays, in the order of their labels."
+            f"X is of type {type(X).__name__}, a mapping, set or view of one; pass the "
+            "sequences as an array or a list of arrays, in the order of their labels."
         )
     if isinstance(X, np.ma.MaskedArray) and np.ma.count_masked(X):
         raise ValueError(
@@ -504,7 +507,7 @@ def _is_missing(value) -> bool:
     return value is None or type(value).__name__ in ("NAType", "NaTType")
 
 
-def _object_as_float(X: np.ndarray) -> np.ndarray:
+def object_as_float(X: np.ndarray, name: str = "X") -> np.ndarray:
     """An object array of numbers as float64, its missing values (``None``, ``pd.NA``)
     NaN, so that the messages of missing values apply; otherwise an error naming the first
     value that is not a real number and the fix."""
@@ -512,13 +515,20 @@ def _object_as_float(X: np.ndarray) -> np.ndarray:
         return X.astype(np.float64)
     except (TypeError, ValueError):
         pass
-    out = np.empty(X.shape, dtype=np.float64)
-    flat = out.reshape(-1)
+    missing = np.frompyfunc(_is_missing, 1, 1)(X).astype(bool)
+    if missing.any():
+        filled = X.copy()
+        filled[missing] = np.nan
+        try:
+            return filled.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    # the first value that is not a number, named with its place
     for position, value in enumerate(X.flat):
-        where = f"X[{', '.join(map(str, np.unravel_index(position, X.shape)))}]"
         if _is_missing(value):
-            flat[position] = np.nan
-        elif isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+            continue
+        where = f"{name}[{', '.join(map(str, np.unravel_index(position, X.shape)))}]"
+        if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
             raise _complex_error(f"{where} is {value!r}")
         elif np.ndim(value) > 0:
             raise ValueError(
@@ -527,16 +537,15 @@ def _object_as_float(X: np.ndarray) -> np.ndarray:
                 "sequences, each an array (n_steps,) or (n_steps, n_channels), or one array "
                 "(n_samples, n_steps, n_channels) (np.stack)."
             )
-        else:
-            try:
-                flat[position] = float(value)
-            except (TypeError, ValueError):
-                raise TypeError(
-                    f"{where} is {type(value).__name__} {value!r:.40}, not a number (a float() "
-                    "argument must be a string or a real number); lmu_sk's estimators take "
-                    "real numbers."
-                ) from None
-    return out
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{where} is {type(value).__name__} {value!r:.40}, not a number (a float() "
+                "argument must be a string or a real number); lmu_sk's estimators take "
+                "real numbers."
+            ) from None
+    return X.astype(np.float64)  # (what no single value shows: NumPy's own error)
 
 
 def _shape_of(value) -> str:
@@ -557,7 +566,9 @@ def _with_missing_as_nan(X):
     nullable = [
         dtype
         for dtype in dtypes
-        if not isinstance(dtype, np.dtype) and getattr(dtype, "kind", "O") in "biuf"
+        if not isinstance(dtype, np.dtype)
+        and getattr(dtype, "kind", "O") in "biuf"
+        and type(dtype).__name__ != "SparseDtype"  # (sparse frames are refused as sparse)
     ]
     if not nullable or any(isinstance(dtype, np.dtype) and dtype.kind == "O" for dtype in dtypes):
         return X
@@ -587,7 +598,7 @@ def _validate_array(
         X = np.asarray(X)  # a DataFrame with a column of objects
         _refuse_text(X)
     if isinstance(X, np.ndarray) and X.dtype.kind == "O":
-        X = _object_as_float(X)
+        X = object_as_float(X)
     X = check_array(
         X,
         dtype=_FLOAT_DTYPES,
@@ -904,7 +915,10 @@ def _channels_last_match(X, n_channels: int) -> bool:
     if shape is not None:
         return len(shape) == 3 and shape[2] == n_channels
     if isinstance(X, (list, tuple)) and X:
-        return all(np.ndim(seq) == 2 and np.shape(seq)[1] == n_channels for seq in X)
+        try:
+            return all(np.ndim(seq) == 2 and np.shape(seq)[1] == n_channels for seq in X)
+        except ValueError:  # a sequence itself ragged: as_sequences names it
+            return False
     return False
 
 

@@ -1019,6 +1019,7 @@ class _LMUBase(BaseEstimator):
                 "held out to stop on. Use fit to stop early, or "
                 "set_params(early_stopping=False) to train by partial_fit."
             )
+        refuse_unreadable(X)  # (an iterator, a dict: before anything counts its rows)
         first = not hasattr(self, "head_")
         X = self._layout(X, reset=first)
         check_step_names(self, X, reset=first)

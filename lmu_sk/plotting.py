@@ -2,7 +2,8 @@
 
 Every function returns a :class:`matplotlib.figure.Figure` built without ``pyplot`` (so no
 global figure state is touched and any backend, or none, works) and saves it when given
-``path`` (PNG, or the format of its suffix). In a notebook the returned figure displays itself.
+``path`` (in the format its suffix names, else PNG). In a notebook the returned figure
+displays itself.
 """
 
 from __future__ import annotations
@@ -124,35 +125,28 @@ def _is_fitted(estimator: object) -> bool:
     return True
 
 
-def _image_format(path: str | os.PathLike) -> str:
-    """The image format of ``path``'s suffix, PNG without one."""
-    suffix = os.path.splitext(os.fspath(path))[1]
-    return suffix[1:].lower() if suffix else "png"
+def _image_format(path: str | bytes | os.PathLike) -> str:
+    """The image format of ``path``'s suffix where matplotlib writes it (``.pdf``,
+    ``.svg``, ...), else PNG (no suffix, or a dot in a name such as ``run.v2``)."""
+    suffix = os.path.splitext(os.fsdecode(path))[1][1:].lower()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return suffix if suffix in FigureCanvasBase.get_supported_filetypes() else "png"
 
 
 def _check_path(path: object) -> None:
-    """A file name whose folder exists and whose suffix names a format matplotlib writes,
-    or a file object (``None``: nothing saved)."""
+    """A file name (str, bytes or os.PathLike) whose folder exists, or a file object
+    (``None``: nothing saved)."""
     if path is None or hasattr(path, "write"):
         return
-    if not isinstance(path, (str, os.PathLike)):
+    if not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(
-            "path must be a file name (str or os.PathLike) or a binary file object; got "
-            f"{type(path).__name__} {path!r}."
+            "path must be a file name (str, bytes or os.PathLike) or a binary file object; "
+            f"got {type(path).__name__} {path!r}."
         )
-    folder = os.path.dirname(os.fspath(path)) or "."
+    folder = os.path.dirname(os.fsdecode(path)) or "."
     if not os.path.isdir(folder):
-        raise ValueError(f"path {os.fspath(path)!r}: its folder {folder!r} does not exist.")
-    try:
-        from matplotlib.backend_bases import FigureCanvasBase
-    except ImportError:  # (the figure's own step names the missing matplotlib)
-        return
-    supported = FigureCanvasBase.get_supported_filetypes()
-    if _image_format(path) not in supported:
-        raise ValueError(
-            f"path {os.fspath(path)!r}: matplotlib writes no {_image_format(path)!r} images; "
-            f"name it with one of {', '.join('.' + kind for kind in sorted(supported))}."
-        )
+        raise ValueError(f"path {os.fsdecode(path)!r}: its folder {folder!r} does not exist.")
 
 
 def _default_figsize(n_axes: int) -> tuple[float, float]:
@@ -219,8 +213,8 @@ def plot_legendre_basis(
     n_points : int, default=200
         Points at which the polynomials are evaluated.
     path : str or path-like, optional
-        Save the figure there, in the format its suffix names (PNG without one, and to a
-        file object).
+        Save the figure there, in the format its suffix names where matplotlib writes
+        it (``.pdf``, ``.svg``, ...), else (and to a file object) as a PNG.
     figsize : (float, float), optional
         Figure size in inches.
     dpi : int, default=100
@@ -383,8 +377,8 @@ def plot_delay_decoding(
     seed : int or None, default=0
         Seed of the default signal.
     path : str or path-like, optional
-        Save the figure there, in the format its suffix names (PNG without one, and to a
-        file object).
+        Save the figure there, in the format its suffix names where matplotlib writes
+        it (``.pdf``, ``.svg``, ...), else (and to a file object) as a PNG.
     figsize : (float, float), optional
     dpi : int, default=100
 
@@ -607,8 +601,8 @@ def plot_learning_curve(
     title : str, optional
         Title of the axes.
     path : str or path-like, optional
-        Save the figure there, in the format its suffix names (PNG without one, and to a
-        file object).
+        Save the figure there, in the format its suffix names where matplotlib writes
+        it (``.pdf``, ``.svg``, ...), else (and to a file object) as a PNG.
     figsize : (float, float), optional
         Figure size in inches.
     dpi : int, default=100

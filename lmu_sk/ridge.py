@@ -559,7 +559,7 @@ def _solve_positive(A, B, xp: ModuleType):
     # CuPy's solve returns NaN for a singular matrix where NumPy's raises: as NumPy's
     solution = xp.linalg.solve(A, B)
     if not bool(xp.isfinite(solution).all()):
-        raise np.linalg.LinAlgError("Singular matrix")
+        raise np.linalg.LinAlgError("Singular matrix, or a solution beyond float64's range")
     return solution
 
 

@@ -41,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._decisions import Decisions
 from ._device import array_module_of, get_array_module, portable_device, to_numpy
-from ._input import WIDER_DTYPE, check_dtype_param, is_device_array
+from ._input import WIDER_DTYPE, check_dtype_param, is_device_array, object_as_float
 from ._memory import check_fits
 from .engine.pooling import FLOAT32_MAX, PooledSpec, checked_window_arrays, state_gain
 from .engine.stream import CARRIED_SUMS, CarriedDN, CarriedPooledFeatures
@@ -291,7 +291,12 @@ class _FeatureStream:
             For a wrong shape, non-numeric data, NaN or infinity, or values or features
             that would overflow the dtype; the stream is then left as it was.
         """
-        if type(U) is np.ndarray and U.shape == self._step_shape and self._xp is np:
+        if (
+            type(U) is np.ndarray
+            and U.shape == self._step_shape
+            and self._xp is np
+            and U.dtype.kind != "O"
+        ):
             # the common case first: one step of a NumPy stream
             if U.dtype.kind not in "biuf":
                 raise TypeError(f"U must hold real numbers; got an array of dtype {U.dtype}.")
@@ -311,9 +316,14 @@ class _FeatureStream:
         xp = self._xp
         if not isinstance(U, xp.ndarray):
             try:
-                U = xp.asarray(np.asarray(U))
+                U = np.asarray(U)
             except ValueError:  # rows of different lengths or shapes
                 raise self._shape_error("ragged", n_streams) from None
+            if U.dtype.kind == "O":  # numbers as objects, read as the batch reads them
+                U = object_as_float(U, "U")
+            U = xp.asarray(U)
+        elif U.dtype.kind == "O":
+            U = object_as_float(U, "U")
         if U.dtype.kind not in "biuf":
             raise TypeError(f"U must hold real numbers; got an array of dtype {U.dtype}.")
         n, c = n_streams or self.n_streams, self.n_channels

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import os
 import types
 import warnings
 
@@ -392,6 +393,9 @@ def test_a_path_is_saved_in_the_format_its_suffix_names(tmp_path):
     assert b"<svg" in (tmp_path / "basis.svg").read_bytes()[:400]
     plotting.plot_legendre_basis(3, path=tmp_path / "basis")  # no suffix: PNG, named as given
     assert (tmp_path / "basis").read_bytes().startswith(b"\x89PNG")
+    # a dot in a name, not an image format's suffix: PNG, as before
+    plotting.plot_legendre_basis(3, path=os.fsencode(tmp_path / "run.v2"))
+    assert (tmp_path / "run.v2").read_bytes().startswith(b"\x89PNG")
 
 
 @pytest.mark.parametrize(
@@ -399,7 +403,6 @@ def test_a_path_is_saved_in_the_format_its_suffix_names(tmp_path):
     [
         (5, TypeError, "path must be a file name"),
         ("missing-folder/basis.png", ValueError, "missing-folder' does not exist"),
-        ("basis.weird", ValueError, "matplotlib writes no 'weird' images"),
     ],
 )
 def test_a_path_that_cannot_be_written_is_refused_before_drawing(path, error, match, tmp_path):

@@ -254,7 +254,7 @@ def _output_kind(name: str) -> str:
     if is_zarr_path(path):
         return "zarr"
     if name.endswith(("/", os.sep)):
-        if path.suffix.lower() == ".npy":  # a folder later runs would take for a file
+        if path.suffix.lower() == ".npy" and not path.exists():  # (a new one)
             raise UsageError(
                 f"output {name} names a folder of shards ending in .npy, which a later "
                 f"output {path.name} would meet as a folder; name the folder without .npy "

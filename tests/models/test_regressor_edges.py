@@ -232,8 +232,9 @@ def test_early_stopping_of_per_step_targets_holds_out_whole_sequences(monkeypatc
     held_out = []
     split = DenseHeadRegressor._validation_split
 
-    def recording(self, *args, **kwargs):
-        parts = split(self, *args, **kwargs)
+    def recording(self, X, *args, **kwargs):
+        assert self._rows_per_group == 15  # the composite's rows: every step of a sequence
+        parts = split(self, X, *args, **kwargs)
         held_out.append(parts[2].shape[0])
         return parts
 

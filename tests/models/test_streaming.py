@@ -356,6 +356,7 @@ def assert_unchanged(stream, before):
         (np.zeros((3, 2, 2, 1)), ValueError, "does not fit"),
         (np.array([["a", "b"]] * 3), TypeError, "real numbers"),
         ([[1.0, 2.0], [1.0], [1.0, 2.0]], ValueError, "a list of rows of different shapes"),
+        (np.array([[1.0, {}]] * 3, dtype=object), TypeError, r"U\[0, 1\] is dict"),
         ([[[1.0, 2.0]] * 2, [[1.0, 2.0]], [[1.0, 2.0]] * 2], ValueError, "different shapes"),
         ("nan", ValueError, "NaN or infinity; the stream was left unchanged"),
         ("nan chunk", ValueError, "NaN or infinity; the stream was left unchanged"),
@@ -636,6 +637,15 @@ def test_float32_single_steps_of_a_long_window_carry_their_rounding(output):
         for t in range(50):
             piece.update(X[:, t])
     np.testing.assert_array_equal(copy.transform(), stream.transform())
+
+
+def test_an_object_array_of_numbers_updates_as_the_batch_reads_it():
+    """fit reads an object array of numbers; a stream's update refused it (dtype object)."""
+    X = np.random.default_rng(0).standard_normal((2, 30))
+    features = LMUFeatures(order=4, dtype="float64").fit(X)
+    stream = features.stream(2).update(X[:, :10].astype(object))
+    stream.update(X[:, 10:].astype(object))
+    assert_close(stream.transform(), features.transform(X), "float64")
 
 
 def test_a_state_saved_without_the_carried_rounding_restores_with_zeros():

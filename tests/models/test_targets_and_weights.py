@@ -88,8 +88,11 @@ def test_an_iterator_or_a_dict_as_x_is_refused_naming_the_fix(make):
     target = y if make is LMURegressor else (y > 0).astype(int)
     with pytest.raises(TypeError, match=r"iterator \(generator\).*list\(X\)"):
         make(order=4).fit((row for row in X), target)
-    with pytest.raises(TypeError, match="X is a dict"):
+    with pytest.raises(TypeError, match="X is of type dict"):
         make(order=4).fit(dict(enumerate(X)), target)
+    extra = {"classes": [0, 1]} if make is LMUClassifier else {}
+    with pytest.raises(TypeError, match=r"iterator \(generator\).*list\(X\)"):
+        make(order=4, head="dense").partial_fit((row for row in X), target, **extra)
 
 
 def test_partial_fit_refuses_a_feature_output_set_since_the_first_call():

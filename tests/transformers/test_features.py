@@ -544,8 +544,9 @@ def _object_column_of(sequence, n: int) -> np.ndarray:
         (np.zeros((2, 5), dtype="datetime64[D]"), ValueError, "dates or times"),
         (np.ones((2, 5)) + 1j, ValueError, r"complex numbers .*X\.real, X\.imag"),
         ([np.ones(5) + 1j, np.ones(4) + 0j], ValueError, "complex numbers"),
-        ({"a": np.ones(5)}, TypeError, "X is a dict; pass the sequences as an array"),
-        ({1.0, 2.0}, TypeError, "X is a set"),
+        ({"a": np.ones(5)}, TypeError, "X is of type dict, a mapping, set or view of one"),
+        ({1.0, 2.0}, TypeError, "X is of type set"),
+        ({"a": np.ones(5)}.values(), TypeError, "X is of type dict_values"),
         (np.zeros(3, dtype=[("a", float), ("b", float)]), TypeError, "structured_to_unstr"),
         ([[[1.0, 2.0], 3.0], [[1.0], 2.0]], ValueError, r"X\[0\] is not an array of numbers"),
         ([np.ones(5), [[1.0, 2.0], 3.0]], ValueError, r"X\[1\] is not an array of numbers"),
@@ -560,6 +561,23 @@ def test_inputs_numpy_would_misread_are_refused_naming_the_fix(X, error, message
     silently; None, a string, a generator and complex numbers met NumPy's or
     scikit-learn's raw messages (the last with a dump of the whole array)."""
     with pytest.raises(error, match=message):
+        LMUFeatures(order=3).fit(X)
+
+
+def test_a_ragged_sequence_after_fit_is_named_as_in_fit():
+    """transform (and a model's predict) of a sequence itself ragged met NumPy's raw error
+    in the channels-last check that runs once a model is fitted."""
+    X = np.random.default_rng(0).standard_normal((4, 8))
+    features = LMUFeatures(order=3).fit(X)
+    with pytest.raises(ValueError, match=r"X\[0\] is not an array of numbers"):
+        features.transform([[[1.0, 2.0], 3.0], *map(list, X[1:])])
+
+
+def test_a_sparse_pandas_frame_is_refused_as_sparse():
+    """Read as a nullable frame, a sparse DataFrame was made dense silently."""
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(np.eye(4)).astype(pd.SparseDtype(float, 0.0))
+    with pytest.raises(TypeError, match="Sparse data"):
         LMUFeatures(order=3).fit(X)
 
 
