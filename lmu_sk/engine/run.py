@@ -73,29 +73,31 @@ FFT_FLOAT32_MAX_RANGE = 1e3
 _TYPICAL_STEPS = 64
 
 
-def _fft_float32_fits(source: _Source, plan, xp: ModuleType) -> bool:
-    """Whether the FFT route computes the float32 features of ``source`` about as
-    accurately as the blocked products: every series' largest value within
-    ``FFT_FLOAT32_MAX_RANGE`` times its own median magnitude, and small enough that the
-    transforms' sums (up to ``n_fft**2`` times it) stay within float32. Always for
-    float64.
+def _fft_fits(source: _Source, plan, xp: ModuleType) -> bool:
+    """Whether the FFT route computes the features of ``source`` about as accurately as
+    the blocked products: every series' largest value small enough that the transforms'
+    sums (up to ``n_fft**2`` times it) stay within the dtype (float64 too: an input near
+    1e306 overflowed the FFT where the blocked products compute it), and in float32 within
+    ``FFT_FLOAT32_MAX_RANGE`` times its own median magnitude.
 
     Series by series (each channel of each sample, over its own steps), so that the
     route, and a row's features, do not depend on the rows beside it: over the whole
     input, a spiky row among ordinary ones passed (their median) and lost 3e-4 of its
     states' scale to the FFT, where alone it took the blocked products (7e-7).
     """
-    if source.dtype != np.float32:
-        return True
     on = xp if source.on_device else np  # the input's module (host input for a GPU too)
     if source.is_list:
         parts = [(u[None], None) for u in source.U if u.size]
     else:
         parts = [(source.U, source.lengths)] if source.U.size else []
-    limit = float(np.finfo(np.float32).max) / 16 / float(plan.n_fft) ** 2
+    limit = float(np.finfo(source.dtype).max) / 16 / float(plan.n_fft) ** 2
     for U, lengths in parts:  # (n, n_steps, n_channels), own lengths or None
         # (padded zeros raise no maximum)
         largest = on.maximum(U.max(axis=1), -U.min(axis=1))
+        if float(largest.max()) >= limit:
+            return False
+        if source.dtype != np.float32:
+            continue
         stride = max(1, U.shape[1] // _TYPICAL_STEPS)
         sample = on.abs(U[:, ::stride])
         if lengths is not None and int(lengths.min()) < U.shape[1]:
@@ -104,8 +106,6 @@ def _fft_float32_fits(source: _Source, plan, xp: ModuleType) -> bool:
             typical = on.nanmedian(on.where(own[:, :, None], sample, on.nan), axis=1)
         else:
             typical = on.median(sample, axis=1)
-        if float(largest.max()) >= limit:
-            return False
         if not bool((largest <= FFT_FLOAT32_MAX_RANGE * typical).all()):
             return False
     return True
@@ -604,7 +604,7 @@ def features(
         )
 
     plan = planned(method)
-    if method == "auto" and plan.route == "fft" and not _fft_float32_fits(source, plan, xp):
+    if method == "auto" and plan.route == "fft" and not _fft_fits(source, plan, xp):
         plan = planned("gemm")
     logger.debug(
         "Delay Network features of %d sample(s) x %d step(s) x %d channel(s), order %d, "

@@ -456,7 +456,17 @@ def test_auto_leaves_the_float32_fft_route_where_its_rounding_would_show():
         np.testing.assert_allclose(got[:, 400:], expected[:, 400:], rtol=0, atol=1e-5 * late)
     ordinary = run._Source(rng.standard_normal((2, 784, 1)).astype(np.float32))
     route = plan.plan_features(2, 784, 1, 468, "sequence", "auto", 4, "cpu", 1 << 30)
-    assert route.route == "fft" and run._fft_float32_fits(ordinary, route, np)
+    assert route.route == "fft" and run._fft_fits(ordinary, route, np)
+
+
+def test_float64_input_near_its_largest_takes_the_blocked_products():
+    """method='auto' took the FFT for float64 input near 1e306, whose transforms' sums
+    overflow, and refused it; the blocked products compute it (the same states)."""
+    X = np.random.default_rng(0).standard_normal((2, 784)) * 1e306
+    params = dict(order=512, theta=784, output="sequence", dtype="float64")
+    auto = LMUFeatures(**params).fit_transform(X)
+    gemm = LMUFeatures(**params, method="gemm").fit_transform(X)
+    np.testing.assert_array_equal(auto, gemm)
 
 
 def test_a_float32_rows_features_do_not_depend_on_the_rows_beside_it():
@@ -514,10 +524,10 @@ def test_the_fft_check_reads_host_input_and_lists_for_a_gpu(monkeypatch):
             def __getattr__(self, name):
                 raise AssertionError(f"the device's module read host input ({name})")
 
-        assert run._fft_float32_fits(run._Source(host), route, DeviceOnly())
-        assert run._fft_float32_fits(run._Source(list(host)), route, DeviceOnly())
-        assert not run._fft_float32_fits(run._Source(spiked), route, DeviceOnly())
-        assert run._fft_float32_fits(run._Source(fake.asarray(host)), route, fake)
+        assert run._fft_fits(run._Source(host), route, DeviceOnly())
+        assert run._fft_fits(run._Source(list(host)), route, DeviceOnly())
+        assert not run._fft_fits(run._Source(spiked), route, DeviceOnly())
+        assert run._fft_fits(run._Source(fake.asarray(host)), route, fake)
     finally:
         clear_caches()
 
