@@ -45,7 +45,15 @@ from ..kernels import cpu, cuda
 from ..kernels._jit import numba_cuda
 from . import algebra, constants, pooling
 from .host_copy import copy_rows
-from .plan import Plan, block_steps, plan_features, plan_pooled, plan_sampled_states
+from .plan import (
+    Plan,
+    block_steps,
+    kernel_threads,
+    plan_features,
+    plan_pooled,
+    plan_sampled_states,
+    pooled_update_seconds,
+)
 from .pooling import PooledSpec
 
 __all__ = ["PooledSpec", "features", "pooled_features", "sampled_states"]
@@ -725,9 +733,13 @@ def _pooled_chunk(x, lengths, target, plan: Plan, spec: PooledSpec, fitted, xp, 
             inputs = np.asarray(window.inputs, dtype=np.int64)
             # other rows: the window's float64 features, then cast into them
             rows, at = (out, offsets[w]) if direct else (np.empty((N, part.shape[1])), 0)
+            # one thread where the others would wake for less than they save (one series)
+            updates = int(n.sum()) * n_in
+            seconds = updates * pooled_update_seconds(d, spec.n_biases, plan.route, "cpu")
             cpu.pooled_features(
                 u, n, A_T, Bbar, biases[w], scales[w], rows, columns, at,
                 at + n_state if compete else None, with_moments=with_moments, inputs=inputs,
+                threads=kernel_threads(seconds),
             )  # fmt: skip
             if not direct:
                 # float64 pools beyond float32 become inf: the caller reports them
