@@ -16,7 +16,7 @@ import numpy as np
 import scipy.stats
 from sklearn.utils.multiclass import type_of_target
 
-__all__ = ["FAMILY_LEVEL", "channel_scores", "choose_channels", "f_statistics"]
+__all__ = ["FAMILY_LEVEL", "channel_scores", "choose_channels", "f_statistics", "unscreenable"]
 
 # the chance that some pure-noise channel is kept, over all the features screened
 FAMILY_LEVEL = 0.01
@@ -96,6 +96,34 @@ def f_statistics(
     # a column that separates the classes exactly (no spread within them) scores inf
     stat[exact & (between > 0)] = np.inf
     return stat, df_between, df_within
+
+
+def unscreenable(y: np.ndarray, continuous: bool | None = None) -> str | None:
+    """Why the target ``y`` (one column, or several) cannot tell channels apart, or
+    ``None`` where it can: a constant target, one class, or as many classes as samples
+    (no spread within a class to compare with). ``continuous`` as for
+    :func:`f_statistics`."""
+    y = np.asarray(y)
+    outputs = [y] if y.ndim == 1 else [y[:, j] for j in range(y.shape[1])]
+    reasons = []
+    for target in outputs:
+        read_continuous = continuous
+        if read_continuous is None:
+            read_continuous = type_of_target(target) == "continuous" or _unique_numbers(target)
+        if read_continuous:
+            t = np.asarray(target, dtype=np.float64)
+            reasons.append("is constant" if t.size and np.ptp(t) == 0 else None)
+            continue
+        k = len(np.unique(target))
+        if k < 2:
+            reasons.append("has one class")
+        elif k == len(target):
+            reasons.append("gives every sequence a class of its own")
+        else:
+            reasons.append(None)
+    if any(reason is None for reason in reasons):
+        return None
+    return reasons[0]
 
 
 def channel_scores(

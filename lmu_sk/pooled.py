@@ -28,7 +28,7 @@ from ._input import check_dtype_param, check_finite_result, largest_magnitude
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
 from ._progress import ProgressBar
-from ._screening import channel_scores, choose_channels
+from ._screening import channel_scores, choose_channels, unscreenable
 from ._transformer import SequenceTransformer
 from ._typing import Result
 from .dn import check_count, euler_instability, validate_order_theta, warn_if_euler_unstable
@@ -149,6 +149,16 @@ def _screening_array(y, n_samples: int, continuous: bool | None) -> np.ndarray:
     can be sorted."""
     y = np.asarray(y)
     _check_screening_targets(y, n_samples)
+    if y.dtype.kind == "c":
+        raise ValueError(
+            "y holds complex numbers; the channels are screened against labels or real "
+            "targets: give its real part or its magnitude (np.abs(y))."
+        )
+    if y.dtype.kind == "O" and not any(isinstance(v, (str, bytes)) for v in y.flat):
+        try:  # numbers held as objects are numbers (labels of text stay labels)
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
     numeric = y.dtype.kind in "biuf"
     if continuous and not numeric:
         raise ValueError(
@@ -671,7 +681,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         kept, scores = self._choose_channels(U, y, n_steps, n_channels, continuous)
         if "series" in transforms and not self._screening:
             _warn_of_offsets(U, kept)
-        mixing = self._mixing(kept, n_channels)
+        mixing = self._mixing(kept, n_channels, U, budget)
         # the channels the windows read: the kept ones of the input, or all the mixed ones
         if mixing is None:
             read, n_read = kept, n_channels
@@ -721,8 +731,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.n_features_out_ = spec.n_features
         return self
 
-    def _mixing(self, kept: np.ndarray, n_channels: int):
-        """``channel_sums``' matrix of the channels read, or ``None``."""
+    def _mixing(self, kept: np.ndarray, n_channels: int, U=None, budget: int | None = None):
+        """``channel_sums``' matrix of the channels read, or ``None``; with the training
+        input ``U``, its memory and that of ``U``'s mixed copy are checked against
+        ``budget`` first (1 000 channels' pairs made a 4 GB matrix before any check)."""
         if isinstance(self.channel_sums, str) and self.channel_sums == "auto":
             wanted = 2 <= len(kept) == n_channels <= _MAX_SUMMED_CHANNELS
         elif isinstance(self.channel_sums, (bool, np.bool_)):
@@ -731,7 +743,20 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             raise ValueError(
                 f"channel_sums must be 'auto', True or False; got {self.channel_sums!r}."
             )
-        return channel_sums(kept, n_channels) if wanted else None
+        if not wanted:
+            return None
+        if U is not None:
+            n_read = len(kept) * (len(kept) + 1) // 2
+            steps = sum(len(u) for u in U) if isinstance(U, list) else U.shape[0] * U.shape[1]
+            itemsize = (U[0] if isinstance(U, list) else U).dtype.itemsize
+            check_fits(
+                8.0 * n_channels * n_read + float(steps) * n_read * itemsize,
+                f"The sums of every pair of {len(kept)} channels ({n_read} channels read, "
+                "the input mixed into them)",
+                "Use channel_sums=False, or keep fewer channels (channels=k).",
+                budget,
+            )
+        return channel_sums(kept, n_channels)
 
     def _screening_cap(self, n_channels: int, has_target: bool) -> int | None:
         """How many of ``n_channels`` a screening keeps at most, or ``None`` when every
@@ -757,6 +782,16 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         if most is None:
             return np.arange(n_channels), None
         y = _screening_array(y, len(U), continuous)
+        reason = unscreenable(y, continuous)
+        if reason is not None:
+            warnings.warn(
+                f"{type(self).__name__}: y {reason}, so it cannot tell the {n_channels} "
+                f"channels apart; the first {most} are kept. Pass channels='all', or a "
+                "target that varies.",
+                UserWarning,
+                stacklevel=4,
+            )
+            return np.arange(most), None
         thetas = [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
         screen = LMUPooledFeatures(
             thetas=thetas,

@@ -269,9 +269,11 @@ def test_all_different_numbers_are_a_continuous_target_for_auto():
     ("y", "target_type", "match"),
     [
         (np.where(np.arange(40) == 3, np.nan, 1.0), "auto", "y holds NaN or infinity"),
-        (np.array([None] * 20 + [1] * 20, dtype=object), "auto", "cannot be compared"),
+        (np.array([None] * 20 + [1] * 20, dtype=object), "auto", "y holds NaN"),  # missing
+        (np.array(["a"] * 20 + [1] * 20, dtype=object), "auto", "cannot be compared"),
         (np.array(["a", "b"] * 20), "continuous", "must hold numbers"),
         (np.arange(40), "labels", "target_type must be"),
+        (np.arange(40) * 1j, "auto", "y holds complex numbers"),  # (scikit-learn's dump)
     ],
 )
 def test_bad_screening_targets_are_named(y, target_type, match):
@@ -284,3 +286,43 @@ def test_target_type_is_checked_whether_or_not_the_channels_are_screened():
     X = np.random.default_rng(8).standard_normal((30, 20, 3))
     with pytest.raises(ValueError, match="target_type must be"):
         LMUPooledFeatures(target_type="bogus").fit(X, np.arange(30) % 2)
+
+
+def test_numbers_held_as_objects_screen_as_numbers():
+    """A target of numbers in an object array was read as one class per sequence: every
+    channel scored inf and the first 16 were kept, the informative one dropped (the
+    regressor refused it as not numbers)."""
+    rng = np.random.default_rng(1)
+    y = rng.standard_normal(30)
+    X = rng.standard_normal((30, 30, 20))
+    X[:, 10:20, 19] += 2 * y[:, None]
+    assert list(LMUPooledFeatures().fit(X, y.astype(object)).channels_) == [19]
+    assert list(LMURegressor().fit(X, y.astype(object)).features_.channels_) == [19]
+
+
+@pytest.mark.parametrize(
+    ("y", "target_type", "reason"),
+    [
+        (np.zeros(30), "auto", "has one class"),
+        (np.full(30, 3.7), "continuous", "is constant"),
+        (np.random.default_rng(2).standard_normal(30), "classes", "gives every sequence a"),
+    ],
+)
+def test_a_target_that_cannot_tell_channels_apart_keeps_the_first(y, target_type, reason):
+    """Its statistics are rounding noise or inf for every channel: an arbitrary subset was
+    kept silently."""
+    X = np.random.default_rng(3).standard_normal((30, 20, 20))
+    model = LMUPooledFeatures(target_type=target_type, n_biases=2, thetas=[4, 16])
+    with pytest.warns(UserWarning, match=f"y {reason}.*the first 16 are kept"):
+        model.fit(X, y)
+    assert list(model.channels_) == list(range(16)) and model.channel_scores_ is None
+
+
+def test_the_channel_sums_memory_is_checked_before_they_are_made():
+    """1 000 channels' pairs made a 4 GB matrix before max_memory refused the fit."""
+    from lmu_sk._memory import MemoryBudgetError
+
+    X = np.random.default_rng(0).standard_normal((4, 20, 300))
+    model = LMUPooledFeatures(channels="all", channel_sums=True, max_memory="10MB")
+    with pytest.raises(MemoryBudgetError, match="sums of every pair of 300 channels"):
+        model.set_params(channels_first=False).fit(X)
