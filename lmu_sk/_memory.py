@@ -226,9 +226,9 @@ def resolve_budget(max_memory: int | float | str | None) -> int:
             f"max_memory must be None, a number of bytes or a string like '2GB'; "
             f"got {type(max_memory).__name__}."
         )
-    if not (max_memory > 0 and math.isfinite(max_memory)):
+    if not (max_memory >= 1 and math.isfinite(max_memory)):
         raise ValueError(
-            f"max_memory must be a positive, finite number of bytes; got {max_memory!r}. "
+            f"max_memory must be a finite number of bytes, at least 1; got {max_memory!r}. "
             "Use None for half of the available memory."
         )
     return int(max_memory)

@@ -45,6 +45,18 @@ def verbosity(verbose) -> int:
     return int(verbose) if check_verbose(verbose) else 0
 
 
+def _emit(stream, text: str) -> None:
+    """Write and flush ``text``; nothing where there is nowhere to write (``sys.stderr``
+    is None under pythonw or ``2>&-``, or a closed stream): progress never stops a fit."""
+    if stream is None:
+        return
+    try:
+        stream.write(text)
+        stream.flush()
+    except (ValueError, OSError):  # (a closed stream)
+        pass
+
+
 def _is_terminal(stream) -> bool:
     try:
         return bool(stream.isatty())
@@ -132,15 +144,14 @@ class ProgressBar:
             if not (last or self._plain_line_due(now)):
                 return
             self._last_tenth = 10 * self.done // self.total if self.total else 10
-            self.stream.write(f"{self.label}{self._text(now)}\n")
+            _emit(self.stream, f"{self.label}{self._text(now)}\n")
         else:
             if not (last or now - self._last_write >= self.redraw_interval):
                 return
             fraction = self.done / self.total if self.total else 1.0
             filled = round(fraction * self.width)
             bar = "#" * filled + "." * (self.width - filled)
-            self.stream.write(f"\r{self.label}[{bar}] {self._text(now)}  ")
-        self.stream.flush()
+            _emit(self.stream, f"\r{self.label}[{bar}] {self._text(now)}  ")
         self._last_write = now
         self._drawn = True
         self._finished = last
@@ -164,8 +175,7 @@ class ProgressBar:
     def close(self) -> None:
         """End the bar's line (terminal mode); safe to call more than once."""
         if self.enabled and self._drawn and not self.plain:
-            self.stream.write("\n")
-            self.stream.flush()
+            _emit(self.stream, "\n")
         self._drawn = False
         self._finished = True
 
@@ -222,19 +232,16 @@ class StepLog:
         if self.level < 1:
             yield
             return
-        self.stream.write(f"{self.label}{what}... ")
-        self.stream.flush()
+        _emit(self.stream, f"{self.label}{what}... ")
         started = time.perf_counter()
         try:
             yield
         except BaseException:
-            self.stream.write("stopped\n")
+            _emit(self.stream, "stopped\n")
             raise
-        self.stream.write(f"{time.perf_counter() - started:.1f}s\n")
-        self.stream.flush()
+        _emit(self.stream, f"{time.perf_counter() - started:.1f}s\n")
 
     def note(self, text: str, level: int = 1) -> None:
         """Write ``text`` as a line of its own when the log's level is at least ``level``."""
         if self.level >= level:
-            self.stream.write(f"{self.label}{text}\n")
-            self.stream.flush()
+            _emit(self.stream, f"{self.label}{text}\n")

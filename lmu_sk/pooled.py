@@ -27,7 +27,7 @@ from ._device import array_module_of, for_module, get_array_module, to_numpy
 from ._input import check_dtype_param, check_finite_result, largest_magnitude
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
-from ._progress import ProgressBar
+from ._progress import ProgressBar, StepLog, verbosity
 from ._screening import channel_scores, choose_channels, unscreenable
 from ._transformer import SequenceTransformer
 from ._typing import Result
@@ -805,7 +805,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             channels_first=False,
         )
         screen._screening = True  # (the offsets of the channels read are warned of after)
-        F = screen.fit_transform(U)
+        log = StepLog(f"{type(self).__name__}: ", verbosity(self.verbose))
+        with log.step(f"screening {n_channels} channels against y"):
+            F = screen.fit_transform(U)
         channel_of = [int(_INPUT_NAME.match(name)[1]) for name in screen.get_feature_names_out()]
         scores, threshold = channel_scores(F, np.asarray(channel_of), n_channels, y, continuous)
         kept = choose_channels(scores, threshold, most)

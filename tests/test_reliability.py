@@ -33,7 +33,7 @@ def test_tiny_theta_gives_the_limit_features_not_nan(X):
 
 @pytest.mark.parametrize("max_memory", [float("inf"), float("nan")])
 def test_infinite_memory_budget_is_a_value_error(X, max_memory):
-    with pytest.raises(ValueError, match="max_memory must be a positive, finite"):
+    with pytest.raises(ValueError, match="max_memory must be a finite number of bytes"):
         LMUFeatures(max_memory=max_memory).fit(X)
 
 

@@ -3,6 +3,7 @@
 import io
 import logging
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -273,3 +274,29 @@ def test_ridge_head_alone_reports_its_steps(capsys):
     assert "Gram matrix of 30 x 80 features" in err
     with pytest.raises(TypeError, match="verbose must be"):
         RidgeHeadRegressor(verbose="loud").fit(F, F[:, 0])
+
+
+@pytest.mark.parametrize("stream", ["none", "closed"])
+def test_verbose_progress_never_stops_a_fit_without_a_stderr(stream, monkeypatch):
+    """Under pythonw or ``2>&-`` sys.stderr is None (or a closed stream): verbose=1 raised
+    AttributeError (or ValueError) from the progress writes, after the work was done."""
+    import io
+
+    from lmu_sk import LMUClassifier
+
+    X = np.random.default_rng(0).standard_normal((60, 30))
+    y = np.arange(60) % 2
+    closed = io.StringIO()
+    closed.close()
+    monkeypatch.setattr(sys, "stderr", None if stream == "none" else closed)
+    model = LMUClassifier(verbose=1).fit(X, y)
+    assert model.predict(X).shape == (60,)
+
+
+def test_the_channel_screening_reports_its_step(capsys):
+    """Screening many channels against y takes seconds on large data and said nothing."""
+    from lmu_sk import LMUPooledFeatures
+
+    X = np.random.default_rng(0).standard_normal((60, 40, 20))
+    LMUPooledFeatures(verbose=1, n_biases=2, thetas=[4, 16]).fit(X, np.arange(60) % 2)
+    assert "LMUPooledFeatures: screening 20 channels against y... " in capsys.readouterr().err

@@ -119,7 +119,12 @@ def test_small_memory_budget_chunks_without_changing_results(X):
         ({"method": "magic"}, ValueError, "'method' parameter .* among .* Got 'magic'"),
         ({"dtype": "int8"}, ValueError, "dtype must be None, 'float32' or 'float64'"),
         ({"max_memory": "lots"}, ValueError, "max_memory='lots' is not understood"),
-        ({"max_memory": -5}, ValueError, "max_memory must be a positive"),
+        (
+            {"max_memory": -5},
+            ValueError,
+            "max_memory must be a finite number of bytes, at least 1",
+        ),
+        ({"max_memory": 0.5}, ValueError, "at least 1; got 0.5"),
         ({"device": "tpu"}, ValueError, "'device' parameter .* among .* Got 'tpu'"),
     ],
 )
