@@ -121,7 +121,7 @@ def _check_screening_targets(y, n_samples: int) -> None:
     """Refuse targets that are not one per sequence, or one row of outputs per sequence
     (a dask ``y`` by its shape alone)."""
     shape = tuple(np.shape(y))
-    if len(shape) not in (1, 2) or shape[0] != n_samples:
+    if len(shape) not in (1, 2) or shape[0] != n_samples or (len(shape) == 2 and not shape[1]):
         raise ValueError(
             f"y must hold one target (or one row of targets) per sequence to screen the "
             f"channels: {n_samples} sequences, y of shape {shape}."
@@ -155,9 +155,15 @@ def _screening_array(y, n_samples: int, continuous: bool | None) -> np.ndarray:
             "targets: give its real part or its magnitude (np.abs(y))."
         )
     if y.dtype.kind == "O" and not any(isinstance(v, (str, bytes)) for v in y.flat):
-        try:  # numbers held as objects are numbers (labels of text stay labels)
-            y = y.astype(np.float64)
-        except (TypeError, ValueError):
+        # numbers held as objects are numbers (labels of text stay labels), where float64
+        # holds them exactly (integers beyond 2^53 would merge: they stay labels)
+        try:
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                numbers_of = y.astype(np.float64)
+            if np.all((numbers_of == y) | np.isnan(numbers_of)):
+                y = numbers_of
+        except (TypeError, ValueError, OverflowError):
             pass
     numeric = y.dtype.kind in "biuf"
     if continuous and not numeric:
@@ -733,8 +739,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
 
     def _mixing(self, kept: np.ndarray, n_channels: int, U=None, budget: int | None = None):
         """``channel_sums``' matrix of the channels read, or ``None``; with the training
-        input ``U``, its memory and that of ``U``'s mixed copy are checked against
-        ``budget`` first (1 000 channels' pairs made a 4 GB matrix before any check)."""
+        input ``U`` given, the matrix's memory is checked against ``budget`` first (1 000
+        channels' pairs made a 4 GB matrix before any check)."""
         if isinstance(self.channel_sums, str) and self.channel_sums == "auto":
             wanted = 2 <= len(kept) == n_channels <= _MAX_SUMMED_CHANNELS
         elif isinstance(self.channel_sums, (bool, np.bool_)):
@@ -747,12 +753,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             return None
         if U is not None:
             n_read = len(kept) * (len(kept) + 1) // 2
-            steps = sum(len(u) for u in U) if isinstance(U, list) else U.shape[0] * U.shape[1]
-            itemsize = (U[0] if isinstance(U, list) else U).dtype.itemsize
             check_fits(
-                8.0 * n_channels * n_read + float(steps) * n_read * itemsize,
-                f"The sums of every pair of {len(kept)} channels ({n_read} channels read, "
-                "the input mixed into them)",
+                8.0 * n_channels * n_read,
+                f"The matrix of the sums of every pair of {len(kept)} channels ({n_read} "
+                "channels read)",
                 "Use channel_sums=False, or keep fewer channels (channels=k).",
                 budget,
             )

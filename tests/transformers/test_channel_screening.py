@@ -326,3 +326,29 @@ def test_the_channel_sums_memory_is_checked_before_they_are_made():
     model = LMUPooledFeatures(channels="all", channel_sums=True, max_memory="10MB")
     with pytest.raises(MemoryBudgetError, match="sums of every pair of 300 channels"):
         model.set_params(channels_first=False).fit(X)
+
+
+def test_the_channel_sums_of_few_channels_fit_a_small_budget():
+    """The pairs' check charged the input's mixed copy against max_memory, which sizes
+    the chunks' working memory: a 4-channel fit that worked under '6MB' was refused."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 500, 4)).astype(np.float32)
+    model = LMUPooledFeatures(max_memory="6MB", n_biases=2, thetas=[4, 64])
+    assert model.fit(X[:, :, :], rng.integers(0, 2, 400)).mixing_.shape == (4, 10)
+
+
+def test_integers_beyond_float64_held_as_objects_stay_labels():
+    """Object integers above 2^53 became one float64 value: one class, no screening."""
+    X = np.random.default_rng(4).standard_normal((30, 20, 20))
+    y = np.array([2**60 + i % 2 for i in range(30)], dtype=object)
+    X[:, :, 5] += (np.arange(30) % 2)[:, None] * 3.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = LMUPooledFeatures(n_biases=2, thetas=[4, 16]).fit(X, y)
+    assert 5 in model.channels_ and model.channel_scores_ is not None
+
+
+def test_a_target_of_no_columns_is_refused_clearly():
+    X = np.random.default_rng(5).standard_normal((30, 20, 20))
+    with pytest.raises(ValueError, match=r"one target .* per sequence"):
+        LMUPooledFeatures().fit(X, np.empty((30, 0)))
