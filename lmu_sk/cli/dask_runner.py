@@ -53,7 +53,7 @@ from .common import (
     progress_bar,
     write_error,
 )
-from .output_file import PartialOutput, npy_header
+from .output_file import PartialOutput, deferred_signals, npy_header
 
 __all__ = ["InputReadError", "is_zarr_path", "open_input", "run_features_dask", "uses_dask"]
 
@@ -468,7 +468,11 @@ def _run_locally(tasks: list, progress: ProgressBar) -> None:
     done = 0
     pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
     try:
-        running = [pool.submit(task.compute, scheduler="synchronous") for task in tasks]
+        # a signal while the pool starts its threads is held until every task is submitted:
+        # one raised inside Thread.start left a running thread that shutdown() does not
+        # wait for, whose late shard the partial output's removal then missed
+        with deferred_signals():
+            running = [pool.submit(task.compute, scheduler="synchronous") for task in tasks]
         for future in as_completed(running):
             done += future.result()
             progress.update(done)

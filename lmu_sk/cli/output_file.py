@@ -42,6 +42,7 @@ __all__ = [
     "Interrupted",
     "PartialNpy",
     "PartialOutput",
+    "deferred_signals",
     "free_bytes",
     "hidden_name_length",
     "interruptible",
@@ -137,7 +138,7 @@ def interruptible() -> Iterator[None]:
 
 
 @contextmanager
-def _deferred() -> Iterator[None]:
+def deferred_signals() -> Iterator[None]:
     """Hold a signal that arrives during the block until the block is done."""
     _state.deferring += 1
     try:
@@ -352,7 +353,7 @@ class PartialOutput:
         self.path: Path | None = None
         remove_stale_partials(target)
         try:
-            with _deferred():  # a signal now waits until there is a name to remove
+            with deferred_signals():  # a signal now waits until there is a name to remove
                 self.path = self._create(target, folder)
                 _state.pending.append(self)
         except BaseException:
@@ -380,7 +381,7 @@ class PartialOutput:
         name (or, where names cannot be swapped atomically, both under hidden names).
         """
         _fsync_tree(self.path)
-        with _deferred():
+        with deferred_signals():
             replaced = _put_in_place(self.path, self.target)
             self.path = replaced  # what is left to remove: the old output, if a folder
             _state.complete = True

@@ -369,6 +369,32 @@ def test_dask_signal_removes_the_partial_output(shard_input, tmp_path, monkeypat
     assert handlers() == before
 
 
+def test_a_signal_while_the_local_pool_starts_waits_for_every_task_submitted(
+    shard_input, tmp_path, monkeypatch
+):
+    """A signal raised inside the pool's Thread.start left a running thread that
+    shutdown() did not wait for, whose late shard the partial folder's removal missed (a
+    hidden .partial folder left, once in CI): the signal is held until every task is
+    submitted, so that the pool knows, and waits for, every thread it started."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, folder = shard_input
+    submitted = []
+
+    class SignalledPool(ThreadPoolExecutor):
+        def submit(self, *args, **kwargs):
+            submitted.append(1)
+            if len(submitted) == 1:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return super().submit(*args, **kwargs)
+
+    monkeypatch.setattr(dask_runner, "ThreadPoolExecutor", SignalledPool)
+    target = f"{tmp_path}/shards/"
+    assert run("features", "--order", 4, "--batch-size", 1, "--quiet", folder, target) == 143
+    assert len(submitted) == 20  # every block's task, the signal held until then
+    assert not Path(target).exists() and partials(tmp_path) == []
+
+
 # The child resets the signals it may inherit as ignored (a background job ignores SIGINT,
 # nohup SIGHUP), then runs ``python -m lmu_sk.cli`` as that would.
 CHILD = (
