@@ -25,6 +25,7 @@ __all__ = [
     "check_finite_result",
     "check_output_container",
     "from_nested",
+    "holds_text",
     "is_device_array",
     "is_ragged",
     "largest_magnitude",
@@ -69,14 +70,19 @@ def check_dtype_param(dtype) -> np.dtype | None:
     return resolved
 
 
+def holds_text(values: np.ndarray) -> bool:
+    """Whether the array ``values`` holds text: strings, or text in an object array."""
+    kind = values.dtype.kind
+    return kind in "SU" or (
+        kind == "O" and any(isinstance(value, (str, bytes)) for value in values.flat)
+    )
+
+
 def refuse_text_targets(y, input_name: str = "y") -> None:
     """Refuse regression targets holding text (strings, pandas' string dtype, text in an
     object array), before scikit-learn's validation parses an object array's as numbers."""
     values = np.asarray(y)
-    text = values.dtype.kind in "SU" or (
-        values.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in values.ravel())
-    )
-    if text:
+    if holds_text(values):
         raise ValueError(
             f"{input_name} must hold numbers (the targets of a regression); got text "
             f"(dtype {values.dtype}). Convert numbers written as text first "
@@ -398,11 +404,7 @@ def _zero_length_error(shape: tuple[int, ...]) -> ValueError:
 
 def _refuse_text(X) -> None:
     """Raise for sequences of strings, which a float conversion would read silently."""
-    kind = X.dtype.kind
-    text = kind in "SU" or (
-        kind == "O" and any(isinstance(value, (str, bytes)) for value in X.flat)
-    )
-    if text:
+    if holds_text(X):
         raise ValueError(
             f"X holds strings (dtype {X.dtype}); lmu_sk's estimators take numbers. Convert "
             "them first (e.g. X.astype(float) for numbers written as text)."

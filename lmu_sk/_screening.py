@@ -40,6 +40,14 @@ def _unique_numbers(y) -> bool:
     return y.dtype.kind in "biuf" and y.size > 1 and len(np.unique(y)) == y.size
 
 
+def _reads_continuous(y, continuous: bool | None) -> bool:
+    """Whether the target ``y`` is read as continuous: ``continuous`` where given, else
+    where scikit-learn's ``type_of_target`` says so or its numbers are all different."""
+    if continuous is not None:
+        return continuous
+    return type_of_target(y) == "continuous" or _unique_numbers(y)
+
+
 def f_statistics(
     F: np.ndarray, y: np.ndarray, continuous: bool | None = None
 ) -> tuple[np.ndarray, int, int]:
@@ -57,9 +65,7 @@ def f_statistics(
     constant = _constant_columns(F)
     centred = F - F.mean(axis=0)
     centred[:, constant] = 0.0  # (their rounding is no spread)
-    if continuous is None:
-        continuous = type_of_target(y) == "continuous" or _unique_numbers(y)
-    if continuous:
+    if _reads_continuous(y, continuous):
         t = np.asarray(y, dtype=np.float64)
         t = t - t.mean()
         # r^2 does not depend on the scales: divided by the largest values, no product
@@ -107,10 +113,7 @@ def unscreenable(y: np.ndarray, continuous: bool | None = None) -> str | None:
     outputs = [y] if y.ndim == 1 else [y[:, j] for j in range(y.shape[1])]
     reasons = []
     for target in outputs:
-        read_continuous = continuous
-        if read_continuous is None:
-            read_continuous = type_of_target(target) == "continuous" or _unique_numbers(target)
-        if read_continuous:
+        if _reads_continuous(target, continuous):
             t = np.asarray(target, dtype=np.float64)
             reasons.append("is constant" if t.size and np.ptp(t) == 0 else None)
             continue

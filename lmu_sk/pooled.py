@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _dask, engine
 from ._device import array_module_of, for_module, get_array_module, to_numpy
-from ._input import check_dtype_param, check_finite_result, largest_magnitude
+from ._input import check_dtype_param, check_finite_result, holds_text, largest_magnitude
 from ._logging import get_logger
 from ._memory import check_fits, format_bytes, resolve_budget
 from ._progress import ProgressBar, StepLog, verbosity
@@ -154,7 +154,7 @@ def _screening_array(y, n_samples: int, continuous: bool | None) -> np.ndarray:
             "y holds complex numbers; the channels are screened against labels or real "
             "targets: give its real part or its magnitude (np.abs(y))."
         )
-    if y.dtype.kind == "O" and not any(isinstance(v, (str, bytes)) for v in y.flat):
+    if y.dtype.kind == "O" and not holds_text(y):
         # numbers held as objects are numbers (labels of text stay labels), where float64
         # holds them exactly (integers beyond 2^53 would merge: they stay labels)
         try:
@@ -687,7 +687,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         kept, scores = self._choose_channels(U, y, n_steps, n_channels, continuous)
         if "series" in transforms and not self._screening:
             _warn_of_offsets(U, kept)
-        mixing = self._mixing(kept, n_channels, U, budget)
+        mixing = self._mixing(kept, n_channels, budget)
         # the channels the windows read: the kept ones of the input, or all the mixed ones
         if mixing is None:
             read, n_read = kept, n_channels
@@ -737,10 +737,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.n_features_out_ = spec.n_features
         return self
 
-    def _mixing(self, kept: np.ndarray, n_channels: int, U=None, budget: int | None = None):
-        """``channel_sums``' matrix of the channels read, or ``None``; with the training
-        input ``U`` given, the matrix's memory is checked against ``budget`` first (1 000
-        channels' pairs made a 4 GB matrix before any check)."""
+    def _mixing(self, kept: np.ndarray, n_channels: int, budget: int | None = None):
+        """``channel_sums``' matrix of the channels read, or ``None``; with a ``budget``
+        (fitting), the matrix's memory is checked against it first (1 000 channels' pairs
+        made a 4 GB matrix before any check)."""
         if isinstance(self.channel_sums, str) and self.channel_sums == "auto":
             wanted = 2 <= len(kept) == n_channels <= _MAX_SUMMED_CHANNELS
         elif isinstance(self.channel_sums, (bool, np.bool_)):
@@ -751,7 +751,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             )
         if not wanted:
             return None
-        if U is not None:
+        if budget is not None:
             n_read = len(kept) * (len(kept) + 1) // 2
             check_fits(
                 8.0 * n_channels * n_read,

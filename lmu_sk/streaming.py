@@ -319,11 +319,9 @@ class _FeatureStream:
                 U = np.asarray(U)
             except ValueError:  # rows of different lengths or shapes
                 raise self._shape_error("ragged", n_streams) from None
-            if U.dtype.kind == "O":  # numbers as objects, read as the batch reads them
-                U = object_as_float(U, "U")
-            U = xp.asarray(U)
-        elif U.dtype.kind == "O":
+        if U.dtype.kind == "O":  # numbers as objects (NumPy's), read as the batch reads them
             U = object_as_float(U, "U")
+        U = xp.asarray(U)
         if U.dtype.kind not in "biuf":
             raise TypeError(f"U must hold real numbers; got an array of dtype {U.dtype}.")
         n, c = n_streams or self.n_streams, self.n_channels
