@@ -142,7 +142,7 @@ def fit_features(transformer, X):
     return transformer._fit(np.empty((0, *U.shape[1:])))
 
 
-def _evenly_spaced(n_samples: int, n_rows: int) -> np.ndarray:
+def evenly_spaced(n_samples: int, n_rows: int) -> np.ndarray:
     """Indices of ``n_rows`` rows of ``n_samples``, evenly spaced (first and last included):
     the rows the in-memory fits pick."""
     take = np.linspace(0, n_samples - 1, max(1, min(n_samples, n_rows))).round()
@@ -157,7 +157,7 @@ def evenly_spaced_rows(X, n_rows: int) -> np.ndarray:
     both fits agree.
     """
     check_dask_input(X)
-    return np.asarray(X[_evenly_spaced(X.shape[0], n_rows)].compute())
+    return np.asarray(X[evenly_spaced(X.shape[0], n_rows)].compute())
 
 
 def evenly_spaced_sample(X, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -170,7 +170,7 @@ def evenly_spaced_sample(X, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     import dask
 
     check_dask_input(X)
-    take = _evenly_spaced(X.shape[0], n_rows)
+    take = evenly_spaced(X.shape[0], n_rows)
     targets = y[take] if is_dask_array(y) else np.asarray(y)[take]
     rows, targets = dask.compute(X[take], targets)
     return np.asarray(rows), np.asarray(targets)

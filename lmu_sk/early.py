@@ -33,7 +33,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from ._decisions import Decisions, choose_rule, harmonic_mean
-from ._input import as_sequences, channels_last, check_channel_names, from_nested
+from ._input import (
+    as_sequences,
+    channels_last,
+    check_channel_names,
+    check_step_names,
+    from_nested,
+)
 from ._persistence import VersionedPickleMixin
 from ._threads import thread_limit
 from .estimators import LMUClassifier, standardization
@@ -205,6 +211,9 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         cost * earliness``.
     n_features_in_ : int
         Steps of the training series (the longest one).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The column names of a DataFrame ``X`` (its time steps), where they are all
+        strings; a DataFrame given to predict must have them in the same order.
 
     Notes
     -----
@@ -276,11 +285,12 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
 
     def _sequences(self, X, estimator: LMUClassifier, reset: bool = False):
         """``X`` as validated float64 sequences: ``(n, n_steps, n_channels)`` or a list of
-        ``(n_steps_i, n_channels)`` arrays (a nested DataFrame's channel names recorded
-        where ``reset``, else checked)."""
+        ``(n_steps_i, n_channels)`` arrays (a nested DataFrame's channel names, or a
+        DataFrame's column names, the steps', recorded where ``reset``, else checked)."""
         channels_first = estimator.channels_first
         check_channel_names(self, X, reset)
         X = from_nested(X, channels_first)
+        check_step_names(self, X, reset)
         if hasattr(X, "columns") and hasattr(X, "to_numpy"):
             X = X.to_numpy()
         X = channels_last(X, channels_first, type(self).__name__)

@@ -1345,7 +1345,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     scikit-learn's ``check_estimator`` passes but for these checks, by design:
     ``check_n_features_in_after_fitting`` and the part of ``check_classifiers_train``
     that expects an error for another number of columns at prediction (sequences of any
-    length can be predicted: the Delay Network is causal);
+    length can be predicted: the Delay Network is causal), and with the dense head
+    ``check_estimators_partial_fit_n_features`` (sequences of any length can be trained
+    on by ``partial_fit`` too);
     ``check_non_transformer_estimators_n_iter`` (``max_iter`` is the dense head's: the
     ridge head, solved in closed form, has no ``n_iter_``);
     ``check_sample_weight_equivalence_on_dense_data`` (the ridge head's leave-one-out
@@ -1597,7 +1599,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     Notes
     -----
     ``check_estimator`` passes but for the checks :class:`LMUClassifier` lists (those of
-    the regressor: the number of columns, ``n_iter_`` and the sample weights' equivalence).
+    the regressor: the number of columns, with the dense head at ``partial_fit`` too,
+    ``n_iter_`` and the sample weights' equivalence).
     As for :class:`LMUClassifier`, with more than 64 training sequences their order
     changes the pooled features' thresholds a little (they come from 64 evenly spaced).
     """

@@ -32,6 +32,7 @@ from ._screening import channel_scores, choose_channels, unscreenable
 from ._transformer import SequenceTransformer
 from ._typing import Result
 from .dn import check_count, euler_instability, validate_order_theta, warn_if_euler_unstable
+from .engine import algebra
 from .engine.plan import rows_within
 from .engine.pooling import (
     FLOAT32_MAX,
@@ -62,6 +63,8 @@ logger = get_logger(__name__)
 _BIAS_STATE_BYTES = 32 * 1024**2
 # ... and at most this many of their steps, evenly spaced, per state
 _BIAS_MAX_STEPS = 2048
+# blocks of sequences whose mixed channels (channel_sums) are made at once to check their range
+_MIXED_BLOCK_BYTES = 32 * 1024**2
 # a threshold closer than this (relative) to a value that several training steps share is
 # moved above it: float32 rounding is 6e-8, the arithmetic of two routes differs by 1e-15
 _SHARED_RTOL = 1e-6
@@ -91,9 +94,9 @@ _SCREEN_PARAMS = {
     "pools": ("ppv", "mean", "max", "min"),
     "transforms": ("series", "difference"),
 }
-# a dask array is screened on at most this many of its rows (and their targets), evenly
+# channels are screened on at most this many of the rows (and their targets), evenly
 # spaced: with them, the F test at the family-wise 1 % finds a screening feature whose
-# correlation with the target is 0.07 (17 channels) to 0.08 (1 000 channels); the in-memory
+# correlation with the target is 0.07 (17 channels) to 0.08 (1 000 channels); the
 # screening of more rows finds little more that a head would use. Fewer rows when the
 # sample, its float64 copy and its screening features would take more than half of
 # max_memory (the fit works within the other half).
@@ -201,16 +204,6 @@ def channel_sums(kept: np.ndarray, n_channels: int) -> np.ndarray:
     return mixing
 
 
-def mixed_channels(U, mixing):
-    """``U``'s channels combined by ``mixing`` (``(n_channels, n_read)``): an array
-    ``(n_samples, n_steps, n_read)`` or a list of ``(n_steps_i, n_read)`` arrays, in
-    ``U``'s dtype and array module."""
-    if isinstance(U, list):
-        return [mixed_channels(u, mixing) for u in U]
-    xp = array_module_of(U)
-    return U @ xp.asarray(mixing, dtype=U.dtype)
-
-
 def default_thetas(
     n_steps: int, n_windows: int = _N_WINDOWS, finest: float = _FINEST
 ) -> np.ndarray:
@@ -280,15 +273,21 @@ def _check_names(value, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _check_state_range(
-    U, orders: np.ndarray, transforms: tuple[str, ...], pools: tuple[str, ...] = ()
+    U,
+    orders: np.ndarray,
+    transforms: tuple[str, ...],
+    pools: tuple[str, ...] = (),
+    mixing=None,
+    budget: int | None = None,
 ) -> None:
     """Refuse inputs whose states (or the float32 sums of 'mpv' among the ``pools``) may
     pass float32's range: they are compared with float32 thresholds (on the CPU; on a GPU a
     float32 output computes in float32), where they would become infinite and count
     wrongly, whatever the output ``dtype`` (see
-    :func:`~lmu_sk.engine.pooling.state_gain`)."""
-    parts = U if isinstance(U, list) else [U]
-    largest = max(largest_magnitude(part) for part in parts)
+    :func:`~lmu_sk.engine.pooling.state_gain`). ``mixing``: the windows read those
+    combinations of the channels (:func:`channel_sums`), whose values count (made in
+    blocks of at most a quarter of ``budget``)."""
+    largest = _largest_read(U, mixing, budget)
     n_steps = max(len(part) for part in U) if isinstance(U, list) else U.shape[1]
     gain = state_gain(orders, transforms, n_steps, pools)
     if largest * gain > FLOAT32_MAX:
@@ -300,6 +299,31 @@ def _check_state_range(
             f"wrongly. Scale X down, below {FLOAT32_MAX / gain:.3g} in magnitude (e.g. "
             "sklearn.preprocessing.StandardScaler)."
         )
+
+
+def _largest_read(U, mixing=None, budget: int | None = None) -> float:
+    """The largest magnitude of the channels the windows read: ``U``'s (an array or a list
+    of sequences), or the combinations ``mixing`` makes of them, mixed block by block of
+    sequences of at most :data:`_MIXED_BLOCK_BYTES` and a quarter of ``budget`` (no copy
+    of the input's size)."""
+    parts = U if isinstance(U, list) else [U]
+    if mixing is None:
+        return max(largest_magnitude(part) for part in parts)
+    largest = 0.0
+    for part in parts:
+        xp = array_module_of(part)
+        if part.ndim == 2:  # one sequence of a list
+            largest = max(largest, largest_magnitude(algebra.mixed_channels(part, mixing, xp)))
+            continue
+        per_row = part.shape[1] * mixing.shape[1] * part.dtype.itemsize
+        block_bytes = (
+            _MIXED_BLOCK_BYTES if budget is None else min(_MIXED_BLOCK_BYTES, budget // 4)
+        )
+        step = max(1, block_bytes // max(per_row, 1))
+        for start in range(0, part.shape[0], step):
+            block = algebra.mixed_channels(part[start : start + step], mixing, xp)
+            largest = max(largest, largest_magnitude(block))
+    return largest
 
 
 def _refuse_unresolved_states(states: list[np.ndarray], cause: Callable[[], str | None]) -> None:
@@ -481,12 +505,13 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         several targets, ``y`` of shape ``(n_samples, n_outputs)``, a channel's best over
         them). 'auto': every channel up to 16; beyond, the screening with ``k = 16`` when ``y``
         is given, every channel without it. The features then grow with the channels kept,
-        not with the channels given. A dask array is screened on at most 4096 of its rows
-        (``SCREEN_SAMPLES``), evenly spaced, not stratified, and their targets (``y`` a
-        NumPy or a dask array, of which only those are computed); fewer when they and
-        their screening features would take more than half of ``max_memory``. The
-        thresholds are then fitted on evenly spaced rows of that sample. With at most 4096
-        rows this is the in-memory fit.
+        not with the channels given. The screening reads at most 4096 of the rows
+        (``SCREEN_SAMPLES``), evenly spaced, not stratified, and their targets; fewer
+        when they, their float64 copy and their screening features would take more than
+        half of ``max_memory`` (a warning is logged). A dask array's sample (``y`` a NumPy
+        or a dask array, of which only those targets are computed) is all the fit reads:
+        the thresholds are then fitted on evenly spaced rows of it. With at most 4096 rows
+        that fit half of ``max_memory`` this is the in-memory fit.
     channel_sums : 'auto' or bool, default='auto'
         Also read the sum of every pair of the channels kept, as channels of their own
         (their states are the sums of the pair's states; pooled, they say when the pair
@@ -640,16 +665,18 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             self._fit_validated(_dask.evenly_spaced_rows(X, bias_samples))
             return self
         _check_screening_targets(y, X.shape[0])
-        rows, targets = _dask.evenly_spaced_sample(X, y, self._screening_rows(X, n_channels))
+        n_steps = X.shape[2 if self.channels_first else 1]
+        n_rows = self._screening_rows(X.shape[0], n_steps, n_channels, X.dtype.itemsize)
+        rows, targets = _dask.evenly_spaced_sample(X, y, n_rows)
         self._fit_validated(rows, y=targets)
         return self
 
-    def _screening_rows(self, X, n_channels: int) -> int:
-        """Rows of the dask array ``X`` to screen its channels on: ``SCREEN_SAMPLES`` (or all
-        of them, when fewer), fewer when the rows, their float64 copy and their screening
-        features would take more than half of ``max_memory``."""
-        n_samples, n_steps = X.shape[0], X.shape[2 if self.channels_first else 1]
-        per_row = n_steps * n_channels * (X.dtype.itemsize + 8)
+    def _screening_rows(self, n_samples: int, n_steps: int, n_channels: int, itemsize: int) -> int:
+        """Rows to screen the channels on: ``SCREEN_SAMPLES`` (or all of them, when fewer),
+        fewer when the rows (of at most ``n_steps`` steps, ``itemsize`` bytes each), their
+        float64 copy and their screening features would take more than half of
+        ``max_memory``."""
+        per_row = n_steps * n_channels * (itemsize + 8)
         per_row += 8 * n_channels * _screen_features_per_channel()
         wanted = min(n_samples, SCREEN_SAMPLES)
         n_rows = rows_within(
@@ -689,11 +716,11 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             _warn_of_offsets(U, kept)
         mixing = self._mixing(kept, n_channels, budget)
         # the channels the windows read: the kept ones of the input, or all the mixed ones
+        # (made by the engine chunk by chunk)
         if mixing is None:
             read, n_read = kept, n_channels
         else:
             read, n_read = np.arange(mixing.shape[1]), mixing.shape[1]
-            U = mixed_channels(U, mixing)
         if self.order is None:
             orders = default_orders(thetas, len(read))
         else:
@@ -723,7 +750,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             windows.append(WindowSpec(int(d), float(theta / stride), int(stride), inputs))
         spec = PooledSpec(tuple(windows), transforms, pools, n_biases, self.discretizer)
         self._check_memory(spec, budget)
-        _check_state_range(U, orders, transforms, pools)
+        _check_state_range(U, orders, transforms, pools, mixing, budget)
         self.thetas_ = np.asarray([w.theta * w.stride for w in spec.windows])
         self.orders_ = np.asarray([w.order for w in spec.windows], dtype=np.int64)
         self.strides_ = np.asarray([w.stride for w in spec.windows], dtype=np.int64)
@@ -733,7 +760,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         self.channels_ = kept
         self.mixing_ = mixing
         self.channel_scores_ = scores
-        self.biases_, self.scales_ = self._fit_biases(U, budget)
+        self.biases_, self.scales_ = self._fit_biases(U, budget, mixing)
         self.n_features_out_ = spec.n_features
         return self
 
@@ -796,6 +823,14 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 stacklevel=4,
             )
             return np.arange(most), None
+        # at most SCREEN_SAMPLES evenly spaced rows, fewer where half of max_memory would not
+        # hold them (and their float64 copy and features), as a dask array's
+        itemsize = (U[0] if isinstance(U, list) else U).dtype.itemsize
+        n_rows = self._screening_rows(len(U), n_steps, n_channels, itemsize)
+        if n_rows < len(U):
+            take = _dask.evenly_spaced(len(U), n_rows)
+            U = [U[i] for i in take] if isinstance(U, list) else U[take]
+            y = y[take]
         thetas = [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
         screen = LMUPooledFeatures(
             thetas=thetas,
@@ -852,9 +887,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             budget,
         )
 
-    def _fit_biases(self, U, budget: int) -> tuple[list, list]:
+    def _fit_biases(self, U, budget: int, mixing=None) -> tuple[list, list]:
         """Quantiles and standard deviations over time of the states of a few evenly
-        spaced training sequences.
+        spaced training sequences (their channels combined by ``mixing`` where given).
 
         The states come window of steps by window of steps from the engine, which keeps
         only the evenly spaced ones: the working memory stays within ``max_memory``
@@ -871,7 +906,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         taken = [U[i] for i in take]  # views of the taken sequences, not a copy
         levels = np.arange(1, spec.n_biases + 1) / (spec.n_biases + 1)
         biases, scales = [], []
-        states = engine.sampled_states(taken, spec, _BIAS_MAX_STEPS, budget=budget)
+        states = engine.sampled_states(taken, spec, _BIAS_MAX_STEPS, budget=budget, mixing=mixing)
         _refuse_unresolved_states(states, self._instability)
         for window, steps in zip(spec.windows, states, strict=True):
             # steps: (n_kept, n_inputs * order)
@@ -924,9 +959,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 none = xp.zeros((len(U), 0), dtype=dtype or np.float64)
                 return none if reduce is None else reduce(none)
         mixing = getattr(self, "mixing_", None)  # None too in models saved before it
-        if mixing is not None:
-            U = mixed_channels(U, mixing)
-        _check_state_range(U, self.orders_, tuple(self.spec_.transforms), tuple(self.spec_.pools))
+        transforms, pools = tuple(self.spec_.transforms), tuple(self.spec_.pools)
+        budget = resolve_budget(self.max_memory)
+        _check_state_range(U, self.orders_, transforms, pools, mixing, budget)
         if dtype is None:
             dtype = check_dtype_param(self.dtype) or (
                 U[0].dtype if isinstance(U, list) else U.dtype
@@ -951,10 +986,11 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 scales,
                 dtype=dtype,
                 xp=xp,
-                budget=resolve_budget(self.max_memory),
+                budget=budget,
                 progress=bar.advance,
                 return_device=return_gpu_arrays,
                 reduce=checked,
+                mixing=mixing,
             )
         if reduce is None:
             check_finite_result(out, U, self._instability)

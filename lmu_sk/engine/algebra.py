@@ -314,6 +314,12 @@ def block_means(X: Array, lengths: Array, stride: int, xp: ModuleType) -> tuple[
     return sums / counts[..., None], block_lengths
 
 
+def mixed_channels(X: Array, mixing: Array, xp: ModuleType) -> Array:
+    """The channels of ``X`` ``(n_samples, n_steps, n_channels)`` combined by ``mixing``
+    ``(n_channels, n_read)``, in ``X``'s dtype."""
+    return X @ xp.asarray(mixing, dtype=X.dtype)
+
+
 def input_transforms(
     X: Array, lengths: Array, transforms: tuple[str, ...], xp: ModuleType
 ) -> Array:

@@ -124,10 +124,12 @@ class _Source:
 
     An array ``(n_samples, n_steps, n_channels)`` (host or device; with ``lengths`` its
     samples are left-aligned and zero-padded), or a list of host arrays ``(n_steps_i,
-    n_channels)``, taken shortest first.
+    n_channels)``, taken shortest first. With ``mixing`` ``(n_channels, n_read)`` the
+    chunks are their channels combined by it (:func:`algebra.mixed_channels`, in the
+    input's dtype before any conversion), ``n_read`` channels made chunk by chunk.
     """
 
-    def __init__(self, U: Any, lengths: Any = None):
+    def __init__(self, U: Any, lengths: Any = None, mixing: np.ndarray | None = None):
         self.is_list = isinstance(U, list)
         if self.is_list:
             self.lengths = np.asarray([len(u) for u in U], dtype=np.int64)
@@ -139,6 +141,11 @@ class _Source:
             self.order = None
             self.n_channels = U.shape[2]
             self.dtype = np.dtype(U.dtype)
+        #: the input's own channels; ``n_channels`` those of the chunks
+        self.n_input_channels = self.n_channels
+        self.mixing = mixing
+        if mixing is not None:
+            self.n_channels = int(mixing.shape[1])
         self.U = U
         self.n_samples = len(U)
         self.n_steps = int(self.lengths.max()) if self.is_list and len(U) else U.shape[1]
@@ -165,10 +172,23 @@ class _Source:
 
         With ``buffer`` (flat host memory), the copy is made there.
         """
-        shape = (b - a, self.width(a, b), self.n_channels)
+        if self.mixing is not None:
+            raw = self.U[a:b] if not self.is_list else self._padded(a, b, self.dtype)
+            x = algebra.mixed_channels(raw, self.mixing, array_module_of(raw))
+            if buffer is None:
+                return x if x.dtype == dtype else x.astype(dtype)
+            host = buffer[: x.size].reshape(x.shape)
+            host[...] = x
+            return host
         if not self.is_list and buffer is None:
             x = self.U[a:b]
             return x if x.dtype == dtype else x.astype(dtype)
+        return self._padded(a, b, dtype, buffer)
+
+    def _padded(self, a: int, b: int, dtype: np.dtype, buffer: np.ndarray | None = None):
+        """The chunk's own channels copied in ``dtype`` (into ``buffer`` where given),
+        zero past each sample's length."""
+        shape = (b - a, self.width(a, b), self.n_input_channels)
         if buffer is None:
             host = np.zeros(shape, dtype=dtype)
         else:
@@ -651,6 +671,13 @@ def features(
 
 
 # ----------------------------------------------------------------------------- pooled
+def _chunk_channels(source: _Source) -> int:
+    """The channels a chunk holds at once: the input's, and the mixed ones made of them."""
+    if source.mixing is None:
+        return source.n_channels
+    return source.n_input_channels + source.n_channels
+
+
 def _full_lengths(x: Array, lengths: Array, xp: ModuleType) -> Array:
     if lengths is not None:
         return lengths.astype(xp.int64)
@@ -813,6 +840,7 @@ def pooled_features(
     return_device: bool = False,
     route: str = "auto",
     reduce: Callable[[Array], Array] | None = None,
+    mixing: np.ndarray | None = None,
 ) -> Any:
     """Pooled Delay Network features of a dataset (:class:`~lmu_sk.LMUPooledFeatures`).
 
@@ -841,6 +869,10 @@ def pooled_features(
         applied to chunks of at most :data:`REDUCED_CHUNK_BYTES` of features computed
         into one reused buffer, and the rows it returns are the output (elsewhere applied
         to the features of all the samples at once).
+    mixing : ndarray of shape (n_channels, n_read), optional
+        The channels the windows read, combinations of ``U``'s
+        (:func:`~lmu_sk.engine.algebra.mixed_channels`), made chunk by chunk: ``spec``'s
+        inputs number the ``n_read`` channels. ``None``: ``U``'s own channels.
 
     Returns
     -------
@@ -848,19 +880,18 @@ def pooled_features(
     """
     if route not in POOLED_ROUTES:
         raise ValueError(f"route must be one of {POOLED_ROUTES}; got {route!r}.")
-    source = _Source(U)
+    source = _Source(U, mixing=mixing)
     dtype = np.dtype(dtype)
     n_samples = source.n_samples
     n_features = spec.n_features
     device = device_key(xp)[0]
     host_out = device == "cpu" or not return_device
-    n_channels = source.n_channels
     plan = plan_pooled(
         max(n_samples, 1),
         source.n_steps,
-        n_channels,
+        _chunk_channels(source),
         [(len(w.inputs), w.order, w.n_steps(source.n_steps)) for w in spec.windows],
-        n_channels * len(spec.transforms),
+        source.n_channels * len(spec.transforms),
         n_features,
         dtype.itemsize,
         device,
@@ -877,7 +908,7 @@ def pooled_features(
         "window(s) on the %s: route %r in %s, %d chunk(s) of up to %d sample(s)",
         n_samples,
         source.n_steps,
-        n_channels,
+        source.n_input_channels,
         len(spec.windows),
         device,
         plan.route,
@@ -933,6 +964,7 @@ def sampled_states(
     max_steps: int,
     *,
     budget: int,
+    mixing: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Evenly spaced states of every window, for fitting thresholds, within ``budget``.
 
@@ -953,12 +985,14 @@ def sampled_states(
         At most this many states are kept per window.
     budget : int
         Bytes of working memory allowed besides the kept states.
+    mixing : ndarray of shape (n_channels, n_read), optional
+        As for :func:`pooled_features`.
 
     Returns
     -------
     list of ndarray of shape (n_kept_w, n_inputs_w * order_w), float64, one per window
     """
-    source = _Source(U)
+    source = _Source(U, mixing=mixing)
     lengths = source.lengths
     if lengths is None:
         lengths = np.full(source.n_samples, source.n_steps, dtype=np.int64)
@@ -974,7 +1008,7 @@ def sampled_states(
             window.order,
             8,
             budget,
-            n_channels=source.n_channels + n_transformed,
+            n_channels=_chunk_channels(source) + n_transformed,
             n_raw_steps=source.n_steps,
         )
         # sample-major numbering of the states, in the caller's order

@@ -90,6 +90,25 @@ def test_sklearn_train_check_when_accuracy_alone_counts(X_dtype):
 
 
 # ---------------------------------------------------------------------------- decisions
+def test_a_dataframe_s_step_names_are_recorded_and_checked():
+    """A DataFrame's columns are time steps: fitted on one, the early classifier took its
+    columns reversed (the series run backwards) silently, where LMUClassifier refuses
+    them as scikit-learn does."""
+    pd = pytest.importorskip("pandas")
+    X, y = bumps()
+    frame = pd.DataFrame(X, columns=[f"t{i}" for i in range(X.shape[1])])
+    model = small(checkpoints=4).fit(frame, y)
+    assert model.feature_names_in_.tolist() == list(frame.columns)
+    model.predict(frame)
+    with pytest.raises(ValueError, match="feature names should match"):
+        model.predict(frame[frame.columns[::-1]])
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        model.predict(X)
+    assert not hasattr(small(checkpoints=4).fit(X, y), "feature_names_in_")
+    with pytest.raises(ValueError, match="8 columns are time steps; X has 3"):
+        small(checkpoints=4).fit(frame.iloc[:, :8], y).predict(frame.iloc[:, :3])
+
+
 def test_decides_early_where_the_beginning_tells_the_classes(fitted):
     X, y = bumps(seed=1)
     decisions = fitted.decide(X)

@@ -337,6 +337,59 @@ def test_the_channel_sums_of_few_channels_fit_a_small_budget():
     assert model.fit(X[:, :, :], rng.integers(0, 2, 400)).mixing_.shape == (4, 10)
 
 
+def test_the_channel_sums_are_made_chunk_by_chunk_within_max_memory():
+    """The pair sums of 16 channels (136 channels read) were made for the whole input
+    before the engine's chunks: 33 MB for 300 sequences of 3.8 MB under max_memory='16MB'.
+    The engine mixes each chunk as it reads it: the working memory within max_memory
+    besides the features, which are the same bit for bit."""
+    import tracemalloc
+
+    X = np.random.default_rng(5).standard_normal((400, 200, 16)).astype(np.float32)
+    params = dict(channels="all", channel_sums=True, thetas=[20, 200], order=2, n_biases=2)
+    model = LMUPooledFeatures(**params, max_memory="16MB").fit(X[:40])
+    model.transform(X[:2])  # compiled (or loaded) first: Numba's allocations are not ours
+    tracemalloc.start()
+    try:
+        F = model.transform(X[:300])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16e6 + F.nbytes, (peak, F.nbytes)
+    summed = np.concatenate([X[:40], X[:40] @ model.mixing_[:, 16:].astype(np.float32)], axis=2)
+    alone = LMUPooledFeatures(**{**params, "channel_sums": False}).fit(summed)
+    np.testing.assert_array_equal(model.transform(X[:5]), alone.transform(summed[:5]))
+    np.testing.assert_array_equal(model.biases_[1], alone.biases_[1])
+
+
+def test_in_memory_screening_takes_the_rows_half_of_max_memory_holds(caplog):
+    """The screening of an array in memory held all its rows' float64 copy and screening
+    features, whatever max_memory (22 MB under '8MB' for 400 x 200 x 20 float32); it takes
+    the evenly spaced rows half of max_memory holds, as a dask array's screening does: the
+    same rows, the same scores."""
+    import logging
+
+    from lmu_sk import pooled
+    from lmu_sk._dask import evenly_spaced
+    from lmu_sk._memory import MemoryBudgetError
+
+    X, y = bumps(120, 20, informative=(4,))
+    n_steps, n_channels = X.shape[1:]
+    per_row = n_steps * n_channels * 16 + 8 * n_channels * pooled._screen_features_per_channel()
+    with caplog.at_level(logging.WARNING, logger="lmu_sk"):
+        f = LMUPooledFeatures(n_biases=4, max_memory=2 * 50 * per_row).fit(X, y)
+    assert f.channels_.tolist() == [4]
+    assert any("screened on 50 of 120" in r.getMessage() for r in caplog.records)
+    rows = evenly_spaced(120, 50)
+    sample = LMUPooledFeatures(n_biases=4).fit(X[rows], y[rows])
+    np.testing.assert_array_equal(f.channel_scores_, sample.channel_scores_)
+    listed = LMUPooledFeatures(n_biases=4, max_memory=2 * 50 * per_row).fit(list(X), y)
+    np.testing.assert_array_equal(listed.channel_scores_, sample.channel_scores_)
+    everything = LMUPooledFeatures(n_biases=4).fit(X, y)  # all 120 rows where they fit
+    assert not np.array_equal(everything.channel_scores_, sample.channel_scores_)
+    with pytest.raises(MemoryBudgetError, match="screening of 20 channels"):
+        LMUPooledFeatures(max_memory=per_row).fit(X, y)
+
+
 def test_integers_beyond_float64_held_as_objects_stay_labels():
     """Object integers above 2^53 became one float64 value: one class, no screening."""
     X = np.random.default_rng(4).standard_normal((30, 20, 20))
