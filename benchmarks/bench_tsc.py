@@ -676,7 +676,9 @@ def repeated_time_ratios(summaries: Sequence[dict]) -> dict:
     return ratios
 
 
-def print_repeated_time_ratios(ratios: dict, ours: str) -> None:
+def print_repeated_time_ratios(ratios: dict, ours: str, targets: bool = True) -> None:
+    """Each run's time ratio of ``ours`` to every peer and their median, and (``targets``)
+    the time target met or not by the median against MiniRocket."""
     for peer, figures in ratios.items():
         each = ", ".join(_cell(r, 4, ".2f") for r in figures["ratios"])
         print(
@@ -684,7 +686,7 @@ def print_repeated_time_ratios(ratios: dict, ours: str) -> None:
             f"{_cell(figures['median'], 4, '.2f')}"
         )
     rocket = ratios.get("MiniRocket")
-    if rocket is not None:
+    if rocket is not None and targets:
         median = rocket["median"]
         print_targets(
             [
@@ -1018,15 +1020,22 @@ def main(argv: list[str] | None = None) -> int:
             print_classification_summary(variant_summary, labels)
             out["classification"]["variant_summary"] = variant_summary
         summaries = [summary]
+        variant_summaries = [variant_summary] if variant else []
         for run in range(2, (args.repeats or 1) + 1):
             print(f"\nclassification, run {run} of {args.repeats}:", flush=True)
             more = run_classification(sets, models, args.clock)
             summaries.append(summarise_classification(more, list(models), args.clock))
+            if variant:
+                variant_summaries.append(summarise_classification(more, labels, args.clock))
         if len(summaries) > 1:
             ratios = repeated_time_ratios(summaries)
             print(f"\nover the {len(summaries)} runs:")
             print_repeated_time_ratios(ratios, next(iter(models)))
             out["classification"]["repeats"] = {"summaries": summaries, "time_ratios": ratios}
+            if variant:  # the variant's ratios to the peers, run by run, and their medians
+                variant_ratios = repeated_time_ratios(variant_summaries)
+                print_repeated_time_ratios(variant_ratios, labels[0], targets=False)
+                out["classification"]["repeats"]["variant_time_ratios"] = variant_ratios
     elif classification:
         print("\nclassification: no selected set")
 

@@ -194,6 +194,11 @@ def test_repeated_runs_give_each_ratio_and_their_median(bench, capsys):
     faster = bench.repeated_time_ratios([run(0.6, 1.0, 1.0), run(0.7, 1.0, 1.0)])
     bench.print_repeated_time_ratios(faster, "LMU")
     assert "0.7x MiniRocket's: met" in capsys.readouterr().out  # median 0.65
+    # a variant's ratios are printed run by run, the default's target not judged on them
+    bench.print_repeated_time_ratios(faster, "LMU-rbf", targets=False)
+    printed = capsys.readouterr().out
+    assert "time ratio LMU-rbf/MiniRocket over 2 runs: 0.60, 0.70; median 0.65" in printed
+    assert "target" not in printed
 
 
 def test_repeats_must_be_positive(bench, data_dir, capsys):
