@@ -211,7 +211,7 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         cost * earliness``.
     n_features_in_ : int
         Steps of the training series (the longest one).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of str
         The column names of a DataFrame ``X`` (its time steps), where they are all
         strings; a DataFrame given to predict must have them in the same order.
 

@@ -440,16 +440,19 @@ class _FeatureStream:
         self.state = state
 
     def __getstate__(self) -> dict:
-        keep = {
-            key: value
-            for key, value in self.__dict__.items()
-            if key not in ("_xp", "_lock") and key not in self._device_attributes
-        }
-        keep["_saved_state"] = {
-            key: value if key == "steps_seen" else to_numpy(value)
-            for key, value in self.state.items()
-        }
-        return keep
+        # under the lock, and copied: another thread's update neither interleaves with the
+        # reading nor changes the arrays while pickle writes them
+        with self._lock:
+            keep = {
+                key: value
+                for key, value in self.__dict__.items()
+                if key not in ("_xp", "_lock") and key not in self._device_attributes
+            }
+            keep["_saved_state"] = {
+                key: value if key == "steps_seen" else np.array(to_numpy(value))
+                for key, value in self.state.items()
+            }
+            return keep
 
     def __setstate__(self, saved: dict) -> None:
         state = saved.pop("_saved_state")
@@ -1259,15 +1262,19 @@ class _ModelStream:
         return scaled.astype(F.dtype, copy=False)
 
     def __getstate__(self) -> dict:
-        saved = dict(self.__dict__)
-        saved["_outputs_of"] = None
-        saved.pop("_lock", None)
-        return saved
+        # a snapshot under the lock (its feature stream's state with it): another thread's
+        # update changes none of it while pickle writes it
+        with self._lock:
+            saved = dict(self.__dict__)
+            saved["_outputs_of"] = None
+            saved.pop("_lock", None)
+            return copy.deepcopy(saved)
 
     def __copy__(self):
         """An independent stream, as ``copy.copy`` of a features' stream is (a stream is
         its state): a shallow copy would advance this one's features too."""
-        return copy.deepcopy(self)
+        with self._lock:
+            return copy.deepcopy(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._stream!r})"
@@ -1723,15 +1730,19 @@ class EarlyClassifierStream:
     def __copy__(self):
         """An independent stream, as ``copy.copy`` of a features' stream is: a shallow
         copy would share this one's features but not its decisions."""
-        return copy.deepcopy(self)
+        with self._lock:
+            return copy.deepcopy(self)
 
     def __getstate__(self) -> dict:
-        saved = dict(self.__dict__)
-        saved.pop("_lock", None)
-        saved["_buffer"] = None
-        saved["_decisions"] = self._decisions.to_plain()  # plain arrays: no internal class
-        saved["_models"] = [None if m is None else m.__dict__ for m in self._models]
-        return saved
+        # a snapshot under the lock (the decisions and the feature stream of one moment):
+        # another thread's update changes none of it while pickle writes it
+        with self._lock:
+            saved = dict(self.__dict__)
+            saved.pop("_lock", None)
+            saved["_buffer"] = None
+            saved["_decisions"] = self._decisions.to_plain()  # plain arrays: no internal class
+            saved["_models"] = [None if m is None else m.__dict__ for m in self._models]
+            return copy.deepcopy(saved)
 
     def __setstate__(self, saved: dict) -> None:
         # writable copies of the arrays (joblib's mmap_mode='r' loads read-only ones)

@@ -530,6 +530,48 @@ def test_stream_pickles_resets_and_is_a_snapshot(fitted):
     assert "decided=6" in repr(stream)
 
 
+def test_a_stream_pickled_while_another_thread_updates_it_is_of_one_moment(fitted, monkeypatch):
+    """A pickle or copy taken by another thread in the middle of an update (its feature
+    stream advanced, its own steps and decisions not yet) mixed two moments: silently
+    wrong probabilities, or a state that would not load. It now waits for the update."""
+    import copy as copying
+    import threading
+
+    X, _ = bumps(n_cases=4, seed=3)
+    armed, taken, threads = [], [], []
+
+    def midway(original):
+        def advance(self, *args, **kwargs):
+            out = original(self, *args, **kwargs)
+            if armed:
+                take, stream = armed.pop()
+                thread = threading.Thread(target=lambda: taken.append(take(stream)))
+                thread.start()
+                thread.join(timeout=0.3)  # (the update holds the stream: the copy waits)
+                threads.append(thread)
+            return out
+
+        return advance
+
+    inner = type(fitted.stream(1)._features)
+    monkeypatch.setattr(inner, "update", midway(inner.update))
+    monkeypatch.setattr(inner, "_update_scored", midway(inner._update_scored))
+    for take in (lambda s: pickle.loads(pickle.dumps(s)), copying.copy):
+        stream = fitted.stream(len(X)).update(X[:, :5])
+        armed.append((take, stream))
+        stream.update(X[:, 5:9])
+        for thread in threads:
+            thread.join()
+    assert len(taken) == 2
+    for snapshot in taken:
+        assert snapshot.steps_seen == 9
+        reference = fitted.stream(len(X)).update(X[:, :9])
+        np.testing.assert_array_equal(snapshot.predict_proba(), reference.predict_proba())
+        snapshot.update(X[:, 9:])
+        reference.update(X[:, 9:])
+        np.testing.assert_array_equal(snapshot.decision_steps, reference.decision_steps)
+
+
 def test_nan_after_the_training_length_in_a_chunk_is_only_counted(fitted):
     """Steps after the training length are only counted, and step by step they may be NaN;
     a chunk crossing the training length was refused for NaN there."""
