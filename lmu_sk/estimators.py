@@ -54,6 +54,7 @@ from ._progress import StepLog, verbosity
 from ._state import state_kept_on_error
 from ._threads import limits_threads
 from ._typing import Result
+from ._version import __version__
 from .features import LMUFeatures
 from .head import (
     DenseHeadClassifier,
@@ -136,6 +137,7 @@ def _features_of(
     on_device: bool = False,
     verbose=False,
     float64: bool = False,
+    version: str = __version__,
 ):
     """Fit the feature transformer of ``transformer_params`` on ``X`` (and ``y``, which
     pooled features screen many channels against) and transform ``X``.
@@ -144,7 +146,9 @@ def _features_of(
     :class:`LMUFeatures`. With ``on_device`` the features of a GPU computation are returned
     as CuPy arrays. ``verbose`` shows the transformer's progress (and is not part of the
     ``memory`` cache's key). ``float64`` returns the features in float64 whatever the
-    transformer's dtype.
+    transformer's dtype. ``version``, lmu_sk's, is part of the cache's key (given by the
+    callers): features cached by another release, whose defaults or computation may
+    differ, are computed again.
     """
     transformer = _make_transformer(transformer_params, verbose)
     dtype = np.float64 if float64 else None
@@ -722,7 +726,13 @@ class _LMUBase(BaseEstimator):
         # the ridge head solves in float64: its features are made so, and scaled in place
         float64 = self.head_kind_ == "ridge"
         self.features_, F = compute(
-            params, X, _screening_targets(y), on_device, verbose=self.verbose, float64=float64
+            params,
+            X,
+            _screening_targets(y),
+            on_device,
+            verbose=self.verbose,
+            float64=float64,
+            version=__version__,
         )
         self.features_.set_params(verbose=self.verbose)  # a cached transformer may differ
         self.order_ = _fitted_order(self.features_)
@@ -1284,6 +1294,11 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         cores, unless ``NUMBA_NUM_THREADS`` or ``OMP_NUM_THREADS`` say otherwise); ``-1``
         is all cores, ``-2`` all but one. Results do not depend on it beyond rounding.
         Dask arrays are computed on dask's threads or workers and are not affected.
+        Where Numba's threads are GNU OpenMP's (Linux), a process forked after a fit or
+        prediction (``multiprocessing``'s 'fork' start method) cannot run the compiled
+        kernels and is refused with a ``RuntimeError``: start worker processes with
+        'spawn' or 'forkserver' (joblib's default backend does), or set
+        ``NUMBA_THREADING_LAYER='workqueue'`` before Python starts.
     channels : 'auto', 'all' or int, default='auto'
         The channels the pooled features read (:class:`~lmu_sk.pooled.LMUPooledFeatures`'
         ``channels``): 'auto' keeps every channel up to 16 and beyond screens them against

@@ -181,3 +181,30 @@ def test_the_pooled_kernel_of_one_series_runs_on_one_thread(monkeypatch):
     asked.clear()
     features.transform(X)
     assert None in asked  # the long windows of 500 series: every thread
+
+
+def _predict_in_child(model, X):
+    return model.predict(X)
+
+
+def test_a_process_forked_after_gnu_openmp_refuses_the_kernels_clearly(data):
+    """Numba terminated a process forked after its kernels ran on GNU OpenMP at its first
+    kernel, and a multiprocessing pool (Linux's default 'fork') waited for it forever; the
+    kernels now raise a RuntimeError there that names the ways through."""
+    import multiprocessing
+    import warnings
+
+    from lmu_sk.kernels import _threading
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    X, y = data
+    model = LMUClassifier(device="cpu").fit(X, y)
+    if not _threading._uses_gnu_openmp():
+        pytest.skip(f"the kernels ran on {numba.threading_layer()!r}, not GNU OpenMP")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (fork of a threaded process)
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            result = pool.apply_async(_predict_in_child, (model, X[:3]))
+            with pytest.raises(RuntimeError, match=r"was forked.*get_context\('spawn'\)"):
+                result.get(timeout=60)

@@ -307,6 +307,28 @@ def test_a_memory_cache_of_any_mmap_mode_gives_the_same_model_every_fit(tmp_path
         np.testing.assert_allclose(cached, plain, rtol=1e-10, atol=1e-10)
 
 
+def test_features_cached_by_another_release_are_computed_again(tmp_path, monkeypatch):
+    """The memory cache was keyed on the composite's parameters and the data only: after
+    an upgrade that changed a default of the features, a fit took the old release's
+    features from the cache, silently. lmu_sk's version is part of the key."""
+    import joblib
+
+    from lmu_sk import estimators, pooled
+
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((30, 40)), np.arange(30) % 2
+    memory = joblib.Memory(tmp_path, verbose=0)
+    LMUClassifier(memory=memory, device="cpu").fit(X, y)
+    # the next release: the default windows' finest half only
+    windows = pooled.default_thetas
+    monkeypatch.setattr(pooled, "default_thetas", lambda n_steps: windows(n_steps)[:8])
+    monkeypatch.setattr(estimators, "__version__", "9.9.9")
+    cached = LMUClassifier(memory=memory, device="cpu").fit(X, y)
+    fresh = LMUClassifier(device="cpu").fit(X, y)
+    assert len(cached.features_.thetas_) == len(fresh.features_.thetas_) == 8
+    np.testing.assert_array_equal(cached.predict_proba(X), fresh.predict_proba(X))
+
+
 @pytest.mark.parametrize(
     ("composite", "head_class"),
     [(LMUClassifier, DenseHeadClassifier), (LMURegressor, DenseHeadRegressor)],
