@@ -813,24 +813,27 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         if most is None:
             return np.arange(n_channels), None
         y = _screening_array(y, len(U), continuous)
-        reason = unscreenable(y, continuous)
-        if reason is not None:
-            warnings.warn(
-                f"{type(self).__name__}: y {reason}, so it cannot tell the {n_channels} "
-                f"channels apart; the first {most} are kept. Pass channels='all', or a "
-                "target that varies.",
-                UserWarning,
-                stacklevel=4,
-            )
-            return np.arange(most), None
         # at most SCREEN_SAMPLES evenly spaced rows, fewer where half of max_memory would not
-        # hold them (and their float64 copy and features), as a dask array's
+        # hold them (and their float64 copy and features), as a dask array's; their targets
+        # must tell the channels apart
         itemsize = (U[0] if isinstance(U, list) else U).dtype.itemsize
         n_rows = self._screening_rows(len(U), n_steps, n_channels, itemsize)
+        rows = ""
         if n_rows < len(U):
             take = _dask.evenly_spaced(len(U), n_rows)
             U = [U[i] for i in take] if isinstance(U, list) else U[take]
             y = y[take]
+            rows = f" on the {len(take)} evenly spaced rows screened"
+        reason = unscreenable(y, continuous)
+        if reason is not None:
+            warnings.warn(
+                f"{type(self).__name__}: y {reason}{rows}, so it cannot tell the "
+                f"{n_channels} channels apart; the first {most} are kept. Pass "
+                "channels='all', or a target that varies.",
+                UserWarning,
+                stacklevel=4,
+            )
+            return np.arange(most), None
         thetas = [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
         screen = LMUPooledFeatures(
             thetas=thetas,

@@ -1262,13 +1262,13 @@ class _ModelStream:
         return scaled.astype(F.dtype, copy=False)
 
     def __getstate__(self) -> dict:
-        # a snapshot under the lock (its feature stream's state with it): another thread's
-        # update changes none of it while pickle writes it
+        # the feature stream, the one part an update changes, is read under its own lock
+        # when pickle writes it (its own __getstate__)
         with self._lock:
             saved = dict(self.__dict__)
             saved["_outputs_of"] = None
             saved.pop("_lock", None)
-            return copy.deepcopy(saved)
+            return saved
 
     def __copy__(self):
         """An independent stream, as ``copy.copy`` of a features' stream is (a stream is
@@ -1734,15 +1734,22 @@ class EarlyClassifierStream:
             return copy.deepcopy(self)
 
     def __getstate__(self) -> dict:
-        # a snapshot under the lock (the decisions and the feature stream of one moment):
-        # another thread's update changes none of it while pickle writes it
+        # under the lock, what an update changes copied (the feature stream's state, the
+        # decisions, the cases carried): of one moment, and unchanged by another thread's
+        # update while pickle writes it; the checkpoints' models, which none changes, shared
         with self._lock:
             saved = dict(self.__dict__)
             saved.pop("_lock", None)
             saved["_buffer"] = None
-            saved["_decisions"] = self._decisions.to_plain()  # plain arrays: no internal class
+            saved["_features"] = copy.copy(self._features)
+            saved["_rows"] = np.array(self._rows)
+            decisions = self._decisions.to_plain()  # plain arrays: no internal class
+            saved["_decisions"] = {
+                key: np.array(value) if isinstance(value, np.ndarray) else value
+                for key, value in decisions.items()
+            }
             saved["_models"] = [None if m is None else m.__dict__ for m in self._models]
-            return copy.deepcopy(saved)
+            return saved
 
     def __setstate__(self, saved: dict) -> None:
         # writable copies of the arrays (joblib's mmap_mode='r' loads read-only ones)

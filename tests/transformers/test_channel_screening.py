@@ -388,6 +388,13 @@ def test_in_memory_screening_takes_the_rows_half_of_max_memory_holds(caplog):
     assert not np.array_equal(everything.channel_scores_, sample.channel_scores_)
     with pytest.raises(MemoryBudgetError, match="screening of 20 channels"):
         LMUPooledFeatures(max_memory=per_row).fit(X, y)
+    # the rows screened must tell the channels apart, as a dask array's sample must: a
+    # second class only on rows left out is one class to the screening
+    rare = np.zeros(120, dtype=int)
+    rare[np.setdiff1d(np.arange(120), rows)[:3]] = 1
+    with pytest.warns(UserWarning, match="y has one class on the 50 evenly spaced rows"):
+        f = LMUPooledFeatures(n_biases=4, max_memory=2 * 50 * per_row).fit(X, rare)
+    assert f.channels_.tolist() == list(range(16)) and f.channel_scores_ is None
 
 
 def test_integers_beyond_float64_held_as_objects_stay_labels():
