@@ -43,6 +43,8 @@ DISCRETIZERS = ("zoh", "euler")
 
 # Dense float64 work arrays (A, the expm workspace and its Pade factors) per order**2.
 _EXPM_BYTES_PER_ENTRY = 8 * 12
+# matrices this small are not charged against a max_memory budget (check_system_fits)
+_SMALL_SYSTEM_BYTES = 1 << 20
 
 
 class EulerInstabilityWarning(RuntimeWarning):
@@ -83,13 +85,20 @@ def validate_order_theta(order: object, theta: object) -> tuple[int, float]:
     return int(order), theta
 
 
-def check_system_fits(order: int) -> None:
+def check_system_fits(order: int, budget: int | None = None) -> None:
     """Raise a ``ValueError`` naming the order where the matrices of a Delay Network of
-    ``order`` states (and their discretization's temporaries) would not fit in memory."""
+    ``order`` states (and their discretization's temporaries) would not fit in memory
+    (``budget`` bytes where given, else the memory available now). Against a budget only
+    matrices of more than :data:`_SMALL_SYSTEM_BYTES` count (orders above about 100), as
+    the engine's other constants of a model do not: a budget sizes the work on the data."""
+    advice = "Choose a smaller order (a few hundred to a few thousand is the practical range)"
+    if budget is not None and order * order * _EXPM_BYTES_PER_ENTRY <= _SMALL_SYSTEM_BYTES:
+        return
     check_fits(
         order * order * _EXPM_BYTES_PER_ENTRY,
         f"The Delay Network matrices of order {order}",
-        "Choose a smaller order (a few hundred to a few thousand is the practical range).",
+        advice + ("." if budget is None else ", or raise max_memory."),
+        budget,
     )
 
 

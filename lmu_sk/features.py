@@ -16,7 +16,12 @@ from ._memory import resolve_budget
 from ._progress import ProgressBar
 from ._transformer import SequenceTransformer
 from ._typing import Result
-from .dn import euler_instability, validate_order_theta, warn_if_euler_unstable
+from .dn import (
+    check_system_fits,
+    euler_instability,
+    validate_order_theta,
+    warn_if_euler_unstable,
+)
 from .engine import constants
 from .streaming import DNStream
 
@@ -235,6 +240,8 @@ class LMUFeatures(SequenceTransformer):
         self.n_features_in_ = n_steps
         self.n_steps_ = n_steps
         self.n_channels_ = n_channels
+        # the matrices and their discretization's temporaries, within max_memory
+        check_system_fits(self.order_, resolve_budget(self.max_memory))
         Abar, Bbar = constants.system(self.order_, self.theta_, self.discretizer_)
         if not (np.isfinite(Abar).all() and np.isfinite(Bbar).all()):
             raise ValueError(

@@ -31,7 +31,13 @@ from ._progress import ProgressBar, StepLog, verbosity
 from ._screening import channel_scores, choose_channels, unscreenable
 from ._transformer import SequenceTransformer
 from ._typing import Result
-from .dn import check_count, euler_instability, validate_order_theta, warn_if_euler_unstable
+from .dn import (
+    check_count,
+    check_system_fits,
+    euler_instability,
+    validate_order_theta,
+    warn_if_euler_unstable,
+)
 from .engine import algebra
 from .engine.plan import rows_within
 from .engine.pooling import (
@@ -749,6 +755,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             warn_if_euler_unstable(int(d), theta / stride, self.discretizer)
             windows.append(WindowSpec(int(d), float(theta / stride), int(stride), inputs))
         spec = PooledSpec(tuple(windows), transforms, pools, n_biases, self.discretizer)
+        check_system_fits(max((w.order for w in spec.windows), default=1), budget)
         self._check_memory(spec, budget)
         _check_state_range(U, orders, transforms, pools, mixing, budget)
         self.thetas_ = np.asarray([w.theta * w.stride for w in spec.windows])

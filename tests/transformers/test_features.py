@@ -648,3 +648,22 @@ def test_input_beyond_float32_is_refused_without_a_stray_overflow_warning():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="float32"):
             LMUFeatures(order=4, dtype="float32").fit(np.full((2, 5), 1e300))
+
+
+def test_the_delay_network_matrices_are_checked_against_max_memory_before_they_are_made():
+    """fit made the matrices of order 2000 and their discretization's temporaries (about
+    300 MB) under max_memory='10MB'; they are refused first, naming the order."""
+    import tracemalloc
+
+    X = np.random.default_rng(0).standard_normal((3, 20))
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryBudgetError, match=r"matrices of order 2000.*raise max_memory"):
+            LMUFeatures(order=2000, max_memory="10MB").fit(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10e6, peak
+    LMUFeatures(order=40, max_memory="10MB").fit(X)  # small orders fit small budgets
+    with pytest.raises(MemoryBudgetError, match="matrices of order 2000"):
+        LMUPooledFeatures(order=2000, thetas=[10], max_memory="10MB").fit(X)
