@@ -13,6 +13,7 @@ Kernels and the engine receive an array module ``xp`` and arrays; they never pro
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "is_dask_array",
     "is_device_array",
     "is_numpy",
+    "is_out_of_memory",
     "out_of_memory_errors",
     "pinned_empty",
     "portable_device",
@@ -201,8 +203,29 @@ def out_of_memory_errors(xp: ModuleType) -> tuple[type[BaseException], ...]:
     return (xp.cuda.memory.OutOfMemoryError,)
 
 
+# the CUDA driver's code for an allocation that failed (CUDA_ERROR_OUT_OF_MEMORY)
+_CUDA_OUT_OF_MEMORY = 2
+
+
+def is_out_of_memory(error: BaseException, xp: ModuleType) -> bool:
+    """Whether ``error`` says the device of ``xp`` ran out of memory: CuPy's
+    ``OutOfMemoryError``, or Numba-CUDA's driver error of code ``CUDA_ERROR_OUT_OF_MEMORY``
+    (its kernels' arrays are allocated outside CuPy's pool). Never on the host."""
+    if xp is np:
+        return False
+    if isinstance(error, out_of_memory_errors(xp)):
+        return True
+    if type(error).__name__ != "CudaAPIError":  # (numba.cuda, not imported here)
+        return False
+    try:
+        return int(getattr(error, "code", -1)) == _CUDA_OUT_OF_MEMORY
+    except (TypeError, ValueError):
+        return False
+
+
 def release_device_memory(xp: ModuleType) -> None:
-    """Give the unused blocks of CuPy's memory pool and its FFT plans back to the device."""
+    """Give the unused blocks of CuPy's memory pool and its FFT plans back to the device,
+    and Numba-CUDA's pending deallocations where it is loaded."""
     if xp is np:
         return
     xp.get_default_memory_pool().free_all_blocks()
@@ -210,6 +233,12 @@ def release_device_memory(xp: ModuleType) -> None:
         xp.fft.config.get_plan_cache().clear()
     except Exception:
         pass
+    numba_cuda = sys.modules.get("numba.cuda")
+    if numba_cuda is not None:
+        try:
+            numba_cuda.current_context().deallocations.clear()
+        except Exception:  # no context, the simulator: nothing pending to free
+            pass
 
 
 def pinned_empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:

@@ -34,7 +34,7 @@ from .._device import (
     device_key,
     free_device_memory,
     is_device_array,
-    out_of_memory_errors,
+    is_out_of_memory,
     pinned_empty,
     release_device_memory,
     to_numpy,
@@ -420,7 +420,6 @@ def _run(
     """The chunk loop: feed, compute, store; on a device out-of-memory error, again with
     half the rows from the first sample not stored."""
     staged = xp is not np and not source.on_device
-    errors = out_of_memory_errors(xp)
     done = 0
     while True:
         sink = make_sink(plan.rows)
@@ -432,8 +431,8 @@ def _run(
                 sink.put(a, b, compute(x, lengths, target), target, xp)
             sink.close()
             return sink
-        except errors:
-            if plan.rows == 1:
+        except Exception as error:  # CuPy's or Numba-CUDA's out-of-memory error only
+            if not is_out_of_memory(error, xp) or plan.rows == 1:
                 raise
             done = sink.done
             plan = dataclasses.replace(plan, rows=max(1, plan.rows // 2))

@@ -349,6 +349,45 @@ def test_out_of_memory_halves_the_chunk_and_resumes(fake_cupy, monkeypatch):
         engine_features(X, order=6, theta=11.0, xp=fake_cupy)
 
 
+class CudaAPIError(RuntimeError):
+    """Stands in for Numba-CUDA's driver error (``numba.cuda.cudadrv.driver``), matched
+    by its name and its ``code`` as the engine matches it."""
+
+    def __init__(self, code, msg):
+        super().__init__(code, msg)
+        self.code = code
+
+
+def test_numba_cuda_out_of_memory_also_halves_the_chunk(fake_cupy, monkeypatch):
+    """Numba-CUDA's kernels allocate outside CuPy's pool, and a failed allocation raises
+    its driver error of code 2 (CUDA_ERROR_OUT_OF_MEMORY), which the retry did not catch:
+    the computation failed where half the chunk fitted. Other driver errors still raise."""
+    X, _, Abar, Bbar = driver_case(n_samples=9)
+    compute = run._feature_chunk
+    sizes = []
+
+    def flaky(x, *args):
+        sizes.append(x.shape[0])
+        if x.shape[0] > 2:
+            raise CudaAPIError(2, "Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")
+        return compute(x, *args)
+
+    monkeypatch.setattr(run, "_feature_chunk", flaky)
+    got = engine_features(X, order=6, theta=11.0, xp=fake_cupy)
+    assert sizes[:3] == [9, 4, 2] and max(sizes[3:]) <= 2
+    assert_states_close(got, recurrence(X, Abar, Bbar, "final"), np.float64)
+
+    def launch_failed(x, *args):
+        sizes.append(x.shape[0])
+        raise CudaAPIError(719, "CUDA_ERROR_LAUNCH_FAILED")
+
+    sizes.clear()
+    monkeypatch.setattr(run, "_feature_chunk", launch_failed)
+    with pytest.raises(CudaAPIError, match="LAUNCH_FAILED"):
+        engine_features(X, order=6, theta=11.0, xp=fake_cupy)
+    assert sizes == [9]  # not retried
+
+
 def test_padded_arrays_with_lengths(fake_cupy):
     X, lengths, Abar, Bbar = driver_case()
     for s, length in enumerate(lengths):
