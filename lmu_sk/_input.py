@@ -517,7 +517,8 @@ def object_as_float(X: np.ndarray, name: str = "X") -> np.ndarray:
         return X.astype(np.float64)
     except (TypeError, ValueError):
         pass
-    missing = np.frompyfunc(_is_missing, 1, 1)(X).astype(bool)
+    # (an array: of a 0-d array frompyfunc returns a Python bool)
+    missing = np.asarray(np.frompyfunc(_is_missing, 1, 1)(X), dtype=bool)
     if missing.any():
         filled = X.copy()
         filled[missing] = np.nan
@@ -529,7 +530,8 @@ def object_as_float(X: np.ndarray, name: str = "X") -> np.ndarray:
     for position, value in enumerate(X.flat):
         if _is_missing(value):
             continue
-        where = f"{name}[{', '.join(map(str, np.unravel_index(position, X.shape)))}]"
+        index = ", ".join(map(str, np.unravel_index(position, X.shape)))
+        where = f"{name}[{index}]" if X.ndim else name
         if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
             raise _complex_error(f"{where} is {value!r}")
         elif np.ndim(value) > 0:

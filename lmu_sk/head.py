@@ -43,7 +43,6 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from scipy.special import expit, log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
@@ -81,7 +80,7 @@ from ._input import (
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
 from ._state import state_kept_on_error
-from .neural.activations import HIDDEN_ACTIVATIONS
+from .neural.activations import HIDDEN_ACTIVATIONS, log_probabilities, logistic_probabilities
 from .neural.network import DenseNetwork, forward_pass
 from .neural.optimizers import SGD, Adam, BaseOptimizer, make_schedule, optimizer_from_plain
 from .neural.training import (
@@ -1025,13 +1024,7 @@ default='constant'
         X = self._validate_X(X)
         if self.out_activation_ == "softmax":
             return self._forward(X).astype(np.float64)
-        # logistic outputs from the logits: 1 - p would round a class's small probability
-        # away beside its complement's near 1
-        z = self._forward(X, raw=True).astype(np.float64)
-        if self.n_outputs_ == 1:
-            z = z.ravel()
-            return np.column_stack([expit(-z), expit(z)])
-        return expit(z)
+        return logistic_probabilities(to_numpy(self._forward(X, raw=True)))
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`.
@@ -1049,13 +1042,7 @@ default='constant'
         """
         check_is_fitted(self)
         X = self._validate_X(X)
-        z = self._forward(X, raw=True).astype(np.float64)
-        if self.out_activation_ == "softmax":
-            return log_softmax(z, axis=1)
-        if self.n_outputs_ == 1:
-            z = z.ravel()
-            return -np.column_stack([np.logaddexp(0.0, z), np.logaddexp(0.0, -z)])
-        return -np.logaddexp(0.0, -z)
+        return log_probabilities(to_numpy(self._forward(X, raw=True)), self.out_activation_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

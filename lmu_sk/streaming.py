@@ -45,6 +45,7 @@ from ._input import WIDER_DTYPE, check_dtype_param, is_device_array, object_as_f
 from ._memory import check_fits
 from .engine.pooling import FLOAT32_MAX, PooledSpec, checked_window_arrays, state_gain
 from .engine.stream import CARRIED_SUMS, CarriedDN, CarriedPooledFeatures
+from .neural.activations import log_probabilities, logistic_probabilities
 from .neural.network import forward_rows
 
 __all__ = [
@@ -1130,8 +1131,9 @@ class _DenseOutputs:
         self.inputs = xp.empty((n_rows, first.shape[0]), dtype)
         self.acts = [xp.empty((n_rows, c.shape[1]), dtype) for c in self.coefs]
 
-    def __call__(self, F: Array) -> Array:
-        """Output activations for the feature rows ``F``; a buffer (do not keep it)."""
+    def __call__(self, F: Array, raw: bool = False) -> Array:
+        """Output activations for the feature rows ``F`` (``raw``: the output layer's
+        logits); a buffer (do not keep it)."""
         if self.mean is None:
             self.inputs[...] = F
         elif self.scale is None:
@@ -1146,6 +1148,7 @@ class _DenseOutputs:
             self.out_activation,
             self.acts,
             self.xp,
+            raw=raw,
         )
 
 
@@ -1232,15 +1235,16 @@ class _ModelStream:
         F = np.asarray(stream.transform())  # another stream: its public answer
         return (F.astype(np.float64) if float64 else F), np
 
-    def _outputs(self) -> Array:
-        """Output activations of the dense head, on the stream's device (a buffer)."""
+    def _outputs(self, raw: bool = False) -> Array:
+        """Output activations of the dense head (``raw``: its logits), on the stream's
+        device (a buffer)."""
         F, xp = self._feature_rows()
         forward = self._outputs_of
         if forward is None or forward.xp is not xp:
             forward = self._outputs_of = _DenseOutputs(
                 self._head, self._mean, self._scale, F.shape[0], xp
             )
-        return forward(F)
+        return forward(F, raw=raw)
 
     def _head_and_rows(self) -> tuple[object, Array]:
         """The head and the feature rows it takes: a ridge head whose standardization is
@@ -1297,10 +1301,10 @@ class ClassifierStream(_ModelStream):
             head, rows = self._head_and_rows()
             checked = getattr(head, "_predict_proba_checked", None)  # rows checked finite
             return to_numpy(checked(rows) if checked is not None else head.predict_proba(rows))
-        p = to_numpy(self._outputs()).astype(np.float64)
-        if p.shape[1] == 1:
-            return np.column_stack([1.0 - p[:, 0], p[:, 0]])
-        return p
+        if self._head.out_activation_ == "softmax":
+            return to_numpy(self._outputs()).astype(np.float64)
+        # logistic outputs from the logits, as the head's batch prediction takes them
+        return logistic_probabilities(to_numpy(self._outputs(raw=True)))
 
     @available_if(lambda self: self._dense or hasattr(self._head, "predict_proba"))
     @_exclusive
@@ -1311,9 +1315,11 @@ class ClassifierStream(_ModelStream):
             head, rows = self._head_and_rows()
             if hasattr(head, "predict_log_proba"):
                 return to_numpy(head.predict_log_proba(rows))
-        p = self.predict_proba()
-        with np.errstate(divide="ignore"):
-            return np.log(p, out=p)
+            p = self.predict_proba()
+            with np.errstate(divide="ignore"):
+                return np.log(p, out=p)
+        # from the logits, as the dense head's batch prediction
+        return log_probabilities(to_numpy(self._outputs(raw=True)), self._head.out_activation_)
 
     @available_if(_head_has("decision_function"))
     @_exclusive

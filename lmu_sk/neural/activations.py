@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+from scipy.special import expit, log_softmax
 
 __all__ = [
     "ACTIVATIONS",
@@ -28,6 +29,8 @@ __all__ = [
     "inplace_softmax",
     "inplace_tanh",
     "inplace_tanh_derivative",
+    "log_probabilities",
+    "logistic_probabilities",
 ]
 
 Array = Any
@@ -133,3 +136,29 @@ DERIVATIVES: dict[str, Callable[..., Array]] = {
 
 #: Activations accepted for hidden layers.
 HIDDEN_ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
+
+
+def logistic_probabilities(z: np.ndarray) -> np.ndarray:
+    """Class probabilities, float64, from the logits ``z`` ``(n, n_outputs)`` of a
+    classifier's logistic outputs (NumPy): taken from the logits, as ``1 - p`` would round
+    a class's small probability away beside its complement's near 1; one output is two
+    classes, ``(n, 2)``."""
+    z = np.asarray(z, dtype=np.float64)
+    if z.shape[1] == 1:
+        z = z[:, 0]
+        return np.column_stack([expit(-z), expit(z)])
+    return expit(z)
+
+
+def log_probabilities(z: np.ndarray, out_activation: str) -> np.ndarray:
+    """The logarithm of the class probabilities of a classifier's output logits ``z``
+    ``(n, n_outputs)`` (NumPy), float64, from the logits (``log_softmax``, ``-log(1 +
+    exp(-z))``): finite wherever they are, where the logarithm of a rounded probability
+    would be ``-inf``."""
+    z = np.asarray(z, dtype=np.float64)
+    if out_activation == "softmax":
+        return log_softmax(z, axis=1)
+    if z.shape[1] == 1:
+        z = z[:, 0]
+        return -np.column_stack([np.logaddexp(0.0, z), np.logaddexp(0.0, -z)])
+    return -np.logaddexp(0.0, -z)

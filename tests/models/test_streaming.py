@@ -1488,3 +1488,50 @@ def test_a_float32_streams_channel_sums_are_mixed_as_the_batch_mixes_them():
     stream.update(X[12:, 300:])
     expected = model.features_.transform(X[12:])
     np.testing.assert_allclose(stream.transform(), expected, rtol=0, atol=1e-7)
+
+
+def test_a_dense_binary_stream_takes_its_small_probabilities_from_the_logits():
+    """The stream's logistic output gave the other class 1 - p in float32: a probability
+    of 1.8e-12 became 0 and its log -inf, where the batch (from the logits, in float64)
+    gives -27.06. From the logits too, they agree to the float32 network's rounding of the
+    logits (about 1e-7 of them; log-probabilities within 1e-4 at logits up to 50)."""
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((50, 22, 3))
+    y = (X[:, :, 0].sum(1) + X[:, :, -1].sum(1) > 0).astype(int)
+    model = LMUClassifier(
+        head="dense",
+        hidden_layer_sizes=(6,),
+        max_iter=20,
+        random_state=0,
+        device="cpu",
+        feature_output="pooled",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the few epochs do not converge)
+        model.fit(X, y)
+    stream = model.stream(5)
+    smallest = 0.0
+    for t in range(22):
+        stream.update(X[:5, t])
+        batch = model.predict_log_proba(X[:5, : t + 1])
+        got = stream.predict_log_proba()
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, batch, rtol=0, atol=1e-4)
+        np.testing.assert_allclose(
+            stream.predict_proba(), model.predict_proba(X[:5, : t + 1]), rtol=1e-4, atol=0
+        )
+        smallest = min(smallest, batch.min())
+    assert smallest < -20  # the case the float32 complement rounded away
+
+
+def test_an_update_with_one_object_that_is_no_number_is_a_type_error():
+    """A dict, a set or another object given to update (a 0-d object array to NumPy)
+    raised AttributeError ('bool' object has no attribute 'astype') from the reading of
+    missing values; it is the TypeError the batch gives, naming the value."""
+    rng = np.random.default_rng(0)
+    model = LMUClassifier(device="cpu").fit(rng.standard_normal((20, 30)), np.arange(20) % 2)
+    stream = model.stream(1)
+    for bad, kind in (({"a": 1}, "dict"), ({1, 2}, "set"), (object(), "object")):
+        with pytest.raises(TypeError, match=f"U is {kind} .*not a number"):
+            stream.update(bad)
+    assert stream.steps_seen == 0
