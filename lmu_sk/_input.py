@@ -439,11 +439,14 @@ def _inhomogeneous_error(X) -> ValueError:
             return _ragged_sequence_error(index, seq)
     shown = _shapes_shown(shapes)
     if all(len(shape) == 2 for shape in shapes) and len({shape[0] for shape in shapes}) == 1:
+        seconds = sorted({shape[1] for shape in shapes})
         return ValueError(
             f"X is a list of sequences of shapes {shown}: the same first axis "
-            f"({shapes[0][0]}) and different second ones. lmu_sk reads a sequence as "
-            "(n_steps, n_channels); for aeon's and sktime's (n_channels, n_timepoints) "
-            "layout pass channels_first=True."
+            f"({shapes[0][0]}) and different second ones ({seconds}). lmu_sk reads a "
+            f"sequence as (n_steps, n_channels): read so, these sequences have different "
+            "numbers of channels, and every sequence must have the same channels. If they "
+            "are aeon's or sktime's (n_channels, n_timepoints) arrays of different lengths, "
+            "pass channels_first=True."
         )
     return ValueError(
         f"X is a list of sequences whose shapes do not fit together: {shown}. Every "

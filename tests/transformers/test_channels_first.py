@@ -323,3 +323,13 @@ def test_zero_channels_in_the_channels_first_layout_name_axis_1():
 
     with pytest.raises(ValueError, match="axis 1 holds them"):
         LMUAeonTransformer(order=4, device="cpu").fit(np.zeros((3, 0, 10)))
+
+
+def test_sequences_of_one_length_and_different_channels_are_named_as_such():
+    """Five sequences of (50, 3) and one of (50, 2) were refused as aeon's layout only,
+    advising channels_first=True, which then fitted 50 'channels' silently: the message
+    names both readings."""
+    rng = np.random.default_rng(0)
+    X = [rng.standard_normal((50, 3)) for _ in range(5)] + [rng.standard_normal((50, 2))]
+    with pytest.raises(ValueError, match=r"different numbers of channels.*channels_first=True"):
+        LMUPooledFeatures(device="cpu").fit(X)

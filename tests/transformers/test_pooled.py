@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pooled_oracle import decided, state_scale, tolerances
 
-from lmu_sk import LMUPooledFeatures, _memory, reference
+from lmu_sk import LMUClassifier, LMUPooledFeatures, _memory, reference
 from lmu_sk._memory import MemoryBudgetError
 from lmu_sk.engine import plan, pooled_features
 from lmu_sk.engine.pooling import (
@@ -503,3 +503,22 @@ def test_transform_stays_within_max_memory(n_channels):
     finally:
         tracemalloc.stop()
     assert peak - F.nbytes <= 20e6, peak - F.nbytes
+
+
+def test_one_outlier_in_one_training_series_leaves_the_thresholds_of_the_others():
+    """A value of 1e9 in one of 100 training series of values about 1 made the states'
+    standard deviation, from which a quantile counts as shared by many steps, so large
+    that every quantile counted as shared and was moved above every other state: 100 % of
+    the features constant on clean data, a classifier at chance. The spread is now the
+    range of the states' middle 90 %."""
+    rng = np.random.default_rng(0)
+    t = np.arange(30)
+    y = np.arange(200) % 2
+    X = 0.3 * rng.standard_normal((200, 30)) + np.where(y[:, None] == 1, np.sin(t / 3.0), 0)
+    glitched = X[:100].copy()
+    glitched[0, 5] = 1e9
+    clean = LMUPooledFeatures(device="cpu").fit(X[:100]).transform(X[100:])
+    F = LMUPooledFeatures(device="cpu").fit(glitched).transform(X[100:])
+    assert np.mean(F.std(axis=0) == 0) < np.mean(clean.std(axis=0) == 0) + 0.05
+    model = LMUClassifier(device="cpu").fit(glitched, y[:100])
+    assert model.score(X[100:], y[100:]) > 0.95
