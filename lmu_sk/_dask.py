@@ -213,7 +213,8 @@ def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
             f"{transformer.n_channels_}; pass sequences with {transformer.n_channels_} "
             "channel(s) on the last axis, or fit again."
         )
-    in_dtype = _compute_dtype(U, check_dtype_param(transformer.dtype if dtype is None else dtype))
+    # the precision the transformer reads its input at (the pooled features: the input's)
+    in_dtype = _compute_dtype(U, transformer._input_dtype(dtype))
     channels_first = bool(getattr(transformer, "channels_first", False))
     options = dict(
         transformer=transformer,

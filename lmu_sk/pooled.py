@@ -406,9 +406,11 @@ MAX_STRIDE = 2**62
 def _warn_of_offsets(U, read: np.ndarray) -> None:
     """Warn, with the fix, where a channel read (of ``read``) has training values that sit
     on an offset far larger than their spread: the 'series' input's states then carry the
-    offset, and float32's comparisons with the thresholds lose the variation (a
-    classifier's accuracy 0.99 -> 0.86 with an offset of 1e6 on values of spread 6; 0.32
-    at 1e9)."""
+    offset, and float32's comparisons with the thresholds lose its variation (the
+    difference and the cumulative sum, made of the input at its own precision, keep it;
+    while the input was read in float32, a classifier's accuracy fell from 0.99 to 0.86
+    with an offset of 1e6 on values of spread 6, and to chance at 1e8, unwarned: the cast
+    made the channel constant)."""
     parts = U if isinstance(U, list) else [U]
     n_channels = parts[0].shape[-1]
     total = sum(p.shape[0] * (p.shape[1] if p.ndim == 3 else 1) for p in parts)
@@ -440,8 +442,10 @@ def _warn_of_offsets(U, read: np.ndarray) -> None:
         warnings.warn(
             f"The values of channel(s) {channels.tolist()} sit on an offset up to "
             f"{ratio:.3g} times their spread; the pooled features compare the states with "
-            "their thresholds in float32 (7 significant digits), so most of the variation "
-            "is lost. Subtract the offset first (e.g. each series' or channel's mean).",
+            "their thresholds in float32 (7 significant digits), so the states of the "
+            "series itself lose most of its variation (those of its difference and "
+            "cumulative sum keep it). Subtract the offset first (e.g. each series' or "
+            "channel's mean).",
             UserWarning,
             stacklevel=4,
         )
@@ -496,11 +500,13 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     discretizer : {'zoh', 'euler'}, default='zoh'
     dtype : {None, 'float32', 'float64'}, default=None
         Output dtype; ``None`` keeps float32 input as float32 and makes the rest float64.
-        On the CPU the states run in float64 and are compared with the thresholds in
-        float32; on a GPU everything runs in the output dtype. Inputs large enough for a
-        state to pass float32's range (about ``3.4e38 / order``, less with the difference
-        and cumulative sum, and with 'mpv', which sums up to 1 024 states in float32, 1 024
-        times less) are refused with a ValueError, whatever the dtype.
+        The input is read at its own precision whatever the dtype (float32 as float32,
+        other numbers as float64). On the CPU the states run in float64 and are compared
+        with the thresholds in float32; on a GPU everything runs in the output dtype.
+        Inputs large enough for a state to pass float32's range (about ``3.4e38 / order``,
+        less with the difference and cumulative sum, and with 'mpv', which sums up to 1 024
+        states in float32, 1 024 times less) are refused with a ValueError, whatever the
+        dtype.
     max_memory : int, float or str, default=None
         Working memory allowed besides the result (bytes or a string like ``'2GB'``);
         samples are processed in chunks that fit, in ``fit`` too. ``None`` allows half of
@@ -878,7 +884,11 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         return kept, scores
 
     def _input_dtype(self, dtype):
-        return check_dtype_param(self.dtype)  # a dtype asked for is the features' only
+        # the input at its own precision (float32 as float32, anything else as float64),
+        # whatever the features' dtype: the states run in float64, and the difference and
+        # the cumulative sum of a series on an offset (1e8 + values of spread 1) keep the
+        # variation a cast to float32 first rounded away (a classifier at chance)
+        return None
 
     def _instability(self) -> str | None:
         """Why the fitted windows' states grow without bound (the first window that

@@ -522,3 +522,26 @@ def test_one_outlier_in_one_training_series_leaves_the_thresholds_of_the_others(
     assert np.mean(F.std(axis=0) == 0) < np.mean(clean.std(axis=0) == 0) + 0.05
     model = LMUClassifier(device="cpu").fit(glitched, y[:100])
     assert model.score(X[100:], y[100:]) > 0.95
+
+
+def test_input_on_a_large_offset_is_read_at_its_own_precision():
+    """The estimators' features (dtype='float32') cast float64 input to float32 before
+    anything: 1e8 plus values of spread 0.3 became one constant, the classifier fell to
+    chance and the offset warning, which skips constant channels, said nothing. The input
+    is read at its own precision: the difference and the cumulative sum keep the
+    variation, and the warning names the offset the series' own states lose."""
+    rng = np.random.default_rng(0)
+    t = np.arange(30)
+    y = np.arange(200) % 2
+    X = 0.3 * rng.standard_normal((200, 30)) + np.where(y[:, None] == 1, np.sin(t / 3.0), 0)
+    with pytest.warns(UserWarning, match="offset up to"):
+        model = LMUClassifier(device="cpu").fit(X[:100] + 1e8, y[:100])
+    assert model.score(X[100:] + 1e8, y[100:]) > 0.95
+    # float32 input stays float32, read as given
+    f = LMUPooledFeatures(device="cpu", dtype="float32").fit(X.astype(np.float32))
+    g = LMUPooledFeatures(device="cpu", dtype="float32").fit(
+        X.astype(np.float32).astype(np.float64)
+    )
+    np.testing.assert_array_equal(
+        f.transform(X[:5].astype(np.float32)), g.transform(X[:5].astype(np.float32))
+    )
