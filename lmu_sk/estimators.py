@@ -37,7 +37,13 @@ from sklearn.utils.validation import (
 )
 
 from . import _dask
-from ._device import array_module_of, portable_device, resolve_device, to_numpy
+from ._device import (
+    array_module_of,
+    is_device_array,
+    portable_device,
+    resolve_device,
+    to_numpy,
+)
 from ._input import (
     check_channel_names,
     check_dtype_param,
@@ -772,7 +778,7 @@ class _LMUBase(BaseEstimator):
         value is.
         """
         lazy = _dask.is_dask_array(F)
-        if not (self._standardized and (isinstance(F, np.ndarray) or lazy)):
+        if not (self._standardized and (isinstance(F, np.ndarray) or is_device_array(F) or lazy)):
             return
         n_samples = _num_samples(X)
         if F.dtype != np.float32 or F.ndim != 2 or n_samples == 0 or F.shape[0] != n_samples:
@@ -786,7 +792,9 @@ class _LMUBase(BaseEstimator):
         exact = np.asarray(self.features_._transform(sample, False, dtype=np.float64))
         # a dask array's: the sample's float32 features computed as a block computes them
         # (taking its rows of F would compute every block)
-        computed = np.asarray(self.features_._transform(sample, False)) if lazy else F[rows]
+        computed = (
+            np.asarray(self.features_._transform(sample, False)) if lazy else to_numpy(F[rows])
+        )
         rounding = np.sqrt(np.mean((exact - computed) ** 2, axis=0))
         within = self.feature_scale_ <= _ROUNDING_SPREADS * rounding
         self.feature_scale_ = np.where(within, 1.0, self.feature_scale_)

@@ -14,10 +14,13 @@ the tests of the estimators' GPU paths run on the GPU; what only the stand-in ca
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
+import functools
 import os
 import sys
+import threading
 import time
 from types import SimpleNamespace
 from typing import Any, ClassVar
@@ -29,6 +32,193 @@ from lmu_sk.engine import constants, run
 
 #: ``LMU_SK_TEST_GPU=cupy``: the tests that install a GPU get real CuPy and its GPU
 REAL_GPU = os.environ.get("LMU_SK_TEST_GPU", "") == "cupy"
+
+#: The stand-in refuses what real CuPy refuses: mixing a device array with a NumPy array
+#: (ufuncs, NumPy functions, CuPy functions), NumPy's implicit conversions of device arrays
+#: (``np.asarray``), and its CuPy functions return device arrays. On by default (it found
+#: a rounding guard that real CuPy would have skipped); ``LMU_SK_STRICT_STAND_IN=0``: the
+#: lenient stand-in of before, an ndarray subclass that mixes silently
+STRICT = os.environ.get("LMU_SK_STRICT_STAND_IN", "1") != "0"
+
+_np_asarray = np.asarray
+_np_array = np.array
+_np_ascontiguousarray = np.ascontiguousarray
+
+# depth of the stand-in's own NumPy calls (checks apply at the outermost call only)
+_inside = threading.local()
+
+
+@contextlib.contextmanager
+def _nested():
+    _inside.depth = getattr(_inside, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _inside.depth -= 1
+
+
+def _checking() -> bool:
+    return STRICT and getattr(_inside, "depth", 0) == 0
+
+
+def _is_host(a) -> bool:
+    return isinstance(a, np.ndarray) and not isinstance(a, FakeDeviceArray) and a.ndim >= 1
+
+
+def _find_host(objs, depth=0):
+    for a in objs:
+        if _is_host(a):
+            return a
+        if depth < 2 and isinstance(a, (list, tuple)):
+            found = _find_host(a, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _refuse_host(where, args, kwargs=None):
+    found = _find_host(list(args) + list((kwargs or {}).values()))
+    if found is not None:
+        raise TypeError(
+            f"Unsupported type {type(found)} (strict stand-in: {where} mixes a NumPy "
+            f"array of shape {found.shape} with device arrays)"
+        )
+
+
+def _to_device(result):
+    """NumPy results of a CuPy function as device arrays (scalars as 0-d arrays)."""
+    if isinstance(result, FakeDeviceArray):
+        return result
+    if isinstance(result, np.ndarray):
+        return result.view(FakeDeviceArray)
+    if isinstance(result, np.generic):
+        return _np_asarray(result).view(FakeDeviceArray)
+    if isinstance(result, tuple) and not hasattr(result, "_fields"):
+        return tuple(_to_device(r) for r in result)
+    if isinstance(result, tuple):  # named tuples (eigh, ...)
+        return type(result)(*(_to_device(r) for r in result))
+    if isinstance(result, list):
+        return [_to_device(r) for r in result]
+    if isinstance(result, np.random.Generator):
+        return _StrictNamespace(result, f"random.{type(result).__name__}")
+    return result
+
+
+def _to_ndarray(a):
+    return a.view(np.ndarray) if isinstance(a, FakeDeviceArray) else a
+
+
+def _strict_function(func, name, allow_host=False, host_positions=()):
+    """``func`` as a CuPy function: no NumPy arrays in, device arrays out."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if _checking() and not allow_host:
+            checked = [a for i, a in enumerate(args) if i not in host_positions]
+            _refuse_host(f"cupy.{name}", checked, kwargs)
+        with _nested():
+            return _to_device(func(*args, **kwargs))
+
+    return wrapper
+
+
+class _StrictUfunc:
+    def __init__(self, ufunc):
+        self._ufunc = ufunc
+        self._call = _strict_function(ufunc, ufunc.__name__)
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name):
+        attr = getattr(self._ufunc, name)
+        if callable(attr):
+            return _strict_function(attr, f"{self._ufunc.__name__}.{name}")
+        return attr
+
+
+class _StrictNamespace:
+    """A module (or object) of NumPy passed off as CuPy's: its functions are strict."""
+
+    def __init__(self, target, name):
+        self._target = target
+        self._name = name
+
+    def __getattr__(self, name):
+        attr = getattr(self._target, name)
+        return _strict_attribute(attr, f"{self._name}.{name}")
+
+
+# CuPy functions that take NumPy arrays: explicit conversions (and indices, for ``take``)
+_CONVERSIONS = {
+    "asarray",
+    "array",
+    "ascontiguousarray",
+    "asfortranarray",
+    "asanyarray",
+    "asnumpy",
+    "get_array_module",
+    "isscalar",
+    "result_type",
+    "can_cast",
+    "dtype",
+    "finfo",
+    "iinfo",
+}
+_HOST_POSITIONS = {"take": (1,)}
+
+
+def _strict_attribute(attr, name):
+    if isinstance(attr, type) or not callable(attr):
+        if isinstance(attr, type(np)):
+            return _StrictNamespace(attr, name)
+        return attr
+    if isinstance(attr, np.ufunc):
+        return _StrictUfunc(attr)
+    short = name.rsplit(".", 1)[-1]
+    return _strict_function(
+        attr,
+        name,
+        allow_host=short in _CONVERSIONS,
+        host_positions=_HOST_POSITIONS.get(short, ()),
+    )
+
+
+def _refuse_conversion(convert):
+    """NumPy's ``asarray`` & co. refuse device arrays, as CuPy's ``__array__`` does."""
+
+    @functools.wraps(convert)
+    def strict(a, *args, **kwargs):
+        if _checking() and not _from_numba_kernels(sys._getframe(1)):
+            items = a if isinstance(a, (list, tuple)) else (a,)
+            if any(isinstance(x, FakeDeviceArray) for x in items):
+                raise TypeError(
+                    "Implicit conversion to a NumPy array is not allowed. Please use "
+                    "`.get()` to construct a NumPy array explicitly. (strict stand-in: "
+                    f"numpy.{convert.__name__})"
+                )
+        return convert(a, *args, **kwargs)
+
+    return strict
+
+
+def _from_numba_kernels(frame) -> bool:
+    """Calls from ``lmu_sk.kernels.cuda`` that take a device array for a host one: there
+    ``is_cuda_array`` sends real CuPy arrays (not NumPy arrays) to ``as_cuda_array``, and
+    only the stand-in's arrays (an ``np.ndarray`` subclass) to the host branch."""
+    return frame.f_code.co_filename.replace(os.sep, "/").endswith("lmu_sk/kernels/cuda.py")
+
+
+if STRICT:
+    for _name in (
+        "asarray",
+        "asanyarray",
+        "array",
+        "ascontiguousarray",
+        "asfortranarray",
+        "asarray_chkfinite",
+    ):
+        setattr(np, _name, _refuse_conversion(getattr(np, _name)))
 
 
 class FakeOutOfMemory(Exception):
@@ -46,7 +236,43 @@ class FakeDeviceArray(np.ndarray):
 
     def get(self):
         FakeDeviceArray.transfers.append(self.shape)
-        return np.array(self)
+        return _np_array(self.view(np.ndarray))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if _checking():
+            _refuse_host(f"numpy.{ufunc.__name__}.{method}", inputs, kwargs)
+        args = [_to_ndarray(a) for a in inputs]
+        outs = kwargs.get("out")
+        if outs is not None:
+            kwargs["out"] = tuple(_to_ndarray(o) for o in outs)
+        if "where" in kwargs:
+            kwargs["where"] = _to_ndarray(kwargs["where"])
+        with _nested():
+            result = getattr(ufunc, method)(*args, **kwargs)
+        if method == "at":
+            return None
+        if outs is not None:  # the outputs given, as they were given
+            results = result if isinstance(result, tuple) else (result,)
+            given = tuple(
+                o if o is not None else _to_device(r) for o, r in zip(outs, results, strict=True)
+            )
+            return given if isinstance(result, tuple) else given[0]
+        return _to_device(result)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if _checking():
+            _refuse_host(f"numpy.{func.__name__}", args, kwargs)
+        with _nested():
+            result = super().__array_function__(func, types, args, kwargs)
+        if result is NotImplemented:
+            return result
+        return _to_device(result)
+
+    def dot(self, b, out=None):
+        if _checking():
+            _refuse_host("ndarray.dot", (b,))
+        with _nested():
+            return _to_device(np.dot(self.view(np.ndarray), _to_ndarray(b), out=out))
 
     @property
     def data(self):
@@ -136,7 +362,6 @@ class FakeCupy:
     """The part of CuPy lmu_sk uses, on NumPy; everything else falls through to NumPy."""
 
     ndarray = FakeDeviceArray
-    fft = np.fft
     __version__ = f"stand-in on NumPy {np.__version__}"
 
     def __init__(self, free_bytes):
@@ -160,19 +385,35 @@ class FakeCupy:
         )
 
     def __getattr__(self, name):
+        if STRICT:
+            if name == "asnumpy":
+                return lambda a, *args, **kwargs: (
+                    a.get() if isinstance(a, FakeDeviceArray) else _np_asarray(a, *args, **kwargs)
+                )
+            return _strict_attribute(getattr(np, name), name)
         return getattr(np, name)
+
+    @property
+    def fft(self):
+        return _StrictNamespace(np.fft, "fft") if STRICT else np.fft
 
     def get_default_memory_pool(self):
         return self.pool
 
     def asarray(self, a, dtype=None):
-        return np.asarray(a, dtype=dtype).view(FakeDeviceArray)
+        with _nested():
+            if STRICT and not isinstance(a, FakeDeviceArray):  # a copy to the device
+                return _np_array(a, dtype=dtype).view(FakeDeviceArray)
+            return _np_asarray(a, dtype=dtype).view(FakeDeviceArray)
 
     def empty(self, shape, dtype=float):
         return np.empty(shape, dtype=dtype).view(FakeDeviceArray)
 
     def ascontiguousarray(self, a, dtype=None):
-        return np.ascontiguousarray(a, dtype=dtype).view(FakeDeviceArray)
+        with _nested():
+            if STRICT and not isinstance(a, FakeDeviceArray):  # a copy to the device
+                return _np_array(a, dtype=dtype, order="C").view(FakeDeviceArray)
+            return _np_ascontiguousarray(a, dtype=dtype).view(FakeDeviceArray)
 
 
 FakeDeviceArray.__module__ = "cupy._fake"

@@ -40,7 +40,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import dn_problems
 
-from lmu_sk._device import gpu_available
+from lmu_sk._device import gpu_available, to_numpy
 from lmu_sk.dn import discrete_system, impulse_response
 from lmu_sk.engine import algebra as K
 from lmu_sk.engine import constants, plan, run
@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def assert_states_close(got, expected, dtype, magnitude=0.0):
     """Error within TOLERANCE of the largest state, or of ``magnitude``: the size of the
     terms summed (rounding scales with them, also where they cancel to tiny states)."""
-    got = np.asarray(got)
+    got = to_numpy(got)
     assert got.shape == expected.shape
     assert got.dtype == np.dtype(dtype)
     scale = max(float(np.max(np.abs(expected), initial=0.0)), magnitude, 1e-30)
@@ -231,7 +231,7 @@ def test_constants_are_cached_per_dtype_and_device(monkeypatch):
     try:
         on_device = constants.get("H", 8, 20.0, "zoh", 30, np.float32, fake)
         assert isinstance(on_device, FakeDeviceArray) and on_device is not first
-        np.testing.assert_array_equal(on_device, first)
+        np.testing.assert_array_equal(on_device.get(), first)
     finally:
         clear_caches()
 

@@ -33,6 +33,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from lmu_sk._device import to_numpy
 from lmu_sk.dn import discrete_system, impulse_response
 from lmu_sk.engine import algebra, constants
 from lmu_sk.engine.pooling import POOLS, PooledSpec, WindowSpec
@@ -148,7 +149,7 @@ def run_pool_window(xp, U, lengths, biases, scale, block):
     )
     assert type(pools) is type(xp.asarray(U)) and type(compete) is type(pools)
     assert pools.dtype == dtype and compete.dtype == dtype
-    return np.asarray(pools), np.asarray(compete)
+    return to_numpy(pools), to_numpy(compete)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -270,7 +271,7 @@ def test_first_state_wins_exact_ties(xp):
     W = constants.get("W", ORDER, THETA, "zoh", xp=xp, param=4)
     args = (xp.asarray(biases), xp.asarray(scale), xp.asarray(lengths), xp)
     _, compete = algebra.pool_window(xp.asarray(U), W, ORDER, *args)
-    compete = np.asarray(compete)
+    compete = to_numpy(compete)
     first = np.r_[1.0, np.zeros(ORDER - 1)]
     np.testing.assert_array_equal(compete[0], np.r_[first, first])
     assert compete[1, 0] >= 0.6 and compete[1, ORDER] >= 0.6  # the 6 zero steps
