@@ -74,8 +74,9 @@ _MIXED_BLOCK_BYTES = 32 * 1024**2
 # a threshold closer than this (relative) to a value that several training steps share is
 # moved above it: float32 rounding is 6e-8, the arithmetic of two routes differs by 1e-15
 _SHARED_RTOL = 1e-6
-# the width of a normal distribution's middle 90 %, in standard deviations
+# the widths of a normal distribution's middle 90 % and 98 %, in standard deviations
 _MIDDLE_90_DEVIATIONS = 3.29
+_MIDDLE_98_DEVIATIONS = 4.65
 # fitting holds about this many arrays of the thresholds' size at once (np.quantile's
 # results and their ascending copy)
 _THRESHOLD_COPIES = 2.5
@@ -367,16 +368,16 @@ def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> n
 
     A state held by a constant stretch of input (a flat segment, zero padding) takes one
     value for many steps; a quantile there equals that value, and whether the state counts
-    as above it would be decided by the last bit of the arithmetic (the GPU's blocked
-    route against the compiled kernel, or the kernel's order of operations, changed such
-    features by up to 0.9). Above it, those steps count as not above the threshold on
-    every route. A quantile is on such a value when the two training values it lies
-    between (or, on one of them, that one and the value below) are within
-    ``_SHARED_RTOL`` of it, or of the states' spread: the range of their middle 90 %
-    (as a normal deviation), ``spread`` (their standard deviation) where that range is
-    zero. Not the standard deviation alone: one outlier of the input (1e9 in one series
-    of values about 1) made it so large that every quantile counted as shared and moved
-    above every other state, and the features constant.
+    as above it would be decided by the last bit of the arithmetic (the GPU's blocked route
+    against the compiled kernel, or the kernel's order of operations, changed such features
+    by up to 0.9). Above it, those steps count as not above the threshold on every route. A
+    quantile is on such a value when the two training values it lies between (or, on one of
+    them, that one and the value below) are within ``_SHARED_RTOL`` of it, or of the
+    states' spread: the range of their middle 90 % (as a normal deviation), of their middle
+    98 % where that is zero (a state at one value 95 % of the steps), ``spread`` (their
+    standard deviation) where both are. Not the standard deviation alone: one outlier of
+    the input (1e9 in one series of values about 1) made it so large that every quantile
+    counted as shared and moved above every other state, and the features constant.
     """
     n = states.shape[1]
     at = (n - 1) * levels
@@ -389,7 +390,12 @@ def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> n
     # NumPy's lerp, from the nearer end
     q = np.where(gamma >= 0.5, b - (b - a) * (1 - gamma), a + (b - a) * gamma)
     middle = ordered[:, round(0.95 * (n - 1))] - ordered[:, round(0.05 * (n - 1))]
-    robust = np.where(middle > 0, middle / _MIDDLE_90_DEVIATIONS, spread)
+    wide = ordered[:, round(0.99 * (n - 1))] - ordered[:, round(0.01 * (n - 1))]
+    robust = np.where(
+        middle > 0,
+        middle / _MIDDLE_90_DEVIATIONS,
+        np.where(wide > 0, wide / _MIDDLE_98_DEVIATIONS, spread),
+    )
     tol = _SHARED_RTOL * np.maximum(np.abs(q), robust)
     shared = (b - a <= tol) | ((gamma == 0) & (a - c <= tol) & (below > 0)[:, None])
     return np.where(shared, q + 2 * tol, q)

@@ -899,7 +899,7 @@ class PooledStream(_FeatureStream):
     def _advance(self, U: Array, original: Array, weights: Array = None) -> Array | None:
         X = self._as_read(U)
         self._check_range(X, original)
-        X, per_stream, largest = self._windows_input(X, _read_precision(U))
+        X, per_stream, largest = self._windows_input(X)
         self._check_state_range(largest, X.shape[1])
         # inputs and states of moderate size cannot make a pool overflow: the pools are
         # advanced where they are, unchecked; else into new arrays, checked, then kept
@@ -937,16 +937,13 @@ class PooledStream(_FeatureStream):
         its input (float32 as float32, other numbers as float64: exact in float64)."""
         return self._cast(U, np.float64)
 
-    def _windows_input(self, X: Array, dtype=np.float64) -> tuple[Array, Array, float]:
+    def _windows_input(self, X: Array) -> tuple[Array, Array, float]:
         """What the windows read of the chunk ``X`` as read (its channels, or their sums
-        where the stream mixes them), every stream's largest magnitude in it and the
-        largest of those; ``dtype``: the precision the chunk came in."""
+        where the stream mixes them, in float64 as the batch mixes them), every stream's
+        largest magnitude in it and the largest of those."""
         xp = self._xp
         if self._mixing is not None:
-            # mixed in the chunk's own precision, as the batch mixes its input read in it
-            # (sums of two channels: one rounding)
-            mixed = X.astype(dtype) @ self._mixing.astype(dtype)
-            X = self._cast(mixed, np.float64)
+            X = self._cast(X @ self._mixing, np.float64)
         if not X.size:
             return X, xp.zeros(X.shape[0]), 0.0
         per_stream = xp.abs(X).max(axis=(1, 2))
@@ -956,7 +953,7 @@ class PooledStream(_FeatureStream):
         """:meth:`_check_state_range` of a whole chunk ``U`` ``(n_rows, n_steps,
         n_channels)`` before any of it is taken (as :meth:`_advance` reads it): a caller
         that advances the stream piece by piece checks the chunk first."""
-        X, _, largest = self._windows_input(self._as_read(U), _read_precision(U))
+        X, _, largest = self._windows_input(self._as_read(U))
         self._check_state_range(largest, X.shape[1])
 
     def _check_state_range(self, largest: float, n_steps: int) -> None:
@@ -1151,12 +1148,6 @@ class _DenseOutputs:
             self.xp,
             raw=raw,
         )
-
-
-def _read_precision(U: Array) -> np.dtype:
-    """The precision the batch transform reads the input ``U`` at: float32 as float32,
-    any other numbers as float64."""
-    return np.dtype(np.float32) if U.dtype == np.float32 else np.dtype(np.float64)
 
 
 def _head_has(method: str):

@@ -316,8 +316,10 @@ def block_means(X: Array, lengths: Array, stride: int, xp: ModuleType) -> tuple[
 
 def mixed_channels(X: Array, mixing: Array, xp: ModuleType) -> Array:
     """The channels of ``X`` ``(n_samples, n_steps, n_channels)`` combined by ``mixing``
-    ``(n_channels, n_read)``, in ``X``'s dtype."""
-    return X @ xp.asarray(mixing, dtype=X.dtype)
+    ``(n_channels, n_read)``, in float64 whatever ``X``'s dtype: the same values from a
+    sequence however it is held (float32 alone or among float64 sequences, in a batch or
+    a stream's chunk), the sum of two float32 values exact."""
+    return X.astype(np.float64, copy=False) @ xp.asarray(mixing, dtype=np.float64)
 
 
 def input_transforms(

@@ -749,3 +749,19 @@ def test_screened_channels_decide_in_the_stream_as_in_batch():
     np.testing.assert_array_equal(stream.decision_steps, decisions.steps)
     np.testing.assert_array_equal(stream.predict(), decisions.labels)
     np.testing.assert_allclose(stream.predict_proba(), decisions.proba, **PROBA)
+
+
+def test_decide_equals_the_stream_for_float32_input_with_channel_sums():
+    """decide validates its input as float64 and the stream took float32 chunks as given:
+    with the pair sums made in each one's precision, their probabilities parted by 5e-9
+    (a case near the threshold could be decided at another step). The sums are made in
+    float64 on both."""
+    rng = np.random.default_rng(4)
+    X, y = bumps(n_channels=3, seed=4)
+    model = LMUEarlyClassifier(
+        LMUClassifier(device="cpu", channel_sums=True, channels_first=False), checkpoints=6
+    ).fit(X, y)
+    T = (X[:8] + 0.1 * rng.standard_normal(X[:8].shape)).astype(np.float32)
+    decided = model.decide(T)
+    stream = model.stream(len(T)).update(T)
+    np.testing.assert_array_equal(stream.predict_proba(), decided.proba)

@@ -346,6 +346,7 @@ def test_the_channel_sums_are_made_chunk_by_chunk_within_max_memory():
 
     X = np.random.default_rng(5).standard_normal((400, 200, 16)).astype(np.float32)
     params = dict(channels="all", channel_sums=True, thetas=[20, 200], order=2, n_biases=2)
+    params["dtype"] = "float32"  # the features of the float32 input and of its float64 sums
     model = LMUPooledFeatures(**params, max_memory="16MB").fit(X[:40])
     model.transform(X[:2])  # compiled (or loaded) first: Numba's allocations are not ours
     tracemalloc.start()
@@ -355,7 +356,8 @@ def test_the_channel_sums_are_made_chunk_by_chunk_within_max_memory():
     finally:
         tracemalloc.stop()
     assert peak < 16e6 + F.nbytes, (peak, F.nbytes)
-    summed = np.concatenate([X[:40], X[:40] @ model.mixing_[:, 16:].astype(np.float32)], axis=2)
+    X64 = X[:40].astype(np.float64)  # the sums are made in float64 (exact for two float32)
+    summed = np.concatenate([X64, X64 @ model.mixing_[:, 16:]], axis=2)
     alone = LMUPooledFeatures(**{**params, "channel_sums": False}).fit(summed)
     np.testing.assert_array_equal(model.transform(X[:5]), alone.transform(summed[:5]))
     np.testing.assert_array_equal(model.biases_[1], alone.biases_[1])
