@@ -325,30 +325,6 @@ def test_device_input_gives_device_output(fake_cupy, output):
     assert_states_close(got, expected, np.float32)
 
 
-def test_out_of_memory_halves_the_chunk_and_resumes(fake_cupy, monkeypatch):
-    X, _, Abar, Bbar = driver_case(n_samples=9)
-    compute = run._feature_chunk
-    sizes = []
-
-    def flaky(x, *args):
-        sizes.append(x.shape[0])
-        if x.shape[0] > 2:
-            raise FakeOutOfMemory
-        return compute(x, *args)
-
-    monkeypatch.setattr(run, "_feature_chunk", flaky)
-    got = engine_features(X, order=6, theta=11.0, xp=fake_cupy)
-    assert sizes[:3] == [9, 4, 2] and max(sizes[3:]) <= 2
-    assert_states_close(got, recurrence(X, Abar, Bbar, "final"), np.float64)
-
-    def always(x, *args):
-        raise FakeOutOfMemory
-
-    monkeypatch.setattr(run, "_feature_chunk", always)
-    with pytest.raises(FakeOutOfMemory):
-        engine_features(X, order=6, theta=11.0, xp=fake_cupy)
-
-
 class CudaAPIError(RuntimeError):
     """Stands in for Numba-CUDA's driver error (``numba.cuda.cudadrv.driver``), matched
     by its name and its ``code`` as the engine matches it."""
@@ -358,10 +334,17 @@ class CudaAPIError(RuntimeError):
         self.code = code
 
 
-def test_numba_cuda_out_of_memory_also_halves_the_chunk(fake_cupy, monkeypatch):
-    """Numba-CUDA's kernels allocate outside CuPy's pool, and a failed allocation raises
-    its driver error of code 2 (CUDA_ERROR_OUT_OF_MEMORY), which the retry did not catch:
-    the computation failed where half the chunk fitted. Other driver errors still raise."""
+def _numba_cuda_out_of_memory():
+    return CudaAPIError(2, "Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")
+
+
+@pytest.mark.parametrize(
+    "out_of_memory", [FakeOutOfMemory, _numba_cuda_out_of_memory], ids=["cupy", "numba-cuda"]
+)
+def test_out_of_memory_halves_the_chunk_and_resumes(fake_cupy, monkeypatch, out_of_memory):
+    """CuPy's out-of-memory error, and Numba-CUDA's driver error of code 2
+    (CUDA_ERROR_OUT_OF_MEMORY: its kernels allocate outside CuPy's pool), which the retry
+    did not catch: the computation failed where half the chunk fitted."""
     X, _, Abar, Bbar = driver_case(n_samples=9)
     compute = run._feature_chunk
     sizes = []
@@ -369,7 +352,7 @@ def test_numba_cuda_out_of_memory_also_halves_the_chunk(fake_cupy, monkeypatch):
     def flaky(x, *args):
         sizes.append(x.shape[0])
         if x.shape[0] > 2:
-            raise CudaAPIError(2, "Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")
+            raise out_of_memory()
         return compute(x, *args)
 
     monkeypatch.setattr(run, "_feature_chunk", flaky)
@@ -377,15 +360,26 @@ def test_numba_cuda_out_of_memory_also_halves_the_chunk(fake_cupy, monkeypatch):
     assert sizes[:3] == [9, 4, 2] and max(sizes[3:]) <= 2
     assert_states_close(got, recurrence(X, Abar, Bbar, "final"), np.float64)
 
+    def always(x, *args):
+        raise out_of_memory()
+
+    monkeypatch.setattr(run, "_feature_chunk", always)
+    with pytest.raises(type(out_of_memory())):
+        engine_features(X, order=6, theta=11.0, xp=fake_cupy)
+
+
+def test_other_device_errors_are_not_retried(fake_cupy, monkeypatch):
+    X, _, _, _ = driver_case(n_samples=9)
+    sizes = []
+
     def launch_failed(x, *args):
         sizes.append(x.shape[0])
         raise CudaAPIError(719, "CUDA_ERROR_LAUNCH_FAILED")
 
-    sizes.clear()
     monkeypatch.setattr(run, "_feature_chunk", launch_failed)
     with pytest.raises(CudaAPIError, match="LAUNCH_FAILED"):
         engine_features(X, order=6, theta=11.0, xp=fake_cupy)
-    assert sizes == [9]  # not retried
+    assert sizes == [9]
 
 
 def test_padded_arrays_with_lengths(fake_cupy):
