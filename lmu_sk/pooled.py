@@ -692,7 +692,10 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             return self
         _check_screening_targets(y, X.shape[0])
         n_steps = X.shape[2 if self.channels_first else 1]
-        n_rows = self._screening_rows(X.shape[0], n_steps, n_channels, X.dtype.itemsize)
+        # the rows as the fit reads them (float32 as float32, other numbers as float64),
+        # as the in-memory screening counts them: the same rows
+        itemsize = 4 if X.dtype == np.float32 else 8
+        n_rows = self._screening_rows(X.shape[0], n_steps, n_channels, itemsize)
         rows, targets = _dask.evenly_spaced_sample(X, y, n_rows)
         self._fit_validated(rows, y=targets)
         return self

@@ -147,3 +147,18 @@ def test_the_default_classifier_screens_dask_input(sync):
     np.testing.assert_array_equal(
         clf.predict(da.from_array(X_test, chunks=30)).compute(), clf.predict(X_test)
     )
+
+
+def test_an_integer_dask_array_is_screened_on_the_rows_in_memory_takes(sync):
+    """Under max_memory the dask path sized its sample by the raw dtype (2 bytes for
+    int16) where the fit reads the rows as float64: it gathered 71 rows, the in-memory fit
+    it ran on them took 65 of those, and the memory fit 65 of the whole: other channels."""
+    rng = np.random.default_rng(0)
+    y = np.arange(1000) % 2
+    X = (rng.standard_normal((1000, 12, 20)) * 100).astype(np.int16)
+    X[:, :, 9] += (30 * y[:, None]).astype(np.int16)
+    params = dict(channels=3, max_memory="2MB", n_biases=2, thetas=[3, 12])
+    memory = LMUPooledFeatures(**params).fit(X, y)
+    lazy = LMUPooledFeatures(**params).fit(da.from_array(X, chunks=(300, 12, 20)), y)
+    assert lazy.channels_.tolist() == memory.channels_.tolist()
+    np.testing.assert_array_equal(lazy.channel_scores_, memory.channel_scores_)
