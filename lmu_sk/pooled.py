@@ -318,19 +318,16 @@ def _largest_read(U, mixing=None, budget: int | None = None) -> float:
     parts = U if isinstance(U, list) else [U]
     if mixing is None:
         return max(largest_magnitude(part) for part in parts)
+    block_bytes = _MIXED_BLOCK_BYTES if budget is None else min(_MIXED_BLOCK_BYTES, budget // 4)
     largest = 0.0
     for part in parts:
-        xp = array_module_of(part)
-        if part.ndim == 2:  # one sequence of a list
-            largest = max(largest, largest_magnitude(algebra.mixed_channels(part, mixing, xp)))
-            continue
-        per_row = part.shape[1] * mixing.shape[1] * part.dtype.itemsize
-        block_bytes = (
-            _MIXED_BLOCK_BYTES if budget is None else min(_MIXED_BLOCK_BYTES, budget // 4)
-        )
-        step = max(1, block_bytes // max(per_row, 1))
-        for start in range(0, part.shape[0], step):
-            block = algebra.mixed_channels(part[start : start + step], mixing, xp)
+        rows = part[None] if part.ndim == 2 else part  # (one sequence of a list)
+        # the mixed rows are float64 (algebra.mixed_channels)
+        step = max(1, block_bytes // max(8 * rows.shape[1] * mixing.shape[1], 1))
+        for start in range(0, rows.shape[0], step):
+            block = algebra.mixed_channels(
+                rows[start : start + step], mixing, array_module_of(rows)
+            )
             largest = max(largest, largest_magnitude(block))
     return largest
 
@@ -692,9 +689,9 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             return self
         _check_screening_targets(y, X.shape[0])
         n_steps = X.shape[2 if self.channels_first else 1]
-        # the rows as the fit reads them (float32 as float32, other numbers as float64),
-        # as the in-memory screening counts them: the same rows
-        itemsize = 4 if X.dtype == np.float32 else 8
+        # the rows in the precision the fit reads them at, as the in-memory screening
+        # counts them: the same rows
+        itemsize = _dask._compute_dtype(X, self._input_dtype(None)).itemsize
         n_rows = self._screening_rows(X.shape[0], n_steps, n_channels, itemsize)
         rows, targets = _dask.evenly_spaced_sample(X, y, n_rows)
         self._fit_validated(rows, y=targets)

@@ -441,8 +441,8 @@ class _FeatureStream:
         self.state = state
 
     def __getstate__(self) -> dict:
-        # under the lock, and copied: another thread's update neither interleaves with the
-        # reading nor changes the arrays while pickle writes them
+        # under the lock, and a copy (``state``'s): another thread's update neither
+        # interleaves with the reading nor changes the arrays while pickle writes them
         with self._lock:
             keep = {
                 key: value
@@ -450,7 +450,7 @@ class _FeatureStream:
                 if key not in ("_xp", "_lock") and key not in self._device_attributes
             }
             keep["_saved_state"] = {
-                key: value if key == "steps_seen" else np.array(to_numpy(value))
+                key: value if key == "steps_seen" else to_numpy(value)
                 for key, value in self.state.items()
             }
             return keep

@@ -125,8 +125,8 @@ class _Source:
     An array ``(n_samples, n_steps, n_channels)`` (host or device; with ``lengths`` its
     samples are left-aligned and zero-padded), or a list of host arrays ``(n_steps_i,
     n_channels)``, taken shortest first. With ``mixing`` ``(n_channels, n_read)`` the
-    chunks are their channels combined by it (:func:`algebra.mixed_channels`, in the
-    input's dtype before any conversion), ``n_read`` channels made chunk by chunk.
+    chunks are their channels combined by it (:func:`algebra.mixed_channels`, in float64,
+    before the conversion to the compute dtype), ``n_read`` channels made chunk by chunk.
     """
 
     def __init__(self, U: Any, lengths: Any = None, mixing: np.ndarray | None = None):
