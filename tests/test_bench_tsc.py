@@ -175,6 +175,53 @@ def test_classification_summary_and_targets(bench):
     assert [met for _, met in bench.classification_targets(alone)] == [None, None, True, None]
 
 
+def test_development_targets_from_the_published_accuracies(bench, tmp_path, capsys):
+    """The issue's targets: the mean over every set, the mean over the sets with every
+    published figure against HC2's plus half a point, HC2 on the sets it alone has, and
+    JapaneseVowels within a point of MiniRocket."""
+    (tmp_path / bench.PUBLISHED).write_text(
+        "set,HC2,MiniROCKET,note\n"
+        "A,0.9000,0.8000,UCR official split\n"
+        "B,0.8000,0.7000,\n"
+        "U,0.9500,,UEA; HC2 only\n"
+        "Absent,0.5000,0.5000,\n",
+        encoding="utf-8",
+    )
+    published = bench.read_published(tmp_path)
+    assert published["A"] == {"HC2": 0.9, "MiniROCKET": 0.8} and published["U"] == {"HC2": 0.95}
+    assert bench.read_published(tmp_path / "elsewhere") == {}
+    rows = [
+        _row("A", LMU=(0.91, 1.0), MiniRocket=(0.9, 1.0)),
+        _row("B", LMU=(0.80, 1.0), MiniRocket=(0.9, 1.0)),
+        _row("U", LMU=(0.95, 1.0), MiniRocket=(0.9, 1.0)),
+        _row("X", LMU=(0.70, 1.0), MiniRocket=(0.9, 1.0)),  # no published figure
+        _row("F", LMU=None, MiniRocket=(0.9, 1.0)),  # failed: left out
+    ]
+    lines, targets = bench.development_targets(rows, published)
+    assert lines == [
+        "  the 2 sets with every published figure: LMU 0.8550; HC2 0.8500, MiniROCKET 0.7500"
+    ]
+    met = {text.split(" (")[0]: ok for text, ok in targets}
+    assert met == {
+        "mean accuracy over the 4 sets >= 0.8700": False,  # 0.84
+        "mean accuracy over those 2 sets >= HC2's + 0.005 = 0.8550": True,  # 0.855, level
+        "U >= HC2's published 0.9500": True,
+    }
+    # JapaneseVowels, read from aeon (no published file): within one point of MiniRocket
+    vowels = [_row("JapaneseVowels", LMU=(0.975, 1.0), MiniRocket=(0.986, 1.0))]
+    assert bench.development_targets(vowels, {}) == (
+        [],
+        [("JapaneseVowels within 1 point of MiniRocket (0.9750 against 0.9860)", False)],
+    )
+    vowels[0]["models"]["LMU"]["accuracy"] = 0.976
+    assert bench.development_targets(vowels, {})[1][0][1] is True
+    assert bench.development_targets(rows, {}) == ([], [])
+    bench.print_development_targets(rows, published, "LMU")
+    out = capsys.readouterr().out
+    assert "development targets of LMU (published_accuracy.csv):" in out
+    assert "target: U >= HC2's published 0.9500 (0.9500): met" in out
+
+
 def test_repeated_runs_give_each_ratio_and_their_median(bench, capsys):
     def run(lmu, rocket, hydra):
         rows = [_row("A", LMU=(0.9, lmu), MiniRocket=(0.9, rocket), MR=(0.9, hydra))]
@@ -253,10 +300,13 @@ def test_aeon_ships_every_held_out_set(bench, capsys):
     pytest.importorskip("aeon")
     folder = bench.aeon_data_dir()
     assert tuple(bench.held_out_sets(folder)) == bench.HELD_OUT_SETS
-    # 'aeon' as DATA_DIR offers those sets alone
+    # 'aeon' as DATA_DIR offers those sets, and any other classification set aeon ships
+    # when named (JapaneseVowels, a multivariate development set), not its regression sets
+    named = bench.classification_sets("aeon", ["JapaneseVowels"])[1]
+    assert "JapaneseVowels" in named and "Covid3Month" not in named
     with pytest.raises(SystemExit):
-        bench.main(["aeon", "--sets", "JapaneseVowels"])
-    assert "unknown sets ['JapaneseVowels']" in capsys.readouterr().err
+        bench.main(["aeon", "--sets", "NoSuchSet"])
+    assert "unknown sets ['NoSuchSet']" in capsys.readouterr().err
 
 
 def test_both_splits_in_one_format(bench, tmp_path):
