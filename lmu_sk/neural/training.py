@@ -167,9 +167,17 @@ def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None
     if isinstance(sample_weight, numbers.Number):
         sample_weight = np.full(n_samples, sample_weight)
     try:
-        weights = np.asarray(to_numpy(sample_weight), dtype=np.float64)
+        raw = to_numpy(sample_weight)
+        # complex values cast to float64 would lose their imaginary parts with a warning
+        is_complex = np.iscomplexobj(raw)
+        weights = None if is_complex else np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"sample_weight must hold numbers; got {sample_weight!r}.") from exc
+    if is_complex:
+        raise ValueError(
+            "sample_weight must hold real numbers; got complex values. Pass their real "
+            "parts (np.real(sample_weight)) or their magnitudes (np.abs(sample_weight))."
+        )
     if weights.ndim != 1:
         raise ValueError(
             f"sample_weight must be 1-D, one weight per sample; got shape {weights.shape}."

@@ -175,6 +175,8 @@ def test_weights_equal_repeated_rows_for_one_alpha(Head):
         ([1.0, np.nan, 1.0, 1.0], "NaN"),
         (np.zeros(4), "non-zero"),
         (["a", "b", "c", "d"], "numbers"),
+        (np.ones(4) * (1 + 2j), "real numbers"),  # cast, the imaginary parts were dropped
+        (1 + 2j, "real numbers"),
     ],
 )
 def test_bad_sample_weight(weights, match):
