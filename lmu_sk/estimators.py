@@ -66,6 +66,8 @@ from .head import (
     DenseHeadClassifier,
     DenseHeadRegressor,
     _BaseDenseHead,
+    _num_rows,
+    _refuse_weights_as_classes,
     _refuse_weights_as_x_val,
     check_hidden_layer_sizes,
     refuse_multiclass_multioutput,
@@ -374,7 +376,11 @@ def _why_not_incremental(estimator) -> str | None:
     sequences), with 'ridge' none at all.
     """
     name = type(estimator).__name__
-    if estimator.head == "dense":
+    # ('auto' with per-step features is the dense head whatever the data: see
+    # LMURegressor._resolved_head)
+    if estimator.head == "dense" or (
+        estimator.head == "auto" and estimator._resolved_head(0) == "dense"
+    ):
         if getattr(estimator, "head_kind_", "dense") == "dense":
             return None
         return (
@@ -1051,7 +1057,7 @@ class _LMUBase(BaseEstimator):
         if first:
             self.head_kind_ = self._partial_head()
         self._check_targets_for_head(y)
-        weights = self._weights(sample_weight, X, y)
+        weights = self._weights(sample_weight, X, y, classes=kwargs.get("classes"))
         if first:
             F = self._fit_features(X, y, weights)
         else:
@@ -1202,7 +1208,7 @@ class _LMUBase(BaseEstimator):
                 "of X by their weights instead."
             )
 
-    def _weights(self, sample_weight, X, y=None):
+    def _weights(self, sample_weight, X, y=None, classes=None):
         """The head's sample weights for per-sequence ``sample_weight``."""
         return sample_weight
 
@@ -1500,15 +1506,17 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
                 "(sklearn.multioutput.MultiOutputClassifier)."
             )
 
-    def _weights(self, sample_weight, X, y=None):
+    def _weights(self, sample_weight, X, y=None, classes=None):
         """Per-sequence weights times the class weights, as ``RidgeClassifierCV`` and
         ``LogisticRegression`` apply ``class_weight``."""
         if self.class_weight is None or y is None:
             return sample_weight
         # the ridge head's checks and messages, whichever head trains; y as an array
         # (an array-like without NumPy's functions failed in scikit-learn's weights)
-        # a model's classes (partial_fit's later batches may lack some), else y's
-        classes = getattr(self.__dict__.get("head_"), "classes_", None)
+        # a model's classes (partial_fit's later batches may lack some), else those
+        # given to a first partial_fit, else y's
+        fitted = getattr(self.__dict__.get("head_"), "classes_", None)
+        classes = fitted if fitted is not None else classes
         return with_class_weight(self.class_weight, np.asarray(y), sample_weight, classes)
 
     @_OnlyIncremental
@@ -1533,6 +1541,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         -------
         self
         """
+        if not _dask.is_dask_array(X):
+            _refuse_weights_as_classes(classes, _num_rows(X))
         if isinstance(self.class_weight, str) and self.class_weight == "balanced":
             raise ValueError(
                 "class_weight='balanced' is not supported by partial_fit: the class "
@@ -1772,7 +1782,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return shape[0], shape[2]
         return shape[0], shape[1]
 
-    def _weights(self, sample_weight, X, y=None):
+    def _weights(self, sample_weight, X, y=None, classes=None):
         """Per-sequence weights, repeated for every step with 'sequence' features (whose
         sequences' lengths are checked here, before anything reads their targets)."""
         if self.feature_output != "sequence":

@@ -185,6 +185,31 @@ def _refuse_weights_as_x_val(X_val, y_val, n_rows: int | None) -> None:
         )
 
 
+def _refuse_weights_as_classes(classes, n_rows: int | None) -> None:
+    """Refuse one number per training row, repeated, given as ``classes``:
+    ``MLPClassifier.partial_fit(X, y, sample_weight)``'s order, where ``partial_fit``'s
+    third argument is ``classes`` (weights whose distinct values are the classes, 0 and 1,
+    were taken as them, and the batch trained unweighted)."""
+    if classes is None or n_rows is None:
+        return
+    try:
+        values = np.asarray(to_numpy(classes))
+    except (TypeError, ValueError):
+        return  # (partial_fit's own checks name what is wrong)
+    if (
+        values.ndim == 1
+        and values.shape[0] == n_rows
+        and values.dtype.kind == "f"
+        and np.unique(values).shape[0] < n_rows
+    ):
+        raise TypeError(
+            "partial_fit's third argument is classes (every class label, each once); it got "
+            f"{n_rows} numbers with repeats, one per training row, as scikit-learn's "
+            "MLPClassifier.partial_fit(X, y, sample_weight) passes weights. Pass them by "
+            "keyword: partial_fit(X, y, sample_weight=w), and classes=np.unique(y_all)."
+        )
+
+
 def refuse_multiclass_multioutput(y, name: str) -> None:
     """Refuse several labels per sample that are not an indicator matrix of 0 and 1 (the
     dense head's label binarizer cannot take them), in estimator ``name``'s name."""
@@ -977,6 +1002,7 @@ default='constant'
         -------
         self
         """
+        _refuse_weights_as_classes(classes, _num_rows(X))
         # a refused first call leaves no classes_ behind (the corrected call was refused
         # as naming other classes than the refused one)
         with _state_kept(self):

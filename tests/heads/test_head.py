@@ -16,6 +16,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from lmu_sk import LMUClassifier
 from lmu_sk.head import DenseHeadClassifier, DenseHeadRegressor, TrainingDivergedError
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -275,6 +276,22 @@ def test_partial_fit_single_class_batch_after_classes_given():
     clf = DenseHeadClassifier(random_state=0)
     clf.partial_fit(X[y == 0], y[y == 0], classes=np.array([0, 1, 2]))
     assert clf.predict_proba(X).shape == (len(X), 3)
+
+
+def test_partial_fit_refuses_weights_given_in_mlpclassifiers_order():
+    """``MLPClassifier.partial_fit(X, y, sample_weight)``'s third argument is ``classes``
+    here: 0/1 weights with 0/1 labels were taken as the classes and the batch trained
+    unweighted, silently."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 4))
+    y = (X[:, 0] > 0).astype(int)
+    w = (X[:, 1] > 0).astype(float)
+    clf = DenseHeadClassifier((5,), random_state=0).partial_fit(X, y, classes=[0, 1])
+    with pytest.raises(TypeError, match="sample_weight=w"):
+        clf.partial_fit(X, y, w)
+    with pytest.raises(TypeError, match="sample_weight=w"):
+        LMUClassifier(order=4, head="dense").partial_fit(X, y, w)
+    clf.partial_fit(X[:2], np.array([0, 1]), [0, 1])  # two rows, both classes: classes
 
 
 def test_partial_fit_regressor_matches_fit_epochs():
@@ -641,7 +658,6 @@ def test_several_multiclass_labels_per_sample_are_refused_naming_what_fits_them(
     """Several labels per sample of more than two values (multiclass-multioutput) reached
     scikit-learn's label binarizer, whose message named none of the ways to fit them, and
     the ridge head's advice (head='dense') led there."""
-    from lmu_sk import LMUClassifier
 
     rng = np.random.default_rng(7)
     X = rng.standard_normal((24, 30))

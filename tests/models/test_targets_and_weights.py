@@ -131,6 +131,26 @@ def test_partial_fit_weighs_a_batch_that_lacks_a_weighted_class():
     assert model.classes_.tolist() == ["a", "b", "c"]
 
 
+def test_a_first_partial_fit_checks_class_weight_against_its_classes():
+    """A dict naming a class of ``classes`` absent from the first batch was refused (its
+    keys were checked against the batch's labels), where later batches took it."""
+    X, _ = _data(40)
+    y = np.array([0, 1] * 20)
+    model = LMUClassifier(order=4, head="dense", hidden_layer_sizes=(5,), class_weight={2: 5.0})
+    model.partial_fit(X, y, classes=[0, 1, 2])
+    assert model.classes_.tolist() == [0, 1, 2]
+
+
+def test_partial_fit_of_per_step_features_with_the_auto_head():
+    """With 'sequence' features head='auto' is the dense head, which partial_fit
+    continues (it was refused as if 'auto' were the ridge head)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 10)), rng.normal(size=(20, 10))
+    reg = LMURegressor(order=4, feature_output="sequence", hidden_layer_sizes=(5,), max_iter=2)
+    reg.fit(X, y).partial_fit(X, y)
+    assert reg.head_kind_ == "dense" and reg.n_iter_ == 1
+
+
 def test_dask_inputs_get_the_same_checks():
     """A feature_output changed between partial_fit calls is refused for dask input too;
     dask rows of unknown count keep their own message (not dask's len() error)."""
