@@ -793,8 +793,12 @@ class _LMUBase(BaseEstimator):
         rows = np.unique(np.linspace(0, n_samples - 1, _ROUNDING_ROWS).astype(np.int64))
         if isinstance(X, (list, tuple)):
             sample = [X[i] for i in rows]
-        else:  # (a dask array's rows computed: only these)
-            sample = X[rows].compute() if _dask.is_dask_array(X) else np.asarray(X)[rows]
+        elif _dask.is_dask_array(X):  # (a dask array's rows computed: only these)
+            sample = X[rows].compute()
+        elif is_device_array(X):  # (on its device: NumPy's asarray refuses a CuPy array)
+            sample = X[array_module_of(X).asarray(rows)]
+        else:
+            sample = np.asarray(X)[rows]
         exact = np.asarray(self.features_._transform(sample, False, dtype=np.float64))
         # a dask array's: the sample's float32 features computed as a block computes them
         # (taking its rows of F would compute every block)
@@ -1007,6 +1011,8 @@ class _LMUBase(BaseEstimator):
         """:meth:`fit`, leaving whatever state it reached where it raises."""
         self._validate_params()
         refuse_unreadable(X)  # (an iterator, a dict: before anything counts its rows)
+        if is_device_array(y):  # (targets are read on the host: a CuPy y comes over once)
+            y = to_numpy(y)
         X = self._layout(X, reset=True)
         _check_feature_names(self, X, reset=True)
         if _dask.is_dask_array(X):
@@ -1496,7 +1502,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         if self.head_kind_ != "ridge":  # (the dense head's refusal, in this one's name)
             refuse_multiclass_multioutput(y, type(self).__name__)
             return
-        shape = np.asarray(y).shape  # (array-likes without NumPy's functions too)
+        # (array-likes without NumPy's functions too; a CuPy array's own shape)
+        shape = y.shape if is_device_array(y) else np.asarray(y).shape
         if len(shape) == 2 and shape[1] > 1:
             raise ValueError(
                 f"{type(self).__name__} with the ridge head (head={self.head!r}) takes one "

@@ -171,3 +171,12 @@ def test_heads_validate_device_input_on_the_device(fake_gpu, head_class):
         head.set_params(early_stopping=True).fit(
             fake_gpu.asarray(F), y, X_val=fake_gpu.asarray(bad), y_val=y
         )
+
+
+def test_a_dense_head_fits_on_cupy_input_in_float32(fake_gpu):
+    """The rounding measure of float32 features takes its sample rows of a CuPy X on the
+    device (NumPy's asarray of a CuPy array raises), and a CuPy y is read on the host."""
+    X, y = sequences()
+    model = LMUClassifier(order=ORDER, head="dense", max_iter=3, device="gpu", dtype="float32")
+    model.fit(fake_gpu.asarray(X.astype(np.float32)), fake_gpu.asarray(y))
+    assert model.predict(fake_gpu.asarray(X)).shape == (len(X),)
