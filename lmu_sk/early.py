@@ -357,9 +357,13 @@ or a list of sequences of different lengths
                 mean, scale = standardization(F, None if weights is None else weights[rows])
                 F -= mean
                 F /= scale
-            head = RidgeHeadClassifier(
-                alphas=estimator.alphas, class_weight=estimator.class_weight
-            )
+            class_weight = estimator.class_weight
+            if isinstance(class_weight, dict):
+                # the classes that reach this checkpoint (unequal lengths: maybe not all):
+                # a dict's keys of the others name no class of this head's y
+                present = set(np.unique(y[rows]).tolist())
+                class_weight = {k: v for k, v in class_weight.items() if k in present}
+            head = RidgeHeadClassifier(alphas=estimator.alphas, class_weight=class_weight)
             head.fit(F, y[rows], None if sample_weight is None else sample_weight[rows])
             proba[_loo_rows(head, rows)] = _columns(head._loo_proba(), head.classes_, classes)
             heads.append(head)

@@ -765,3 +765,18 @@ def test_decide_equals_the_stream_for_float32_input_with_channel_sums():
     decided = model.decide(T)
     stream = model.stream(len(T)).update(T)
     np.testing.assert_array_equal(stream.predict_proba(), decided.proba)
+
+
+def test_a_class_weight_dict_with_classes_that_end_before_a_checkpoint():
+    """Checkpoints past the shortest series see only the classes that reach them: a dict
+    naming a class that ended (and leaving out one that reaches them) was refused there as
+    naming 'no class of y', where LMUClassifier fits the same data."""
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 3
+    X = [rng.standard_normal(30 if c == 2 else 80) + c for c in y]  # class 2 ends at 30
+    weights = {0: 1.0, 2: 5.0}
+    model = LMUEarlyClassifier(LMUClassifier(order=4, class_weight=weights)).fit(X, y)
+    pairs = zip(model.heads_, model.checkpoints_[:-1], strict=True)
+    late = [head for head, steps in pairs if head and steps > 30]
+    assert late and all(h.classes_.tolist() == [0, 1] for h in late)
+    assert set(model.predict(X)) <= {0, 1, 2}
