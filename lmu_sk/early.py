@@ -259,6 +259,29 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         "n_features_in_",
     )
 
+    @classmethod
+    def _inconsistent_state(cls, state: dict) -> str | None:
+        """What makes a complete saved state unusable (checked at load, where predict
+        would fail later with a raw error), or None."""
+        estimator = state["estimator_"]
+        if not isinstance(estimator, LMUClassifier) or "head_" not in vars(estimator):
+            return f"an estimator_ that is no fitted LMUClassifier ({type(estimator).__name__})"
+        checkpoints = np.asarray(state["checkpoints_"])
+        if checkpoints.ndim != 1 or len(checkpoints) < 1:
+            return f"checkpoints_ of shape {checkpoints.shape}"
+        lengths = [len(state[name]) for name in ("heads_", "head_means_", "head_scales_")]
+        if set(lengths) != {len(checkpoints) - 1}:
+            return (
+                f"{len(checkpoints)} checkpoints_ with heads_, head_means_ and head_scales_ "
+                f"of {', '.join(map(str, lengths))} (one fewer than the checkpoints each)"
+            )
+        if int(checkpoints[-1]) != state["n_features_in_"]:
+            return (
+                f"a last checkpoint of {int(checkpoints[-1])} steps for n_features_in_ "
+                f"{state['n_features_in_']}"
+            )
+        return None
+
     def __init__(self, estimator=None, checkpoints=DEFAULT_CHECKPOINTS, cost=None):
         self.estimator = estimator
         self.checkpoints = checkpoints

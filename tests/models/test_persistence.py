@@ -489,3 +489,23 @@ def test_a_complete_but_inconsistent_state_is_refused_at_load():
     loaded = LMUClassifier.__new__(LMUClassifier)
     loaded.__setstate__({**state, "feature_mean_": None, "feature_scale_": None})
     assert loaded.predict(X).shape == (30,)
+
+
+def test_an_inconsistent_early_classifier_state_is_refused_at_load():
+    """A saved early classifier with heads of another count than its checkpoints, another
+    last checkpoint than its length or an unfitted estimator loaded, then failed at
+    predict with a zip() or matmul error, or an AttributeError."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40, 24)), np.arange(40) % 2
+    state = LMUEarlyClassifier(LMUClassifier(order=4)).fit(X, y).__getstate__()
+    for change, problem in [
+        ({"heads_": state["heads_"][:-1]}, "one fewer than the checkpoints"),
+        ({"checkpoints_": state["checkpoints_"][:-1]}, "one fewer than the checkpoints"),
+        ({"n_features_in_": 30}, "a last checkpoint of 24 steps for n_features_in_ 30"),
+        ({"estimator_": LMUClassifier()}, "no fitted LMUClassifier"),
+    ]:
+        with pytest.raises(pickle.UnpicklingError, match=problem):
+            LMUEarlyClassifier.__new__(LMUEarlyClassifier).__setstate__({**state, **change})
+    loaded = LMUEarlyClassifier.__new__(LMUEarlyClassifier)
+    loaded.__setstate__(state)
+    assert loaded.predict(X).shape == (40,)
