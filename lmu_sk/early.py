@@ -340,6 +340,7 @@ or a list of sequences of different lengths
         self
         """
         cost = _check_cost(self.cost)
+        checkpoint_steps(self.checkpoints, 1)  # (refused before the classifier's fit)
         estimator = self._classifier()
         check_classification_targets(y)
         y = column_or_1d(np.asarray(y), warn=True)

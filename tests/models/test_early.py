@@ -156,6 +156,19 @@ def test_checkpoints_are_steps_of_the_training_length():
             checkpoint_steps(bad, 40)
 
 
+def test_bad_checkpoints_are_refused_before_the_classifier_is_fitted(monkeypatch):
+    """A bad ``checkpoints`` was refused only after the whole classifier's fit."""
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the classifier was fitted before checkpoints were checked")
+
+    monkeypatch.setattr(LMUClassifier, "fit", no_fit)
+    X, y = np.zeros((6, 10)), np.arange(6) % 2
+    for bad in (0, [1.5], "many"):
+        with pytest.raises(ValueError, match="checkpoints must be"):
+            LMUEarlyClassifier(checkpoints=bad).fit(X, y)
+
+
 def test_rule_is_the_best_on_the_leave_one_out_probabilities(fitted):
     """The rule chosen scores best among every threshold and count of the search, on the
     leave-one-out probabilities the heads give."""
