@@ -13,7 +13,7 @@ from sklearn import get_config
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import _check_feature_names, check_array
 
-from ._device import is_device_array
+from ._device import is_device_array, to_numpy
 
 __all__ = [
     "as_sequences",
@@ -81,6 +81,8 @@ def holds_text(values: np.ndarray) -> bool:
 def refuse_text_targets(y, input_name: str = "y") -> None:
     """Refuse regression targets holding text (strings, pandas' string dtype, text in an
     object array), before scikit-learn's validation parses an object array's as numbers."""
+    if is_device_array(y):  # a CuPy array holds numbers (np.asarray would refuse it)
+        return
     values = np.asarray(y)
     if holds_text(values):
         raise ValueError(
@@ -670,6 +672,9 @@ def as_sequences(
     """
     if is_device_array(X):
         return _validate_device_array(X, dtype, wider)
+    if isinstance(X, (list, tuple)) and any(is_device_array(seq) for seq in X):
+        # sequences given as CuPy arrays: read on the host, as NumPy cannot convert them
+        X = [to_numpy(seq) if is_device_array(seq) else seq for seq in X]
     if _is_array_of_sequences(X):
         X = list(X)  # (a pandas Series' .values of arrays): read as the list it holds
     if not is_ragged(X):

@@ -33,6 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from ._decisions import Decisions, choose_rule, harmonic_mean
+from ._device import is_device_array, to_numpy
 from ._input import (
     as_sequences,
     channels_last,
@@ -342,6 +343,8 @@ or a list of sequences of different lengths
         cost = _check_cost(self.cost)
         checkpoint_steps(self.checkpoints, 1)  # (refused before the classifier's fit)
         estimator = self._classifier()
+        if is_device_array(y):  # (labels are read on the host, as the estimator reads them)
+            y = to_numpy(y)
         check_classification_targets(y)
         y = column_or_1d(np.asarray(y), warn=True)
         with thread_limit(estimator.n_jobs):

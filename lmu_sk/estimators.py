@@ -1013,6 +1013,8 @@ class _LMUBase(BaseEstimator):
         refuse_unreadable(X)  # (an iterator, a dict: before anything counts its rows)
         if is_device_array(y):  # (targets are read on the host: a CuPy y comes over once)
             y = to_numpy(y)
+        if is_device_array(y_val):  # (and the held-out targets, as y)
+            y_val = to_numpy(y_val)
         X = self._layout(X, reset=True)
         _check_feature_names(self, X, reset=True)
         if _dask.is_dask_array(X):
@@ -1050,6 +1052,8 @@ class _LMUBase(BaseEstimator):
                 "set_params(early_stopping=False) to train by partial_fit."
             )
         refuse_unreadable(X)  # (an iterator, a dict: before anything counts its rows)
+        if is_device_array(y):  # (targets are read on the host, as fit reads them)
+            y = to_numpy(y)
         first = not hasattr(self, "head_")
         X = self._layout(X, reset=first)
         check_step_names(self, X, reset=first)

@@ -1,0 +1,91 @@
+"""CuPy inputs the estimators read on the host: targets of ``partial_fit``, held-out targets,
+an early classifier's labels, a dense regressor's targets, sequences given as a list of
+CuPy arrays. NumPy cannot convert a CuPy array (``np.asarray`` raises ``TypeError``); on
+the strict stand-in, whose arrays are no NumPy arrays either, these calls raised so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fake_cupy import clear_caches, install
+
+from lmu_sk import DenseHeadRegressor, LMUClassifier, LMUEarlyClassifier, LMUFeatures, LMURegressor
+from lmu_sk._device import to_numpy
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    yield install(monkeypatch, as_gpu=True)
+    clear_caches()
+
+
+def data(n=40, n_steps=20, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n_steps, 2))
+    labels = (X[:, :5, 0].sum(1) > 0).astype(int) + (X[:, -3:, 1].sum(1) > 1)
+    return X, labels, X[:, -4:, 0].sum(1)
+
+
+DENSE = dict(head="dense", order=6, theta=10.0, hidden_layer_sizes=(8,), random_state=0)
+
+
+@pytest.mark.parametrize("estimator", [LMUClassifier, LMURegressor])
+def test_partial_fit_takes_device_targets(fake_gpu, estimator):
+    X, labels, values = data()
+    y = labels if estimator is LMUClassifier else values
+    kwargs = {"classes": np.unique(labels)} if estimator is LMUClassifier else {}
+    gpu, host = estimator(**DENSE, device="gpu"), estimator(**DENSE, device="gpu")
+    gpu.partial_fit(fake_gpu.asarray(X[:20]), fake_gpu.asarray(y[:20]), **kwargs)
+    gpu.partial_fit(fake_gpu.asarray(X[20:]), fake_gpu.asarray(y[20:]))
+    host.partial_fit(X[:20], y[:20], **kwargs).partial_fit(X[20:], y[20:])
+    np.testing.assert_allclose(gpu.predict(X), host.predict(X), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("estimator", [LMUClassifier, LMURegressor])
+def test_held_out_device_targets(fake_gpu, estimator):
+    X, labels, values = data()
+    y = labels if estimator is LMUClassifier else values
+    options = dict(DENSE, max_iter=30, early_stopping=True)
+    d = fake_gpu.asarray
+    gpu = estimator(**options, device="gpu").fit(d(X), d(y), X_val=d(X[:10]), y_val=d(y[:10]))
+    host = estimator(**options, device="gpu").fit(X, y, X_val=X[:10], y_val=y[:10])
+    assert gpu.n_iter_ == host.n_iter_
+    assert gpu.validation_scores_ == host.validation_scores_
+
+
+def test_early_classifier_takes_device_labels(fake_gpu):
+    X, labels, _ = data()
+    model = LMUClassifier(head="ridge", order=6, theta=10.0, device="gpu")
+    gpu = LMUEarlyClassifier(model, checkpoints=4).fit(
+        fake_gpu.asarray(X), fake_gpu.asarray(labels)
+    )
+    host = LMUEarlyClassifier(model, checkpoints=4).fit(X, labels)
+    np.testing.assert_array_equal(gpu.predict(X), host.predict(X))
+
+
+def test_dense_regressor_takes_device_targets(fake_gpu):
+    rng = np.random.default_rng(1)
+    F, y = rng.standard_normal((40, 12)), rng.standard_normal(40)
+    options = dict(hidden_layer_sizes=(8,), max_iter=20, random_state=0, device="gpu")
+    gpu = DenseHeadRegressor(**options).fit(fake_gpu.asarray(F), fake_gpu.asarray(y))
+    host = DenseHeadRegressor(**options).fit(F, y)
+    np.testing.assert_allclose(to_numpy(gpu.predict(F)), host.predict(F), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("output", ["final", "sequence", "mean"])
+def test_features_of_a_list_of_device_sequences(fake_gpu, output):
+    X, _, _ = data(n=8)
+    sequences = [x[: 10 + i % 7] for i, x in enumerate(X)]
+    model = LMUFeatures(order=6, output=output, device="gpu")
+    got = model.fit([fake_gpu.asarray(s) for s in sequences]).transform(
+        [fake_gpu.asarray(s) for s in sequences]
+    )
+    expected = (
+        LMUFeatures(order=6, output=output, device="cpu").fit(sequences).transform(sequences)
+    )
+    if not isinstance(expected, list):
+        got, expected = [got], [expected]
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(to_numpy(a), b, rtol=1e-6, atol=1e-9)
