@@ -361,7 +361,7 @@ def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> n
     """The quantiles ``(n_levels, n_states)`` of ``states`` ``(n_states, n_steps)`` at
     ``levels`` (NumPy's linear method, from one sort: NumPy's vectorised sort of a row is
     several times faster than partitioning it at the ~50 ranks read), each that falls on
-    a value several steps share moved just above it.
+    a value several steps share, or on one training value, moved just above it.
 
     A state held by a constant stretch of input (a flat segment, zero padding) takes one
     value for many steps; a quantile there equals that value, and whether the state counts
@@ -395,7 +395,12 @@ def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> n
     )
     tol = _SHARED_RTOL * np.maximum(np.abs(q), robust)
     shared = (b - a <= tol) | ((gamma == 0) & (a - c <= tol) & (below > 0)[:, None])
-    return np.where(shared, q + 2 * tol, q)
+    # a quantile on one training value, or within rounding of it (the rank (n - 1) * level
+    # whole: every level where n_biases + 1 divides n - 1), is moved just above it too:
+    # that step of the training series counts as not above it on every route
+    near_b = ~shared & (b - q <= tol)
+    near_a = ~shared & ~near_b & (q - a <= tol)
+    return np.where(near_b, b + 2 * tol, np.where(shared | near_a, q + 2 * tol, q))
 
 
 # a channel whose values' mean exceeds this many times their spread: its states, compared

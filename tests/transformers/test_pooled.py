@@ -186,6 +186,29 @@ def test_gpu_path_on_the_stand_in(monkeypatch):
     assert np.mean(np.abs(F - cpu.transform(X)) > 1e-6) < 0.01
 
 
+@pytest.mark.gpu
+def test_thresholds_on_a_training_value_are_decided_alike_on_every_route(monkeypatch):
+    """40 series of 20 steps sample 800 states: 799 = 17 * 47, so every one of the 16
+    quantiles (levels k / 17) fell on a training state, whose own step was then decided by
+    the arithmetic's last bit: the GPU's blocked route differed from the compiled kernel
+    on its training data by up to 0.5 in 0.7 % of the features (a stream, continued on the
+    compiled arithmetic, from its batch), none on new data. Such thresholds sit just above
+    the value now."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 20, 2))
+    cpu = LMUPooledFeatures(order=6, thetas=[10.0], device="cpu").fit(X)
+    states = reference.dn_states(X[..., 0], 6, 10.0, output="sequence").reshape(-1, 6)
+    for i, thresholds in enumerate(cpu.biases_[0][0]):  # the first channel's series
+        gaps = np.abs(thresholds[:, None] - np.float32(states[:, i])[None, :])
+        assert gaps.min() > 4 * np.spacing(np.float32(np.abs(thresholds).max()))
+    install(monkeypatch, as_gpu=True)
+    try:
+        F = LMUPooledFeatures(**cpu.get_params()).set_params(device="gpu").fit(X).transform(X)
+    finally:
+        clear_caches()
+    np.testing.assert_allclose(F, cpu.transform(X), rtol=0, atol=1e-6)
+
+
 def test_memory_budget_that_forbids_all_states():
     """Pooled features of a set whose all-states array would need 30x the budget."""
     rng = np.random.default_rng(3)
