@@ -500,9 +500,16 @@ def train_epochs(
         loss = float(epoch_loss) / rows_trained
         if not math.isfinite(loss) or not bool(xp.isfinite(params).all()):
             initial = history.initial_loss
+            # each batch's loss is of the weights before its update: finite, an update broke them
+            what = (
+                f"the loss is {loss}"
+                if not math.isfinite(loss)
+                else f"its updates made the weights non-finite (its loss, computed before "
+                f"each update, was {loss:.4g})"
+            )
             if carried_loss is not None and initial and carried_loss > DIVERGENCE_FACTOR * initial:
                 raise TrainingDivergedError(
-                    f"Training diverged at epoch {history.n_iter}: the loss is {loss}, and "
+                    f"Training diverged at epoch {history.n_iter}: {what}, and "
                     "the weights it continued from had already diverged (loss "
                     f"{carried_loss:.3g} at the last epoch before, {initial:.3g} at the "
                     "start): lowering the learning rate now does not bring them back. "
@@ -511,7 +518,7 @@ def train_epochs(
                     "(e.g. with StandardScaler) or, for regression, the targets."
                 )
             raise TrainingDivergedError(
-                f"Training diverged at epoch {history.n_iter}: the loss is {loss}. "
+                f"Training diverged at epoch {history.n_iter}: {what}. "
                 f"Lower learning_rate_init (currently {optimizer.learning_rate_init:g}), "
                 "or scale the features (e.g. with StandardScaler) or, for regression, the "
                 "targets (e.g. sklearn.compose.TransformedTargetRegressor(model, "

@@ -379,6 +379,15 @@ def test_no_warm_start_refits_from_scratch():
     assert clf.n_iter_ == 5
 
 
+def test_a_divergence_with_a_finite_loss_says_the_weights_broke():
+    """A learning rate of 1e300 leaves the epoch's loss finite (each batch's is of the
+    weights before its update) and the weights not: the message quoted the finite loss as
+    the divergence."""
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    with pytest.raises(TrainingDivergedError, match=r"updates made the weights non-finite"):
+        DenseHeadRegressor(learning_rate_init=1e300).fit(X, X[:, 0])
+
+
 def test_divergence_gives_clear_error_and_no_nan_model():
     X, y = _smooth_regression(n=200)
     reg = DenseHeadRegressor(solver="sgd", learning_rate_init=1e4, max_iter=50, random_state=0)
