@@ -575,7 +575,7 @@ class _BaseDenseHead(BaseEstimator):
         if not isinstance(optimizer, SGD if self.solver == "sgd" else Adam):
             optimizer = self._make_optimizer(network, xp)
         else:
-            optimizer.to_module(xp)
+            optimizer.to_module(xp, dtype)
 
         early_stopping = self.early_stopping and not incremental
         validation_score = None

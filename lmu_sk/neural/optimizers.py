@@ -147,12 +147,18 @@ class BaseOptimizer:
                     return False
         return True
 
-    def to_module(self, xp: ModuleType) -> BaseOptimizer:
-        """Move the state to the array module ``xp`` (no copy when already there and
-        writable: a model loaded with ``joblib.load(..., mmap_mode='r')`` holds read-only
-        arrays, which the compiled update refused)."""
+    def to_module(self, xp: ModuleType, dtype: Any = None) -> BaseOptimizer:
+        """Move the state to the array module ``xp``, in ``dtype`` where given (the
+        network's: a model whose ``dtype`` changed between ``partial_fit`` calls kept its
+        moments in the old one); no copy when already there and writable (a model loaded
+        with ``joblib.load(..., mmap_mode='r')`` holds read-only arrays, which the compiled
+        update refused)."""
         for name in self._state_names:
-            setattr(self, name, [_writable(xp.asarray(a)) for a in getattr(self, name)])
+            setattr(
+                self,
+                name,
+                [_writable(xp.asarray(a, dtype=dtype)) for a in getattr(self, name)],
+            )
         self._xp = xp
         return self
 

@@ -294,6 +294,20 @@ def test_partial_fit_refuses_weights_given_in_mlpclassifiers_order():
     clf.partial_fit(X[:2], np.array([0, 1]), [0, 1])  # two rows, both classes: classes
 
 
+def test_partial_fit_after_a_dtype_change_keeps_the_optimizer_in_the_new_dtype():
+    """The network continued in float64 while Adam's moments stayed float32 (updates at
+    float32's precision, silently)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 4))
+    reg = DenseHeadRegressor((5,), random_state=0).partial_fit(X, X[:, 0])
+    assert reg._optimizer._m[0].dtype == np.float32
+    reg.set_params(dtype="float64").partial_fit(X, X[:, 0])
+    assert reg.coefs_[0].dtype == np.float64
+    assert {a.dtype for name in ("_m", "_v") for a in getattr(reg._optimizer, name)} == {
+        np.dtype(np.float64)
+    }
+
+
 def test_partial_fit_regressor_matches_fit_epochs():
     X, y = _smooth_regression(n=200)
     a = DenseHeadRegressor(max_iter=3, random_state=0, shuffle=False)
