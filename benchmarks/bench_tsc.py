@@ -219,17 +219,22 @@ def classification_sets(
 
 def read_published(data_dir: str | Path) -> dict[str, dict[str, float]]:
     """``{set: {method: accuracy}}`` from ``DATA_DIR``'s :data:`PUBLISHED` (a ``set``
-    column, then one column per method; empty cells and other columns skipped); ``{}``
-    where there is none."""
+    column, then one column per method, a ``note`` column aside; empty or non-numeric cells
+    skipped, as are cells beyond the header's columns); ``{}`` where there is none. A
+    ``ValueError`` where the file has no ``set`` column."""
     path = Path(data_dir) / PUBLISHED
     if not path.is_file():
         return {}
     published = {}
-    with open(path, newline="", encoding="utf-8") as file:
-        for record in csv.DictReader(file):
+    # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name
+    with open(path, newline="", encoding="utf-8-sig") as file:
+        reader = csv.DictReader(file)
+        if "set" not in (reader.fieldnames or []):
+            raise ValueError(f"{path} has no 'set' column (its columns: {reader.fieldnames})")
+        for record in reader:
             figures = {}
             for method, cell in record.items():
-                if method in ("set", "note") or cell is None or not cell.strip():
+                if method in (None, "set", "note") or not isinstance(cell, str):
                     continue
                 try:
                     figures[method] = float(cell)

@@ -371,9 +371,10 @@ def _renamed(error: Exception, name: str) -> Exception:
 def _why_not_incremental(estimator) -> str | None:
     """Why ``estimator`` has no ``partial_fit``, or None where it has one.
 
-    Only the dense head trains incrementally, so ``partial_fit`` needs ``head='dense'``:
-    with 'auto' it would train another model than ``fit`` (the ridge head up to 100 000
-    sequences), with 'ridge' none at all.
+    Only the dense head trains incrementally, so ``partial_fit`` needs ``head='dense'``
+    (or 'auto' where that is the dense head whatever the data: a regressor's per-step
+    features): elsewhere 'auto' would train another model than ``fit`` (the ridge head up
+    to 100 000 sequences), 'ridge' none at all.
     """
     name = type(estimator).__name__
     # ('auto' with per-step features is the dense head whatever the data: see
@@ -1287,8 +1288,9 @@ class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
         shortest to 1 for the longest: a stronger prior on them), the head's
         ``feature_weights_``. 'auto' is 'ridge' for up to 100 000
         training sequences and 'dense' above. ``partial_fit`` needs ``head='dense'`` (with
-        'auto' it would train another model than ``fit``); with the other heads reading
-        it raises an ``AttributeError`` that says so.
+        'auto' it would train another model than ``fit``, but for a regressor's
+        ``feature_output='sequence'``, where 'auto' is the dense head); with the other
+        heads reading it raises an ``AttributeError`` that says so.
     alphas : sequence of float, default=None
         Penalties the ridge head chooses from (``None``: 1e-3 to 1e5 in half decades).
     hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate, \
@@ -1552,8 +1554,10 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         -------
         self
         """
+        if is_device_array(classes):  # (read on the host, as y is)
+            classes = to_numpy(classes)
         if not _dask.is_dask_array(X):
-            _refuse_weights_as_classes(classes, _num_rows(X))
+            _refuse_weights_as_classes(classes, _num_rows(X), y)
         if isinstance(self.class_weight, str) and self.class_weight == "balanced":
             raise ValueError(
                 "class_weight='balanced' is not supported by partial_fit: the class "
@@ -1826,8 +1830,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
     def partial_fit(self, X, y, sample_weight=None):
         """Train the dense head for one epoch on ``(X, y)``; the first call fits the features.
 
-        Only with ``head='dense'``: the other heads are fitted by :meth:`fit` (reading
-        ``partial_fit`` then raises an ``AttributeError`` that says so). With
+        Only with ``head='dense'``, or 'auto' with ``feature_output='sequence'`` (the dense
+        head there): the other heads are fitted by :meth:`fit` (reading ``partial_fit``
+        then raises an ``AttributeError`` that says so). With
         ``early_stopping=True`` it raises a ``ValueError``, as scikit-learn's MLP does.
 
         Parameters

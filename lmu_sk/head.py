@@ -185,11 +185,12 @@ def _refuse_weights_as_x_val(X_val, y_val, n_rows: int | None) -> None:
         )
 
 
-def _refuse_weights_as_classes(classes, n_rows: int | None) -> None:
+def _refuse_weights_as_classes(classes, n_rows: int | None, y=None) -> None:
     """Refuse one number per training row, repeated, given as ``classes``:
     ``MLPClassifier.partial_fit(X, y, sample_weight)``'s order, where ``partial_fit``'s
     third argument is ``classes`` (weights whose distinct values are the classes, 0 and 1,
-    were taken as them, and the batch trained unweighted)."""
+    were taken as them, and the batch trained unweighted). ``classes=y`` itself (float
+    labels: scikit-learn takes the distinct values of ``classes``) is no weights."""
     if classes is None or n_rows is None:
         return
     try:
@@ -202,6 +203,12 @@ def _refuse_weights_as_classes(classes, n_rows: int | None) -> None:
         and values.dtype.kind == "f"
         and np.unique(values).shape[0] < n_rows
     ):
+        try:
+            labels = np.asarray(to_numpy(y)) if y is not None else None
+        except (TypeError, ValueError):
+            labels = None
+        if labels is not None and labels.shape == values.shape and np.array_equal(labels, values):
+            return
         raise TypeError(
             "partial_fit's third argument is classes (every class label, each once); it got "
             f"{n_rows} numbers with repeats, one per training row, as scikit-learn's "
@@ -1002,7 +1009,7 @@ default='constant'
         -------
         self
         """
-        _refuse_weights_as_classes(classes, _num_rows(X))
+        _refuse_weights_as_classes(classes, _num_rows(X), y)
         # a refused first call leaves no classes_ behind (the corrected call was refused
         # as naming other classes than the refused one)
         with _state_kept(self):

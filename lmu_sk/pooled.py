@@ -398,9 +398,15 @@ def _thresholds(states: np.ndarray, levels: np.ndarray, spread: np.ndarray) -> n
     # a quantile on one training value, or within rounding of it (the rank (n - 1) * level
     # whole: every level where n_biases + 1 divides n - 1), is moved just above it too:
     # that step of the training series counts as not above it on every route
+    # (at most halfway to the next training value that is not within tol of it: a move
+    # of 2 * tol past it could land within rounding of that one instead, where tol is wide
+    # against the gaps, as for a state offset from zero by ~1e3 of its spread)
+    d = ordered[:, np.minimum(above + 1, n - 1)].T
     near_b = ~shared & (b - q <= tol)
     near_a = ~shared & ~near_b & (q - a <= tol)
-    return np.where(near_b, b + 2 * tol, np.where(shared | near_a, q + 2 * tol, q))
+    past_b = np.where(d - b > tol, np.minimum(b + 2 * tol, (b + d) / 2), b + 2 * tol)
+    past_a = np.minimum(q + 2 * tol, (a + b) / 2)
+    return np.where(near_b, past_b, np.where(near_a, past_a, np.where(shared, q + 2 * tol, q)))
 
 
 # a channel whose values' mean exceeds this many times their spread: its states, compared

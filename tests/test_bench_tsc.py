@@ -190,6 +190,14 @@ def test_development_targets_from_the_published_accuracies(bench, tmp_path, caps
     published = bench.read_published(tmp_path)
     assert published["A"] == {"HC2": 0.9, "MiniROCKET": 0.8} and published["U"] == {"HC2": 0.95}
     assert bench.read_published(tmp_path / "elsewhere") == {}
+    # a spreadsheet's byte-order mark, a row with more cells than columns, no 'set' column
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / bench.PUBLISHED).write_text("\ufeffset,HC2\nA,0.9,extra,cells\n", encoding="utf-8")
+    assert bench.read_published(other) == {"A": {"HC2": 0.9}}
+    (other / bench.PUBLISHED).write_text("name,HC2\nA,0.9\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no 'set' column"):
+        bench.read_published(other)
     rows = [
         _row("A", LMU=(0.91, 1.0), MiniRocket=(0.9, 1.0)),
         _row("B", LMU=(0.80, 1.0), MiniRocket=(0.9, 1.0)),

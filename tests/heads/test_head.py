@@ -308,6 +308,16 @@ def test_partial_fit_after_a_dtype_change_keeps_the_optimizer_in_the_new_dtype()
     }
 
 
+def test_partial_fit_takes_float_labels_given_as_classes_y():
+    """``classes=y`` (float labels, repeated) is classes, as scikit-learn takes it: the
+    refusal of weights passed as ``classes`` took it for weights."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 4))
+    y = (X[:, 0] > 0).astype(float)
+    DenseHeadClassifier((5,), random_state=0, max_iter=2).partial_fit(X, y, classes=y)
+    LMUClassifier(order=4, head="dense", max_iter=2).partial_fit(X, y, classes=y)
+
+
 def test_partial_fit_regressor_matches_fit_epochs():
     X, y = _smooth_regression(n=200)
     a = DenseHeadRegressor(max_iter=3, random_state=0, shuffle=False)

@@ -89,3 +89,12 @@ def test_features_of_a_list_of_device_sequences(fake_gpu, output):
         got, expected = [got], [expected]
     for a, b in zip(got, expected, strict=True):
         np.testing.assert_allclose(to_numpy(a), b, rtol=1e-6, atol=1e-9)
+
+
+def test_partial_fit_takes_device_classes_with_a_class_weight_dict(fake_gpu):
+    """``classes`` as a CuPy array (``cupy.unique(y)``) is read on the host, as ``y``."""
+    X, labels, _ = data()
+    d = fake_gpu.asarray
+    gpu = LMUClassifier(**DENSE, device="gpu", class_weight={0: 2.0})
+    gpu.partial_fit(d(X), d(labels), classes=d(np.unique(labels)))
+    assert gpu.classes_.tolist() == np.unique(labels).tolist()
