@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._device import get_array_module, is_dask_array, is_device_array
+from ._device import get_array_module, is_dask_array, resolve_device, to_numpy
 from ._input import cast_checked, check_dtype_param, powers_of_two_near
 from ._memory import format_bytes, resolve_budget
 from .engine.plan import rows_within
@@ -157,7 +157,7 @@ def evenly_spaced_rows(X, n_rows: int) -> np.ndarray:
     both fits agree.
     """
     check_dask_input(X)
-    return np.asarray(X[evenly_spaced(X.shape[0], n_rows)].compute())
+    return to_numpy(X[evenly_spaced(X.shape[0], n_rows)].compute())
 
 
 def evenly_spaced_sample(X, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -171,9 +171,9 @@ def evenly_spaced_sample(X, y, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
 
     check_dask_input(X)
     take = evenly_spaced(X.shape[0], n_rows)
-    targets = y[take] if is_dask_array(y) else np.asarray(y)[take]
+    targets = y[take] if is_dask_array(y) else to_numpy(y)[take]
     rows, targets = dask.compute(X[take], targets)
-    return np.asarray(rows), np.asarray(targets)
+    return to_numpy(rows), to_numpy(targets)
 
 
 def transform_block(block, transformer, return_gpu_arrays, compute_dtype, channels_first):
@@ -258,8 +258,9 @@ def transform_features(transformer, X, return_gpu_arrays: bool, dtype=None):
 
 
 def _meta_module(U, transformer, return_gpu_arrays: bool):
-    """NumPy, or CuPy when blocks are CuPy arrays that stay on the device."""
-    if is_device_array(U._meta) and return_gpu_arrays and transformer.device != "cpu":
+    """NumPy, or CuPy when the blocks' features stay on the device: asked for on a GPU,
+    the transformer returns CuPy arrays whatever the blocks are (NumPy blocks included)."""
+    if return_gpu_arrays and resolve_device(transformer.device) == "gpu":
         return get_array_module("gpu")
     return np
 
@@ -279,7 +280,7 @@ def gather_limit() -> int:
 
 def aligned_targets(y, n_rows: int) -> np.ndarray:
     """``y`` as a NumPy array (targets are one value per row: small next to the features)."""
-    y = np.asarray(y.compute() if is_dask_array(y) else y)
+    y = to_numpy(y.compute() if is_dask_array(y) else y)
     if y.shape[0] != n_rows:
         raise ValueError(f"X has {n_rows} sequences but y has {y.shape[0]} targets.")
     return y

@@ -13,12 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _dask
-from ._device import DEVICES, get_array_module
+from ._device import DEVICES, get_array_module, resolve_device
 from ._input import (
     WIDER_DTYPE,
     as_sequences,
@@ -79,6 +80,24 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
 
     def _check_container(self) -> None:
         """Refuse an output container (``set_output``) the features cannot fill, clearly."""
+
+    def _check_device_container(self) -> None:
+        """Refuse ``set_output`` to a DataFrame for features kept on a GPU
+        (``return_gpu_arrays=True`` where the device resolves to a GPU), clearly: pandas and
+        polars hold host memory, and would fail converting the CuPy array."""
+        if not self.return_gpu_arrays:
+            return
+        config = getattr(self, "_sklearn_output_config", {}).get("transform")
+        if config is None:
+            config = get_config().get("transform_output", "default")
+        if config in ("default", None) or resolve_device(self.device) != "gpu":
+            return
+        raise ValueError(
+            f"{type(self).__name__}(return_gpu_arrays=True) keeps the features on the GPU "
+            f"as CuPy arrays, which a {config} DataFrame cannot hold, but set_output asks "
+            f"for {config!r} output. Use return_gpu_arrays=False for a DataFrame, or "
+            "set_output(transform='default') for CuPy arrays."
+        )
 
     def _input_dtype(self, dtype):
         """The dtype ``X`` is validated into, given the dtype asked for (or None)."""
@@ -193,6 +212,7 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         See :meth:`transform`.
         """
         self._check_container()
+        self._check_device_container()
         return self._fit_transform(X, self.return_gpu_arrays, y=y)
 
     def _fit_transform(self, X, return_gpu_arrays: bool, dtype=None, y=None):
@@ -214,6 +234,7 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
             Any number of steps; the channels must match those seen in ``fit``.
         """
         self._check_container()
+        self._check_device_container()
         return self._transform(X, self.return_gpu_arrays)
 
     def _transform(self, X, return_gpu_arrays: bool, dtype=None, reduce=None):

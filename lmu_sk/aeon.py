@@ -39,6 +39,7 @@ except ImportError as error:  # pragma: no cover - exercised without aeon instal
     ) from error
 
 from ._decisions import harmonic_mean
+from ._device import to_numpy
 from ._threads import thread_limit
 from .early import DEFAULT_CHECKPOINTS, LMUEarlyClassifier
 from .estimators import LMUClassifier, LMURegressor
@@ -558,7 +559,9 @@ class LMUAeonTransformer(_CheckedCollection, BaseCollectionTransformer):
 
     def _transform(self, X, y=None) -> np.ndarray:
         with thread_limit(self._n_jobs):
-            return np.asarray(self.estimator_.transform(X))
+            # (aeon takes NumPy: features asked to stay on a GPU, return_gpu_arrays in
+            # lmu_params, come to the host)
+            return to_numpy(self.estimator_.transform(X))
 
     def _fit_transform(self, X, y=None, transform: bool = True) -> np.ndarray | None:
         self._n_jobs = check_n_jobs(self.n_jobs)
@@ -566,7 +569,7 @@ class LMUAeonTransformer(_CheckedCollection, BaseCollectionTransformer):
         with thread_limit(self._n_jobs), _errors_named(self, type(estimator)):
             Xt = estimator.fit_transform(X) if transform else estimator.fit(X)
         self.estimator_ = estimator
-        return np.asarray(Xt) if transform else None
+        return to_numpy(Xt) if transform else None
 
     @classmethod
     def _get_test_params(cls, parameter_set: str = "default") -> dict | list[dict]:

@@ -339,6 +339,15 @@ def _check_held_out_lengths(X_val, y_val) -> None:
         )
 
 
+def _standardized_block(F, mean, scale):
+    """``(F - mean) / scale`` in float64, in the dtype of ``F``, on the array module of
+    ``F`` (a block of dask features: NumPy or CuPy), without writing to ``F``."""
+    xp = array_module_of(F)
+    mean = xp.asarray(mean, dtype=np.float64)
+    scale = xp.asarray(scale, dtype=np.float64)
+    return ((F.astype(np.float64, copy=False) - mean) / scale).astype(F.dtype, copy=False)
+
+
 def _maps_a_file(a) -> bool:
     """Whether the array ``a`` is, or is a view of, a memory-mapped file."""
     while a is not None:
@@ -874,16 +883,19 @@ class _LMUBase(BaseEstimator):
         """
         if not self._standardized:
             return F
+        if _dask.is_dask_array(F):
+            # block by block, each on its own array module: a dask array's blocks may be
+            # CuPy arrays (return_gpu_arrays on a GPU), which take no NumPy mean
+            scaled = functools.partial(
+                _standardized_block, mean=self.feature_mean_, scale=self.feature_scale_
+            )
+            return F.map_blocks(scaled, dtype=F.dtype, meta=F._meta)
         xp = array_module_of(F)
         mean = xp.asarray(self.feature_mean_, dtype=np.float64)
         scale = xp.asarray(self.feature_scale_, dtype=np.float64)
         if F.dtype == np.float64:
             # (CuPy's flags have no ``writeable``: its arrays always are)
-            if (
-                _dask.is_dask_array(F)
-                or not getattr(F.flags, "writeable", True)
-                or _maps_a_file(F)
-            ):
+            if not getattr(F.flags, "writeable", True) or _maps_a_file(F):
                 return (F - mean) / scale
             # the callers' features are their own fresh arrays: scaled in place, without
             # two temporaries of their size (whose first touch costs more than the sums);
@@ -1096,6 +1108,8 @@ class _LMUBase(BaseEstimator):
         with _naming(_X_VAL):
             X_val = _without_names(self._layout(X_val))
             F_val = self._transform(X_val)
+            if _dask.is_dask_array(F_val):  # (gathered, as a dask fit's held-out set)
+                F_val = _dask.gathered(F_val, "X_val", _dask.HELD_OUT_FIX)
         _check_held_out_lengths(X_val, y_val)
         with _naming(_Y_VAL):
             return F_val, self._targets(y_val, X_val)
@@ -1871,7 +1885,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         prediction = self.predict(X)
         if _dask.is_dask_array(prediction):
             prediction = prediction.compute()
-        y = np.asarray(y.compute() if _dask.is_dask_array(y) else y)
+        y = to_numpy(y.compute() if _dask.is_dask_array(y) else y)
         if y.shape[:2] != prediction.shape[:2] or y.size != prediction.size:
             raise ValueError(
                 f"y must hold the targets of every step of X, shape {prediction.shape}; "
