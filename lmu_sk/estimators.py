@@ -1042,12 +1042,14 @@ class _LMUBase(BaseEstimator):
         self.head_kind_ = self._resolved_head(_num_samples(X))
         self._check_targets_for_head(y)
         weights = self._weights(sample_weight, X, y)
+        # the targets' shape is checked before the features are computed
+        targets = self._targets(y, X)
         F = self._fit_features(X, y, weights)
         if X_val is not None:
             X_val, y_val = self._held_out(X_val, y_val)
         return self._fit_head(
             F,
-            self._targets(y, X),
+            targets,
             partial=False,
             sample_weight=weights,
             X_val=X_val,
@@ -1081,13 +1083,12 @@ class _LMUBase(BaseEstimator):
             self.head_kind_ = self._partial_head()
         self._check_targets_for_head(y)
         weights = self._weights(sample_weight, X, y, classes=kwargs.get("classes"))
+        targets = self._targets(y, X)  # (checked before the features are computed)
         if first:
             F = self._fit_features(X, y, weights)
         else:
             F = self._transform(X)
-        return self._fit_head(
-            F, self._targets(y, X), partial=True, sample_weight=weights, **kwargs
-        )
+        return self._fit_head(F, targets, partial=True, sample_weight=weights, **kwargs)
 
     def _check_output_unchanged(self) -> None:
         """Refuse a ``feature_output`` set since the first ``partial_fit`` to another than
@@ -1829,9 +1830,17 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
                     "one row of targets) per sequence otherwise."
                 )
             return y
-        y = np.asarray(y)
         n_samples, n_steps = self._sequence_shape(X)
-        if y.shape[:2] != (n_samples, n_steps):
+        try:
+            y = np.asarray(y)
+        except ValueError as error:  # ragged: targets of different lengths per sequence
+            raise ValueError(
+                f"With feature_output='sequence' y needs one target per step, shape "
+                f"({n_samples}, {n_steps}) or ({n_samples}, {n_steps}, n_outputs); got "
+                "sequences of targets of different lengths."
+            ) from error
+        empty = y.ndim == 3 and y.shape[2] == 0
+        if y.ndim > 3 or empty or y.shape[:2] != (n_samples, n_steps):
             raise ValueError(
                 f"With feature_output='sequence' y needs one target per step, shape "
                 f"({n_samples}, {n_steps}) or ({n_samples}, {n_steps}, n_outputs); got "
@@ -1876,8 +1885,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
 
     def score(self, X, y, sample_weight=None) -> float:
         """The coefficient of determination R^2 of :meth:`predict`, as scikit-learn's
-        regressors give it; for 'sequence' features, over every step (and output) as a
-        column of its own, ``y`` of shape ``(n_samples, n_steps[, n_outputs])``."""
+        regressors give it; for 'sequence' features, over every step of every sequence
+        (each step a sample, R^2 averaged over the outputs), ``y`` of shape
+        ``(n_samples, n_steps[, n_outputs])``."""
         if not self._per_step():
             return super().score(X, y, sample_weight)
         from sklearn.metrics import r2_score
@@ -1891,11 +1901,16 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
                 f"y must hold the targets of every step of X, shape {prediction.shape}; "
                 f"got shape {y.shape}."
             )
-        n_samples = prediction.shape[0]
+        # R^2 over every step of every sequence, per output (as the head is trained and
+        # its early stopping scores): the steps are samples, not outputs of their own
+        n_samples, n_steps = prediction.shape[:2]
+        n_rows = n_samples * n_steps
+        if sample_weight is not None:
+            sample_weight = np.repeat(check_sample_weight(sample_weight, n_samples), n_steps)
         return float(
             r2_score(
-                y.reshape(n_samples, -1),
-                prediction.reshape(n_samples, -1),
+                y.reshape(n_rows, -1),
+                prediction.reshape(n_rows, -1),
                 sample_weight=sample_weight,
             )
         )

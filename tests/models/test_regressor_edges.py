@@ -88,7 +88,7 @@ def test_a_small_target_beside_a_huge_one_is_not_lost():
 
 def test_per_step_targets_of_several_outputs_are_scored():
     """``score`` of per-step targets of several outputs (a raw "Found array with dim 3"):
-    R^2 over every step and output as a column of its own, as for one output."""
+    R^2 over every step of every sequence, averaged over the outputs."""
     X, _ = data()
     target = np.cumsum(X, axis=1) * 0.1
     both = np.stack([target, -target], axis=-1)
@@ -98,7 +98,7 @@ def test_per_step_targets_of_several_outputs_are_scored():
         model.fit(X, both)
     prediction = model.predict(X)
     assert prediction.shape == both.shape
-    expected = r2_score(both.reshape(40, -1), prediction.reshape(40, -1))
+    expected = r2_score(both.reshape(-1, 2), prediction.reshape(-1, 2))
     assert model.score(X, both) == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match="targets of every step"):
         model.score(X, both[:, :5])
@@ -167,7 +167,7 @@ def test_per_step_scores_of_one_output_with_its_axis_and_of_dask_input():
         warnings.simplefilter("ignore")  # max_iter reached; y's trailing axis
         model = LMURegressor(feature_output="sequence", max_iter=5, random_state=0)
         model.fit(X, target)
-    expected = r2_score(target[:, :, 0], model.predict(X))
+    expected = r2_score(target[:, :, 0].ravel(), model.predict(X).ravel())
     assert model.score(X, target) == pytest.approx(expected, rel=1e-12)
     assert model.score(da.from_array(X, chunks=20), target) == pytest.approx(expected, rel=1e-9)
 
@@ -255,3 +255,39 @@ def test_early_stopping_of_per_step_targets_holds_out_whole_sequences(monkeypatc
     sequences = X_val[:, 0].astype(int) // 15
     assert len(np.unique(sequences)) == 4
     assert all((sequences == s).sum() == 15 for s in np.unique(sequences))
+
+
+def test_per_step_score_of_one_sequence_and_early_stopping_agree():
+    """score() of per-step targets is R^2 over every step (one sequence scores; the
+    early stopping's validation score is the same number)."""
+    X, _ = data()
+    target = np.cumsum(X, axis=1) * 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter reached
+        model = LMURegressor(
+            feature_output="sequence",
+            max_iter=3,
+            random_state=0,
+            early_stopping=True,
+            n_iter_no_change=100,
+        ).fit(X[:30], target[:30], X_val=X[30:], y_val=target[30:])
+    one = model.score(X[:1], target[:1])
+    assert np.isfinite(one)
+    assert one == pytest.approx(r2_score(target[0], model.predict(X[:1])[0]), rel=1e-12)
+    assert model.validation_scores_[-1] == pytest.approx(
+        model.score(X[30:], target[30:]), abs=1e-5
+    )
+    weights = np.arange(1.0, 41.0)
+    expected = r2_score(
+        target.ravel(), model.predict(X).ravel(), sample_weight=np.repeat(weights, X.shape[1])
+    )
+    assert model.score(X, target, sample_weight=weights) == pytest.approx(expected, rel=1e-12)
+
+
+def test_per_step_targets_of_different_lengths_are_refused_before_the_features():
+    X, _ = data()
+    ragged = [np.zeros(k) for k in range(5, 5 + len(X))]
+    with pytest.raises(ValueError, match="targets of different lengths"):
+        LMURegressor(feature_output="sequence").fit(X, ragged)
+    with pytest.raises(ValueError, match="one target per step"):
+        LMURegressor(feature_output="sequence").fit(X, np.zeros((len(X), X.shape[1], 1, 1)))
