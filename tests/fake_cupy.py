@@ -213,7 +213,8 @@ class StrictDeviceArray(NDArrayOperatorsMixin):
     ``get()`` (a device-to-host copy) records the shape it copies in ``transfers``.
     """
 
-    __slots__ = ("__weakref__", "_a")
+    # (NumPy before 2 gives the mixin no __slots__: its instances have __weakref__ already)
+    __slots__ = ("__weakref__", "_a") if "__slots__" in vars(NDArrayOperatorsMixin) else ("_a",)
     __hash__ = None  # type: ignore[assignment]
     transfers: ClassVar[list] = _TRANSFERS
 
