@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 import mmap
 import types
+import warnings
 from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 from typing import Any, ClassVar, Generic, TypeVar, overload
@@ -85,6 +87,13 @@ __all__ = ["LMUClassifier", "LMURegressor"]
 # ``__init__`` lists them explicitly, as scikit-learn requires (a test checks both agree).
 _HEAD_PARAMS = tuple(name for name in _BaseDenseHead._get_param_names() if name != "device")
 HEADS = ("auto", "dense", "ridge")
+# the parameters only one head reads (the others: the features', or both heads'): set away
+# from their defaults where the other head trains, they change nothing, which a fit warns
+# of (a grid search over alpha under the ridge head compared one model with itself)
+_DENSE_ONLY_PARAMS = tuple(
+    name for name in _HEAD_PARAMS if name not in ("dtype", "random_state", "verbose", "warm_start")
+)
+_RIDGE_ONLY_PARAMS = ("alphas", "kernel")
 # rows standardized at a time (float64 temporaries of float32 features)
 _SCALE_BLOCK_ROWS = 4096
 # head='auto' solves ridge in closed form up to this many training sequences
@@ -337,6 +346,17 @@ def _check_held_out_lengths(X_val, y_val) -> None:
             f"X_val holds {n_val} sequences but y_val {n_targets} targets (or rows of "
             "targets); give one per held-out sequence."
         )
+
+
+def _is_default(value, default) -> bool:
+    """Whether a parameter's ``value`` is its ``default`` (equal and of the same kind: an
+    array or an object that cannot be compared counts as set)."""
+    if value is default:
+        return True
+    try:
+        return type(value) is type(default) and bool(value == default)
+    except (TypeError, ValueError):
+        return False
 
 
 def _standardized_block(F, mean, scale):
@@ -668,6 +688,35 @@ class _LMUBase(BaseEstimator):
         self.kernel = kernel
 
     # ------------------------------------------------------------------ choices
+    def _warn_of_unused_head_params(self, stacklevel: int = 5) -> None:
+        """Warn where parameters only the other head reads are set away from their
+        defaults: they change nothing in this fit."""
+        unused = _DENSE_ONLY_PARAMS if self.head_kind_ == "ridge" else _RIDGE_ONLY_PARAMS
+        defaults = {
+            name: parameter.default
+            for name, parameter in inspect.signature(type(self).__init__).parameters.items()
+        }
+        changed = [name for name in unused if not _is_default(getattr(self, name), defaults[name])]
+        if not changed:
+            return
+        other = "dense" if self.head_kind_ == "ridge" else "ridge"
+        why = f"head={self.head!r}" + (
+            " chose it for this training set" if self.head == "auto" else ""
+        )
+        hint = (
+            "its penalty is chosen among alphas by leave-one-out"
+            if self.head_kind_ == "ridge"
+            else "its penalties are alpha (L2) and dropout"
+        )
+        warnings.warn(
+            f"{type(self).__name__} fits the {self.head_kind_} head ({why}; {hint}), which "
+            f"does not read {', '.join(changed)}: the {other} head's, set here to no "
+            f"effect. Set head={other!r} to train the {other} head, or leave them at their "
+            "defaults.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
     def _resolved_head(self, n_samples: int) -> str:
         """'dense' or 'ridge': ``head``, with 'auto' decided by the training set's size."""
         if self.head not in HEADS:
@@ -1040,6 +1089,7 @@ class _LMUBase(BaseEstimator):
         if not self.warm_start or not hasattr(self, "head_"):
             self.__dict__.pop("head_", None)
         self.head_kind_ = self._resolved_head(_num_samples(X))
+        self._warn_of_unused_head_params()
         self._check_targets_for_head(y)
         weights = self._weights(sample_weight, X, y)
         # the targets' shape is checked before the features are computed
@@ -1131,6 +1181,7 @@ class _LMUBase(BaseEstimator):
         if (X_val is None) != (y_val is None):
             raise ValueError("Pass both X_val and y_val, or neither.")
         self.head_kind_ = self._resolved_head(X.shape[0])
+        self._warn_of_unused_head_params(stacklevel=6)
         # as in memory: the ridge head's features in float64
         F = self._fit_transformer(X, y, float64=self.head_kind_ == "ridge")
         y = _dask.aligned_targets(y, F.shape[0])

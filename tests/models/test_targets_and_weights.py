@@ -3,8 +3,11 @@ stopping on held-out targets that cannot score, weights passed where ``X_val`` g
 ``feature_output`` changed between ``partial_fit`` calls, ``class_weight`` keys that are
 not labels."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from lmu_sk import DenseHeadRegressor, LMUClassifier, LMURegressor
 from lmu_sk.ridge import RidgeHeadRegressor
@@ -165,3 +168,20 @@ def test_dask_inputs_get_the_same_checks():
         model.partial_fit(Xd, np.cumsum(X, axis=1))
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         LMUClassifier(order=4).fit(Xd[Xd[:, 0] > -100], np.arange(20) % 2)
+
+
+def test_parameters_of_the_head_that_does_not_train_are_warned_of():
+    """alpha (the dense head's L2) under the ridge head changed nothing, silently: a grid
+    search over it compared one model with itself; so did kernel under the dense head."""
+    X, _ = _data(30)
+    y = np.arange(30) % 2
+    with pytest.warns(UserWarning, match=r"ridge head .* does not read alpha, hidden_layer"):
+        LMUClassifier(order=4, alpha=1.0, hidden_layer_sizes=(5,)).fit(X, y)
+    with pytest.warns(UserWarning, match=r"dense head .* does not read kernel"):
+        LMUClassifier(order=4, head="dense", kernel="rbf", max_iter=2).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        LMUClassifier(order=4).fit(X, y)  # defaults: nothing to say
+        LMUClassifier(order=4, head="dense", alpha=1.0, max_iter=2).fit(X, y)
+        LMURegressor(order=4, alphas=[1.0, 10.0]).fit(X, X[:, -1])
