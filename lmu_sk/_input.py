@@ -854,7 +854,12 @@ def _refuse_channels_last_list(X) -> None:
 
 
 def channels_last(
-    X, channels_first, estimator_name: str = "LMUFeatures", fitted_channels: int | None = None
+    X,
+    channels_first,
+    estimator_name: str = "LMUFeatures",
+    fitted_channels: int | None = None,
+    param: str = "channels_first",
+    refuse_one_step: bool = False,
 ):
     """``X`` laid out as ``(n_samples, n_steps, n_channels)`` for a ``channels_first`` parameter.
 
@@ -881,24 +886,43 @@ def channels_last(
             return X.swapaxes(1, 2) if hasattr(X, "swapaxes") else np.swapaxes(X, 1, 2)
         return X
     if channels_first is None:
-        warn_channels_last(X, estimator_name, fitted_channels)
+        warn_channels_last(X, estimator_name, fitted_channels, param, refuse_one_step)
     return X
 
 
-def warn_channels_last(X, estimator_name: str, fitted_channels: int | None = None) -> None:
+def warn_channels_last(
+    X,
+    estimator_name: str,
+    fitted_channels: int | None = None,
+    param: str = "channels_first",
+    refuse_one_step: bool = False,
+) -> None:
     """Warn where ``X``, read channels last, is a 3-D array of fewer steps than channels
     (the sign of aeon data passed as it comes), in ``estimator_name``'s name; not where
     its last axis holds the ``fitted_channels`` a fitted estimator was trained on (a
-    prefix of few steps of its own layout)."""
+    prefix of few steps of its own layout). With ``refuse_one_step`` (a model's fit),
+    refuse it where it would read sequences of one step of several channels (aeon's
+    univariate layout ``(n, 1, n_steps)`` as it comes: a model of one step, at chance, with
+    only a warning). ``param`` is how the estimator takes ``channels_first``
+    (``LMUEarlyClassifier``: its estimator's)."""
     if fitted_channels is not None and _channels_last_match(X, fitted_channels):
         return
+    first, last = _layout_fixes(param)
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) == 3 and shape[1] < shape[2]:
+        if shape[1] == 1 and refuse_one_step and fitted_channels is None:
+            raise ValueError(
+                f"{estimator_name} reads X of shape {tuple(shape)} as (n_samples, n_steps, "
+                f"n_channels): sequences of 1 step of {shape[2]} channels, which a sequence "
+                f"model learns nothing from. If X is laid out as (n_samples, n_channels, "
+                f"n_steps) (aeon, sktime: here 1 channel of {shape[2]} steps), pass {first}; "
+                f"pass {last} to read it as given."
+            )
         warnings.warn(
             f"{estimator_name} reads X of shape {tuple(shape)} as (n_samples, n_steps, "
             f"n_channels): {shape[1]} steps of {shape[2]} channels. If X is laid out as "
-            "(n_samples, n_channels, n_steps) (aeon, sktime), pass channels_first=True; "
-            "pass channels_first=False to silence this warning.",
+            f"(n_samples, n_channels, n_steps) (aeon, sktime), pass {first}; "
+            f"pass {last} to silence this warning.",
             UserWarning,
             stacklevel=4,
         )
@@ -908,16 +932,34 @@ def warn_channels_last(X, estimator_name: str, fitted_channels: int | None = Non
         and X
         and _all_wider_than_long(X)
     ):
-        first = tuple(np.shape(X[0]))
+        first_shape = tuple(np.shape(X[0]))
+        if refuse_one_step and fitted_channels is None and all(np.shape(seq)[0] == 1 for seq in X):
+            shown = ", ".join(str(tuple(np.shape(seq))) for seq in X[:4])
+            more = ", ..." if len(X) > 4 else ""
+            raise ValueError(
+                f"{estimator_name} reads each sequence of X (of shapes {shown}{more}) as "
+                "(n_steps, n_channels): every sequence is 1 step of several channels, "
+                "which a sequence model learns nothing from. If they are "
+                f"laid out as (n_channels, n_steps) (aeon, sktime), pass {first}; pass "
+                f"{last} to read them as given."
+            )
         warnings.warn(
-            f"{estimator_name} reads each sequence of X (the first of shape {first}) as "
-            f"(n_steps, n_channels): {first[0]} steps of {first[1]} channels, and every "
-            "sequence has fewer steps than channels. If they are laid out as (n_channels, "
-            "n_steps) (aeon, sktime), pass channels_first=True; pass channels_first=False "
+            f"{estimator_name} reads each sequence of X (the first of shape {first_shape}) "
+            f"as (n_steps, n_channels): {first_shape[0]} steps of {first_shape[1]} channels, "
+            "and every sequence has fewer steps than channels. If they are laid out as "
+            f"(n_channels, n_steps) (aeon, sktime), pass {first}; pass {last} "
             "to silence this warning.",
             UserWarning,
             stacklevel=4,
         )
+
+
+def _layout_fixes(param: str) -> tuple[str, str]:
+    """How to pass ``channels_first=True`` and ``False`` to an estimator that takes it as
+    ``param`` (``'channels_first'``, or an expression ending in it, e.g.
+    ``'estimator=LMUClassifier(channels_first'``)."""
+    closing = ")" * param.count("(")
+    return f"{param}=True{closing}", f"{param}=False{closing}"
 
 
 def _channels_last_match(X, n_channels: int) -> bool:

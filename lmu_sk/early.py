@@ -25,6 +25,7 @@ least ``(1 - accuracy) + cost * earliness``.
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -139,6 +140,12 @@ def checkpoint_steps(checkpoints, n_steps: int) -> np.ndarray:
             )
     steps = np.clip(np.round(fractions * n_steps), 1, n_steps).astype(np.int64)
     return np.unique(np.append(steps, n_steps))
+
+
+# how this estimator takes channels_first (its classifier's), in the layout messages
+_CHANNELS_FIRST = "estimator=LMUClassifier(channels_first"
+# the classifier's layout warning, which this estimator gives in its own terms
+_LAYOUT_WARNING = r"LMUClassifier reads (X of shape|each sequence of X)"
 
 
 class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
@@ -317,7 +324,9 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         check_step_names(self, X, reset)
         if hasattr(X, "columns") and hasattr(X, "to_numpy"):
             X = X.to_numpy()
-        X = channels_last(X, channels_first, type(self).__name__)
+        X = channels_last(
+            X, channels_first, type(self).__name__, param=_CHANNELS_FIRST, refuse_one_step=reset
+        )
         return as_sequences(X, np.dtype(np.float64), type(self).__name__)
 
     def fit(self, X, y, sample_weight=None) -> Self:
@@ -348,8 +357,12 @@ or a list of sequences of different lengths
         check_classification_targets(y)
         y = column_or_1d(np.asarray(y), warn=True)
         with thread_limit(estimator.n_jobs):
-            estimator.fit(X, y, sample_weight=sample_weight)
+            # the layout read (and warned of, or refused) in this estimator's terms first:
+            # the classifier's own warning would name a parameter this one does not have
             U = self._sequences(X, estimator, reset=True)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", _LAYOUT_WARNING, UserWarning)
+                estimator.fit(X, y, sample_weight=sample_weight)
             if sample_weight is not None:
                 sample_weight = check_sample_weight(sample_weight, len(y))
             n_steps = int(estimator.n_features_in_)

@@ -878,7 +878,7 @@ class _LMUBase(BaseEstimator):
         if self.channels_first is None:
             features = None if reset else self.__dict__.get("features_")
             fitted = None if features is None else features._layout_settled()
-            warn_channels_last(X, type(self).__name__, fitted)
+            warn_channels_last(X, type(self).__name__, fitted, refuse_one_step=True)
         return X
 
     def _apply_head(self, X, method: str):

@@ -5,7 +5,13 @@ import warnings
 import numpy as np
 import pytest
 
-from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
+from lmu_sk import (
+    LMUClassifier,
+    LMUEarlyClassifier,
+    LMUFeatures,
+    LMUPooledFeatures,
+    LMURegressor,
+)
 
 
 @pytest.fixture
@@ -333,3 +339,32 @@ def test_sequences_of_one_length_and_different_channels_are_named_as_such():
     X = [rng.standard_normal((50, 3)) for _ in range(5)] + [rng.standard_normal((50, 2))]
     with pytest.raises(ValueError, match=r"different numbers of channels.*channels_first=True"):
         LMUPooledFeatures(device="cpu").fit(X)
+
+
+def test_a_model_refuses_aeons_univariate_layout_read_as_one_step():
+    """aeon's (n, 1, n_steps) read channels last is sequences of one step of n_steps
+    channels: the models fitted them with a warning only, at chance (GunPoint 0.63 against
+    0.99). A model's fit refuses it, naming both ways; the transformers still warn, and
+    channels_first=False reads it as given."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((30, 1, 40)), np.arange(30) % 2
+    with pytest.raises(ValueError, match=r"1 step of 40 channels.*channels_first=True"):
+        LMUClassifier(order=4).fit(X, y)
+    with pytest.raises(ValueError, match=r"every sequence is 1 step"):
+        LMUClassifier(order=4).fit(list(X), y)
+    with pytest.raises(ValueError, match=r"estimator=LMUClassifier\(channels_first=True\)"):
+        LMUEarlyClassifier(LMUClassifier(order=4)).fit(X, y)
+    with pytest.warns(UserWarning, match="1 steps of 40 channels"):
+        LMUFeatures(order=2).fit(X)
+    assert LMUClassifier(order=4, channels_first=False).fit(X, y).n_features_in_ == 1
+    assert LMUClassifier(order=4, channels_first=True).fit(X, y).n_features_in_ == 40
+
+
+def test_the_early_classifiers_layout_warning_names_its_own_parameter():
+    """LMUEarlyClassifier has no channels_first: its warning named it (and the inner
+    classifier's warning came too)."""
+    X = np.random.default_rng(0).standard_normal((30, 3, 40))
+    with pytest.warns(UserWarning) as caught:
+        LMUEarlyClassifier(LMUClassifier(order=4)).fit(X, np.arange(30) % 2)
+    layout = [str(w.message) for w in caught if "reads X of shape" in str(w.message)]
+    assert len(layout) == 1 and "estimator=LMUClassifier(channels_first=True)" in layout[0]
