@@ -106,9 +106,33 @@ def available_memory(
         _CGROUP_ROOT if cgroup_root is None else cgroup_root,
     )
     available = system if limited is None else min(system, limited)
+    rlimited = _rlimit_available() if default else None
+    if rlimited is not None:
+        available = min(available, rlimited)
     if default:
         _last_reading = (paths, now, available)
     return available
+
+
+def _rlimit_available() -> int | None:
+    """Bytes of address space the process's ``RLIMIT_AS`` (``ulimit -v``, as some batch
+    schedulers set) leaves beyond what it has mapped; None without such a limit."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return max(soft - int(line.split()[1]) * 1024, 0)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _system_available(meminfo: str | os.PathLike) -> int:

@@ -114,15 +114,26 @@ def _batch_rows(batch_size: int | str) -> int:
 
 
 def _check_training_fits(layer_sizes: list[int], dtype, batch_rows: int, xp: ModuleType) -> None:
-    """A ``MemoryBudgetError`` (a ``ValueError``) naming ``hidden_layer_sizes`` where training a
-    network of ``layer_sizes`` would need more memory than the device has free (the host's
-    available memory on the CPU), before any of it is allocated."""
+    """A ``MemoryBudgetError`` (a ``ValueError``) naming ``batch_size`` or
+    ``hidden_layer_sizes``, whichever takes most of it, where training a network of
+    ``layer_sizes`` on batches of ``batch_rows`` would need more memory than the device
+    has free (the host's available memory on the CPU), before any of it is allocated."""
     n_params = sum(a * b for a, b in itertools.pairwise(layer_sizes)) + sum(layer_sizes[1:])
-    n_values = _PARAMETER_ARRAYS * n_params + _ACTIVATION_ARRAYS * batch_rows * sum(layer_sizes)
+    parameters = _PARAMETER_ARRAYS * n_params
+    activations = _ACTIVATION_ARRAYS * batch_rows * sum(layer_sizes)
+    # the advice names what takes most of it: the batch's activations, or the parameters
+    fix = (
+        f"Use a smaller batch_size (now {batch_rows} rows: its activations are most of it), "
+        "or smaller hidden_layer_sizes."
+        if activations > parameters
+        else "Use smaller hidden_layer_sizes (or fewer features: a smaller order or fewer "
+        "thresholds)."
+    )
     check_fits(
-        n_values * np.dtype(dtype).itemsize,
-        f"Training a dense network of layer sizes {list(layer_sizes)} ({n_params:,} parameters)",
-        "Use smaller hidden_layer_sizes (or fewer features: a smaller order or fewer thresholds).",
+        (parameters + activations) * np.dtype(dtype).itemsize,
+        f"Training a dense network of layer sizes {list(layer_sizes)} ({n_params:,} parameters)"
+        f" on batches of {batch_rows} rows",
+        fix,
         free_device_memory(xp),
     )
 
@@ -937,6 +948,14 @@ default='constant'
                 f"The training set has only one class ({self.classes_[0]!r}); a classifier "
                 "needs samples of at least two classes."
             )
+        n_columns = 1 if len(self.classes_) == 2 else len(self.classes_)
+        # the one-hot targets (int64 from the binarizer), then their float copy
+        check_fits(
+            16.0 * len(y) * n_columns,
+            f"The one-hot targets of {len(y)} samples and {len(self.classes_)} classes",
+            "Use fewer classes (merge rare ones) or fewer samples; a label per sample that "
+            "is unique is a regression target (DenseHeadRegressor).",
+        )
         Y = self._label_binarizer.transform(y)
         multilabel = self._label_binarizer.y_type_.startswith("multilabel")
         return Y, (None if multilabel else y)

@@ -1403,6 +1403,14 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             )
         sample_weight = with_class_weight(self.class_weight, y, sample_weight)
         n_targets = 1 if len(self.classes_) == 2 else len(self.classes_)
+        # the one-vs-rest targets and the fit's copies of them (scaled, centered, the
+        # residuals and leave-one-out values): n_samples x n_classes each
+        check_fits(
+            8.0 * len(y) * (len(self.classes_) + 4 * n_targets),
+            f"The one-vs-rest targets of {len(y)} samples and {len(self.classes_)} classes",
+            "Use fewer classes (merge rare ones) or fewer samples; a label per sample "
+            "that is unique is a regression target (RidgeHeadRegressor).",
+        )
         Y = -np.ones((len(y), len(self.classes_)))
         Y[np.arange(len(y)), indices] = 1.0
         Y = Y[:, -n_targets:]

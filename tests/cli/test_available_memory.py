@@ -138,3 +138,23 @@ def test_default_reading_is_reused_briefly_then_read_again(tmp_path, monkeypatch
     assert _memory.available_memory(**paths) == GiB
     clock[0] += _memory._READING_REUSE_S
     assert _memory.available_memory() == GiB  # read again after it
+
+
+def test_the_address_space_limit_of_ulimit_v_is_heeded():
+    """A batch scheduler's ``ulimit -v`` (RLIMIT_AS) bounds what a process may map, and
+    was not read: an 8 GB result was allowed against 24 GB of MemAvailable under a 4 GB
+    limit, and the allocation died with a raw MemoryError."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource\n"
+        "from lmu_sk import _memory\n"
+        "size = int(open('/proc/self/status').read().split('VmSize:')[1].split()[0]) * 1024\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (size + 2**30, resource.RLIM_INFINITY))\n"
+        "print(_memory.available_memory())\n"
+    )
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs /proc/self/status (Linux)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert 0 <= int(out.stdout) <= GiB

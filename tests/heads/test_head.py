@@ -557,6 +557,17 @@ def test_a_network_that_fits_is_not_refused(monkeypatch):
         DenseHeadClassifier(hidden_layer_sizes=(50,), max_iter=2).fit(X, y)
 
 
+def test_a_batch_too_large_for_memory_is_named(monkeypatch):
+    """The refusal named hidden_layer_sizes where a batch's activations took nearly all of
+    the memory (a batch of 200 000 rows against 20 MB of parameters)."""
+    import lmu_sk.head as head_module
+
+    X, y = np.random.default_rng(0).standard_normal((300, 6)), np.arange(300) % 2
+    monkeypatch.setattr(head_module, "free_device_memory", lambda xp: 10_000)
+    with pytest.raises(ValueError, match=r"smaller batch_size \(now 300 rows"):
+        DenseHeadClassifier(hidden_layer_sizes=(5,), batch_size=300, max_iter=1).fit(X, y)
+
+
 @pytest.mark.parametrize("weights", [np.full(120, 1e-300), np.r_[1e300, np.ones(119)]])
 def test_weights_beyond_the_training_dtype_are_refused_clearly(weights):
     """Weights of 1e-300 underflow to zero in float32 (1e300 overflows): the loss was NaN,
@@ -843,3 +854,11 @@ def test_log_probabilities_come_from_the_logits():
     np.testing.assert_allclose(
         np.exp(multi.predict_log_proba(X)), multi.predict_proba(X), atol=1e-15
     )
+
+
+def test_one_hot_targets_beyond_memory_are_refused_first():
+    """60 000 classes of 60 000 samples: scikit-learn's binarizer made a 26.8 GiB matrix
+    with no estimate first (a raw MemoryError)."""
+    X = np.random.default_rng(0).standard_normal((100_000, 3))
+    with pytest.raises(ValueError, match="one-hot targets of 100000 samples and 100000"):
+        DenseHeadClassifier((4,), max_iter=1).fit(X, np.arange(100_000))

@@ -19,6 +19,7 @@ from sklearn.linear_model import RidgeClassifierCV, RidgeCV
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from lmu_sk._memory import MemoryBudgetError
 from lmu_sk.ridge import (
     SINGLE_SAMPLE_RELATIVE_ALPHA,
     RidgeHeadClassifier,
@@ -816,3 +817,11 @@ def test_beyond_the_exact_size_one_gram_matrix_serves_both_steps(monkeypatch, ca
     )  # fmt: skip
     np.testing.assert_allclose(ours.coef_, coef, rtol=0, atol=1e-9)
     np.testing.assert_allclose(ours.intercept_, intercept, rtol=0, atol=1e-9)
+
+
+def test_one_vs_rest_targets_beyond_memory_are_refused_first():
+    """A label per sample (100 000 classes) made a (100 000, 100 000) target matrix with no
+    estimate: a raw MemoryError of 74.5 GiB."""
+    X = np.random.default_rng(0).standard_normal((100_000, 3))
+    with pytest.raises(MemoryBudgetError, match="one-vs-rest targets of 100000 samples"):
+        RidgeHeadClassifier().fit(X, np.arange(100_000))
