@@ -384,6 +384,13 @@ class _BaseDenseHead(BaseEstimator):
         intercepts = [xp.asarray(b, dtype=np.float64) for b in self.intercepts_]
         # NumPy input is cast block by block inside forward_pass; other modules get the
         # matrix moved once (if not already there)
+        n_outputs = int(self.coefs_[-1].shape[1])
+        # the outputs (in float64), and the probabilities' temporaries of their size
+        check_fits(
+            3 * 8.0 * X.shape[0] * n_outputs,
+            f"The outputs of {X.shape[0]} samples for {n_outputs} outputs",
+            "Predict fewer samples at a time (in chunks of rows).",
+        )
         Xd = X if xp is np else xp.asarray(X, dtype=np.float64)
         out = forward_pass(
             Xd, coefs, intercepts, self.activation_, self.out_activation_, xp, raw=raw

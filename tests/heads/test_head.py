@@ -862,3 +862,18 @@ def test_one_hot_targets_beyond_memory_are_refused_first():
     X = np.random.default_rng(0).standard_normal((100_000, 3))
     with pytest.raises(ValueError, match="one-hot targets of 100000 samples and 100000"):
         DenseHeadClassifier((4,), max_iter=1).fit(X, np.arange(100_000))
+
+
+def test_outputs_beyond_memory_are_refused_first(monkeypatch):
+    """The network's outputs of every row were made with no estimate (a raw MemoryError
+    for many rows of many classes, predict's labels included)."""
+    import lmu_sk._memory as memory
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 4)), np.arange(60) % 3
+    head = DenseHeadClassifier((4,), max_iter=2).fit(X, y)
+    monkeypatch.setattr(memory, "available_memory", lambda **kwargs: 10_000)
+    for method in (head.predict, head.predict_proba):
+        with pytest.raises(ValueError, match="outputs of 1000 samples for 3 outputs"):
+            method(rng.standard_normal((1000, 4)))
+    assert head.predict(X[:10]).shape == (10,)

@@ -825,3 +825,18 @@ def test_one_vs_rest_targets_beyond_memory_are_refused_first():
     X = np.random.default_rng(0).standard_normal((100_000, 3))
     with pytest.raises(MemoryBudgetError, match="one-vs-rest targets of 100000 samples"):
         RidgeHeadClassifier().fit(X, np.arange(100_000))
+
+
+def test_predictions_beyond_memory_are_refused_first(monkeypatch):
+    """The scores of every row and class were made with no estimate: 1 000 000 rows of
+    4 000 classes died with a raw MemoryError of 29.8 GiB (predict's labels included)."""
+    import lmu_sk._memory as memory
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 4)), np.arange(60) % 3
+    head = RidgeHeadClassifier().fit(X, y)
+    monkeypatch.setattr(memory, "available_memory", lambda **kwargs: 10_000)
+    for method in (head.predict, head.predict_proba, head.decision_function):
+        with pytest.raises(MemoryBudgetError, match="decision values of 1000 samples"):
+            method(rng.standard_normal((1000, 4)))
+    assert head.predict(X[:10]).shape == (10,)  # 10 x 3 scores fit
