@@ -42,6 +42,7 @@ from ._input import (
     check_step_names,
     from_nested,
 )
+from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
 from ._threads import thread_limit
 from .estimators import LMUClassifier, standardization
@@ -380,6 +381,7 @@ or a list of sequences of different lengths
         # the composite's weights: the series' times the classes' (for the standardization)
         weights = estimator._weights(sample_weight, U, y)
         counted = np.ones(len(y), dtype=bool) if sample_weight is None else sample_weight > 0
+        _check_checkpoints_fit(estimator, len(y), len(classes), len(checkpoints) - 1)
         heads, means, scales, probas = [], [], [], []
         for steps in checkpoints[:-1]:
             rows = np.flatnonzero(lengths >= steps)
@@ -557,6 +559,31 @@ def _prefixes(U, rows: np.ndarray, steps: int):
 def _features(estimator: LMUClassifier, U) -> np.ndarray:
     """The float64 features of validated sequences, as the classifier predicts on them."""
     return np.asarray(estimator.features_._features(U, False, np.float64, False))
+
+
+def _check_checkpoints_fit(
+    estimator: LMUClassifier, n_samples: int, n_classes: int, n_heads: int
+) -> None:
+    """Refuse, before the first is fitted, checkpoints' heads that the memory available
+    cannot hold together (each small, none checked alone: 399 heads of 100 classes took
+    4.7 GB against a 3 GB budget, unwarned)."""
+    features = estimator.features_
+    n_features = (
+        len(features.streamed_columns())
+        if hasattr(features, "streamed_columns")
+        else int(estimator.head_.n_features_in_)
+    )
+    n_targets = 1 if n_classes == 2 else n_classes
+    # per head kept: coefficients, the standardization, the leave-one-out values; per
+    # checkpoint: its probabilities of every training series
+    per_head = 8.0 * (n_targets * n_features + 2 * n_features + 2 * n_samples * n_targets)
+    check_fits(
+        n_heads * (per_head + 8.0 * n_samples * n_classes),
+        f"LMUEarlyClassifier's {n_heads} checkpoint heads of {n_features} features and "
+        f"{n_classes} classes",
+        "Use fewer checkpoints (an int K: K evenly spaced), or fewer features (a smaller "
+        "order, fewer thresholds of the classifier's features).",
+    )
 
 
 def _checkpoint_features(estimator: LMUClassifier, U) -> np.ndarray:

@@ -793,3 +793,30 @@ def test_a_class_weight_dict_with_classes_that_end_before_a_checkpoint():
     late = [head for head, steps in pairs if head and steps > 30]
     assert late and all(h.classes_.tolist() == [0, 1] for h in late)
     assert set(model.predict(X)) <= {0, 1, 2}
+
+
+def test_checkpoint_heads_beyond_memory_are_refused_before_the_first(monkeypatch):
+    """Each checkpoint's head is small, and none was checked: 399 heads of 100 classes
+    took 4.7 GB against a 3 GB budget. Their total is estimated before the first."""
+    import lmu_sk._memory as memory
+    import lmu_sk.early as early
+
+    X, y = np.random.default_rng(0).standard_normal((40, 30)), np.arange(40) % 4
+    model = LMUEarlyClassifier(LMUClassifier(order=4), checkpoints=20)
+    # little memory left once the classifier of whole series is fitted
+    small = []
+    fit_checkpoints = LMUEarlyClassifier._fit_checkpoints
+
+    def after_the_classifier(self, *args, **kwargs):
+        small.append(True)
+        return fit_checkpoints(self, *args, **kwargs)
+
+    monkeypatch.setattr(LMUEarlyClassifier, "_fit_checkpoints", after_the_classifier)
+    monkeypatch.setattr(
+        memory, "available_memory", lambda **kwargs: 2_000_000 if small else 1 << 40
+    )
+    calls = []
+    monkeypatch.setattr(early, "RidgeHeadClassifier", lambda **kw: calls.append(kw))
+    with pytest.raises(ValueError, match=r"19 checkpoint heads .* fewer checkpoints"):
+        model.fit(X, y)
+    assert not calls
