@@ -1535,3 +1535,20 @@ def test_an_update_with_one_object_that_is_no_number_is_a_type_error():
         with pytest.raises(TypeError, match=f"U is {kind} .*not a number"):
             stream.update(bad)
     assert stream.steps_seen == 0
+
+
+def test_a_chunk_beyond_memory_is_refused_and_leaves_the_stream(monkeypatch):
+    """A pooled stream's update made float64 copies of 8.4 times a chunk's size, unplanned:
+    a chunk of 2 000 streams x 50 000 steps died with a raw MemoryError. Long chunks are
+    estimated first; the stream is left as it was."""
+    import lmu_sk._memory as memory
+
+    rng = np.random.default_rng(0)
+    model = LMUClassifier(order=4).fit(rng.standard_normal((20, 50)), np.arange(20) % 2)
+    stream = model.stream(20).update(rng.standard_normal((20, 30)))
+    before = stream.predict_proba()
+    monkeypatch.setattr(streaming, "_CHUNK_UNCHECKED_BYTES", 0)
+    monkeypatch.setattr(memory, "available_memory", lambda **kwargs: 100_000)
+    with pytest.raises(ValueError, match=r"chunk of 300 steps of 20 streams.*shorter chunks"):
+        stream.update(rng.standard_normal((20, 300)))
+    np.testing.assert_array_equal(stream.predict_proba(), before)
