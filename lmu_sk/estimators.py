@@ -349,10 +349,31 @@ def _check_held_out_lengths(X_val, y_val) -> None:
 
 
 def _is_default(value, default) -> bool:
-    """Whether a parameter's ``value`` is its ``default`` (equal and of the same kind: an
-    array or an object that cannot be compared counts as set)."""
+    """Whether a parameter's ``value`` equals its ``default`` as the head reads it: numbers
+    by value whatever their type (``np.float64(1e-4)``, ``np.int64(200)``, ``0`` for
+    ``0.0``: as a grid search or a table of parameters passes them), booleans as booleans,
+    a sequence of layer sizes by its items (``[100]``, ``np.array([100])`` or ``100`` for
+    ``(100,)``); anything else equal and of the same type (an object that cannot be
+    compared counts as set)."""
     if value is default:
         return True
+    if isinstance(default, bool) or isinstance(value, (bool, np.bool_)):
+        return isinstance(value, (bool, np.bool_)) and bool(value) == default
+    if isinstance(default, Real) and isinstance(value, Real):
+        return bool(value == default)
+    if isinstance(default, tuple):
+        if isinstance(value, np.ndarray):
+            value = value.tolist() if value.ndim == 1 else value
+        elif isinstance(value, Integral):
+            value = (value,)
+        if isinstance(value, (list, tuple)):
+            return len(value) == len(default) and all(
+                _is_default(item, item_default)
+                for item, item_default in zip(value, default, strict=True)
+            )
+        return False
+    if isinstance(default, str):
+        return isinstance(value, str) and value == default
     try:
         return type(value) is type(default) and bool(value == default)
     except (TypeError, ValueError):
@@ -878,7 +899,8 @@ class _LMUBase(BaseEstimator):
         if self.channels_first is None:
             features = None if reset else self.__dict__.get("features_")
             fitted = None if features is None else features._layout_settled()
-            warn_channels_last(X, type(self).__name__, fitted, refuse_one_step=True)
+            # (refused at a fit only: a fitted model predicts on prefixes of any length)
+            warn_channels_last(X, type(self).__name__, fitted, refuse_one_step=reset)
         return X
 
     def _apply_head(self, X, method: str):

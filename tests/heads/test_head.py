@@ -856,9 +856,13 @@ def test_log_probabilities_come_from_the_logits():
     )
 
 
-def test_one_hot_targets_beyond_memory_are_refused_first():
+def test_one_hot_targets_beyond_memory_are_refused_first(monkeypatch):
     """60 000 classes of 60 000 samples: scikit-learn's binarizer made a 26.8 GiB matrix
     with no estimate first (a raw MemoryError)."""
+    import lmu_sk._memory as memory
+
+    # 8 GB available, whatever the host has (160 GB and 400 GB hosts would allocate)
+    monkeypatch.setattr(memory, "available_memory", lambda **kwargs: 8 * 10**9)
     X = np.random.default_rng(0).standard_normal((100_000, 3))
     with pytest.raises(ValueError, match="one-hot targets of 100000 samples and 100000"):
         DenseHeadClassifier((4,), max_iter=1).fit(X, np.arange(100_000))

@@ -185,3 +185,28 @@ def test_parameters_of_the_head_that_does_not_train_are_warned_of():
         LMUClassifier(order=4).fit(X, y)  # defaults: nothing to say
         LMUClassifier(order=4, head="dense", alpha=1.0, max_iter=2).fit(X, y)
         LMURegressor(order=4, alphas=[1.0, 10.0]).fit(X, X[:, -1])
+
+
+def test_parameters_equal_to_their_defaults_in_another_type_are_not_warned_of():
+    """alpha=np.float64(1e-4), max_iter=np.int64(200) (a grid search's or a table's
+    values), hidden_layer_sizes=[100] (a JSON or YAML file's) and dropout=0 are the
+    defaults: the fit warned that they were set, to no effect."""
+    X, _ = _data(30)
+    y = np.arange(30) % 2
+    same = dict(
+        alpha=np.float64(1e-4),
+        max_iter=np.int64(200),
+        hidden_layer_sizes=[100],
+        dropout=0,
+        tol=np.float64(1e-4),
+        early_stopping=np.False_,
+        learning_rate=np.str_("constant"),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        LMUClassifier(order=4, **same).fit(X, y)
+        LMUClassifier(order=4, hidden_layer_sizes=np.array([100])).fit(X, y)
+        LMUClassifier(order=4, hidden_layer_sizes=100).fit(X, y)
+    for changed in (dict(alpha=np.float64(1e-3)), dict(hidden_layer_sizes=[100, 10])):
+        with pytest.warns(UserWarning, match="does not read"):
+            LMUClassifier(order=4, **changed).fit(X, y)

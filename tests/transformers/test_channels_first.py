@@ -368,3 +368,17 @@ def test_the_early_classifiers_layout_warning_names_its_own_parameter():
         LMUEarlyClassifier(LMUClassifier(order=4)).fit(X, np.arange(30) % 2)
     layout = [str(w.message) for w in caught if "reads X of shape" in str(w.message)]
     assert len(layout) == 1 and "estimator=LMUClassifier(channels_first=True)" in layout[0]
+
+
+def test_a_fitted_model_predicts_on_one_step_prefixes_of_its_layout():
+    """The one-step refusal is a fit's: a model fitted (with the warning) on sequences of
+    fewer steps than channels, read channels last, predicts on their one-step prefixes
+    (it refused them at predict, as if it were being fitted)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((30, 2, 5)), np.arange(30) % 2
+    with pytest.warns(UserWarning, match="2 steps of 5 channels"):
+        model = LMUClassifier(order=4).fit(X, y)
+    with pytest.warns(UserWarning, match="1 steps of 5 channels"):
+        assert model.predict(X[:, :1]).shape == (30,)
+    with pytest.warns(UserWarning, match="1 steps of 5 channels"):
+        assert model.predict([x[:1] for x in X]).shape == (30,)
