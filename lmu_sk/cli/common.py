@@ -18,7 +18,7 @@ from typing import TextIO
 import numpy as np
 
 from .. import LMUFeatures, LMUPooledFeatures
-from .._memory import format_bytes
+from .._memory import MemoryBudgetError, check_fits, format_bytes
 from .._progress import ProgressBar
 from ..engine.plan import rows_within
 from .output_file import free_bytes, hidden_name_length, is_out_of_space, npy_header
@@ -212,8 +212,6 @@ def batch_rows(args: argparse.Namespace, array, transformer=None) -> int:
     -------
     rows : int
     """
-    if args.batch_size is not None:
-        return args.batch_size
     itemsize = np.dtype(array.dtype).itemsize
     copies = itemsize + np.dtype(np.float64).itemsize
     if array.ndim == 3 and args.layout == "channels-first":
@@ -221,7 +219,24 @@ def batch_rows(args: argparse.Namespace, array, transformer=None) -> int:
     input_bytes = math.prod(array.shape[1:]) * copies
     feature_values = math.prod(feature_shape(args, array.shape, transformer)[1:])
     feature_bytes = feature_values * np.dtype(args.dtype).itemsize
-    return rows_within(BATCH_BYTES, input_bytes + feature_bytes, DEFAULT_BATCH_ROWS)
+    rows = (
+        args.batch_size
+        if args.batch_size is not None
+        else rows_within(BATCH_BYTES, input_bytes + feature_bytes, DEFAULT_BATCH_ROWS)
+    )
+    # a batch (one row at least) checked against the memory available before it is read:
+    # --batch-size was taken as given (a raw MemoryError, exit 1, at the first batch)
+    try:
+        check_fits(
+            float(min(rows, array.shape[0] or 1)) * (input_bytes + feature_bytes),
+            f"A batch of {rows} rows",
+            "Use a smaller --batch-size."
+            if args.batch_size is not None
+            else "Use fewer features (a smaller --order, fewer thetas or n_biases).",
+        )
+    except MemoryBudgetError as exc:
+        raise UsageError(str(exc)) from exc
+    return rows
 
 
 # ----------------------------------------------------------------------------------------------

@@ -384,6 +384,7 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
         raise UsageError(f"output path not writable: {output_path} ({exc.strerror})") from exc
     started = time.perf_counter()
     progress = progress_bar(n_rows, args, stderr)
+    written = (np.dtype(args.dtype), ())
     try:
         progress.update(0)
         for start in range(0, n_rows, rows):
@@ -397,6 +398,9 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
             if not partial.started:
                 partial.start((n_rows, *features.shape[1:]), features.dtype)
             partial.append(features)
+            written = (features.dtype, features.shape[1:])
+            # (not held while the next batch is computed: the peak is one batch's)
+            del features, batch
             progress.update(stop)
         partial.commit()
     except OSError as exc:
@@ -407,8 +411,8 @@ def run_features(args: argparse.Namespace, stderr: TextIO) -> int:
     if not args.quiet:
         elapsed = time.perf_counter() - started
         stderr.write(
-            f"{PROGRAM}: wrote {output_path}: {features.dtype} features of shape "
-            f"{(n_rows, *features.shape[1:])} ({n_rows} sequences in {elapsed:.2f}s)\n"
+            f"{PROGRAM}: wrote {output_path}: {written[0]} features of shape "
+            f"{(n_rows, *written[1])} ({n_rows} sequences in {elapsed:.2f}s)\n"
         )
     return 0
 

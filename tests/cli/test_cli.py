@@ -593,3 +593,18 @@ def test_outputs_named_as_other_formats_are_refused(sequences, tmp_path, capsys,
     # a name without a suffix is taken as given
     assert run("features", "--order", 4, "--quiet", path, tmp_path / "features") == 0
     assert np.load(tmp_path / "features").shape == (30, 4)
+
+
+def test_a_batch_beyond_memory_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    """--batch-size was taken as given: a batch beyond the memory available died with a
+    raw MemoryError and a traceback (exit 1, the code of a bug) at the first batch."""
+    import lmu_sk._memory as memory
+
+    path = tmp_path / "in.npy"
+    np.save(path, np.zeros((2000, 500), dtype=np.float32))  # a batch of all: 12 MB
+    out = tmp_path / "out.npy"
+    monkeypatch.setattr(memory, "available_memory", lambda **kwargs: 1_000_000)
+    assert run("features", "--order", 12, "--batch-size", 2000, "--quiet", path, out) == 2
+    err = capsys.readouterr().err
+    assert "A batch of 2000 rows" in err and "smaller --batch-size" in err
+    assert "Traceback" not in err and not out.exists()
