@@ -858,7 +858,7 @@ def channels_last(
     channels_first,
     estimator_name: str = "LMUFeatures",
     fitted_channels: int | None = None,
-    param: str = "channels_first",
+    param: str = "channels_first={}",
     refuse_one_step: bool = False,
 ):
     """``X`` laid out as ``(n_samples, n_steps, n_channels)`` for a ``channels_first`` parameter.
@@ -894,7 +894,7 @@ def warn_channels_last(
     X,
     estimator_name: str,
     fitted_channels: int | None = None,
-    param: str = "channels_first",
+    param: str = "channels_first={}",
     refuse_one_step: bool = False,
 ) -> None:
     """Warn where ``X``, read channels last, is a 3-D array of fewer steps than channels
@@ -903,11 +903,11 @@ def warn_channels_last(
     prefix of few steps of its own layout). With ``refuse_one_step`` (a model's fit),
     refuse it where it would read sequences of one step of several channels (aeon's
     univariate layout ``(n, 1, n_steps)`` as it comes: a model of one step, at chance, with
-    only a warning). ``param`` is how the estimator takes ``channels_first``
-    (``LMUEarlyClassifier``: its estimator's)."""
+    only a warning). ``param`` is how the estimator takes ``channels_first``, a template
+    of its value (``LMUEarlyClassifier``: ``'estimator=LMUClassifier(channels_first={})'``)."""
     if fitted_channels is not None and _channels_last_match(X, fitted_channels):
         return
-    first, last = _layout_fixes(param)
+    first, last = param.format(True), param.format(False)
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) == 3 and shape[1] < shape[2]:
         if shape[1] == 1 and refuse_one_step and fitted_channels is None:
@@ -952,14 +952,6 @@ def warn_channels_last(
             UserWarning,
             stacklevel=4,
         )
-
-
-def _layout_fixes(param: str) -> tuple[str, str]:
-    """How to pass ``channels_first=True`` and ``False`` to an estimator that takes it as
-    ``param`` (``'channels_first'``, or an expression ending in it, e.g.
-    ``'estimator=LMUClassifier(channels_first'``)."""
-    closing = ")" * param.count("(")
-    return f"{param}=True{closing}", f"{param}=False{closing}"
 
 
 def _channels_last_match(X, n_channels: int) -> bool:

@@ -114,6 +114,21 @@ def available_memory(
     return available
 
 
+# arrays of the predictions' size that predicting holds at most: the scores or outputs
+# in float64, and a softmax's temporaries
+PREDICTION_COPIES = 3
+
+
+def check_predictions_fit(n_values: int, what: str) -> None:
+    """Refuse predictions of ``n_values`` values (rows times scores) that the memory
+    available cannot hold, in ``what``'s words, before any is computed."""
+    check_fits(
+        PREDICTION_COPIES * 8.0 * n_values,
+        what,
+        "Predict fewer samples at a time (in chunks of rows).",
+    )
+
+
 def _rlimit_available() -> int | None:
     """Bytes of address space the process's ``RLIMIT_AS`` (``ulimit -v``, as some batch
     schedulers set) leaves beyond what it has mapped; None without such a limit."""

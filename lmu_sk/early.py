@@ -144,7 +144,7 @@ def checkpoint_steps(checkpoints, n_steps: int) -> np.ndarray:
 
 
 # how this estimator takes channels_first (its classifier's), in the layout messages
-_CHANNELS_FIRST = "estimator=LMUClassifier(channels_first"
+_CHANNELS_FIRST = "estimator=LMUClassifier(channels_first={})"
 # the classifier's layout warning, which this estimator gives in its own terms
 _LAYOUT_WARNING = r"LMUClassifier reads (X of shape|each sequence of X)"
 

@@ -978,7 +978,7 @@ class _LMUBase(BaseEstimator):
         out = xp.empty(F.shape, dtype=F.dtype)
         for start in range(0, F.shape[0], _SCALE_BLOCK_ROWS):
             rows = slice(start, start + _SCALE_BLOCK_ROWS)
-            out[rows] = (F[rows].astype(np.float64) - mean) / scale
+            out[rows] = _standardized_block(F[rows], mean, scale)
         return out
 
     def _as_rows(self, F):

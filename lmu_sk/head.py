@@ -77,7 +77,7 @@ from ._input import (
     is_device_array,
     refuse_text_targets,
 )
-from ._memory import check_fits
+from ._memory import check_fits, check_predictions_fit
 from ._persistence import VersionedPickleMixin
 from ._state import state_kept_on_error
 from .neural.activations import HIDDEN_ACTIVATIONS, log_probabilities, logistic_probabilities
@@ -385,11 +385,8 @@ class _BaseDenseHead(BaseEstimator):
         # NumPy input is cast block by block inside forward_pass; other modules get the
         # matrix moved once (if not already there)
         n_outputs = int(self.coefs_[-1].shape[1])
-        # the outputs (in float64), and the probabilities' temporaries of their size
-        check_fits(
-            3 * 8.0 * X.shape[0] * n_outputs,
-            f"The outputs of {X.shape[0]} samples for {n_outputs} outputs",
-            "Predict fewer samples at a time (in chunks of rows).",
+        check_predictions_fit(
+            X.shape[0] * n_outputs, f"The outputs of {X.shape[0]} samples for {n_outputs} outputs"
         )
         Xd = X if xp is np else xp.asarray(X, dtype=np.float64)
         out = forward_pass(

@@ -62,7 +62,7 @@ from ._input import (
     refuse_text_targets,
 )
 from ._logging import get_logger
-from ._memory import check_fits
+from ._memory import check_fits, check_predictions_fit
 from ._persistence import VersionedPickleMixin
 from ._progress import StepLog, verbosity
 from ._state import state_kept_on_error
@@ -115,9 +115,6 @@ EXACT_LOO_MAX = 1000
 # the Gaussian kernel's model is exact only (one system of the samples' size, every
 # training row kept): at most this many training samples
 KERNEL_MAX_SAMPLES = 3000
-# arrays of the predictions' size that predicting holds at most (the scores, a softmax's
-# temporaries)
-_OUTPUT_COPIES = 3
 # rows of centered features (or of leverages) made at a time where they are made by blocks
 _BLOCK_BYTES = 32 * 1024**2
 # feature weights are squared (the Gram matrices of ``X * w``): at most float64's largest
@@ -1173,11 +1170,9 @@ class _RidgeHead(BaseEstimator):
         check_is_fitted(self, "intercept_")
         X = self._validate_X(X)
         n_targets = np.size(self.intercept_)
-        # the scores, and the probabilities' or the labels' temporaries of their size
-        check_fits(
-            _OUTPUT_COPIES * 8.0 * X.shape[0] * n_targets,
+        check_predictions_fit(
+            X.shape[0] * n_targets,
             f"The decision values of {X.shape[0]} samples for {n_targets} targets",
-            "Predict fewer samples at a time (in chunks of rows).",
         )
         return self._scores(X)
 

@@ -55,6 +55,16 @@ def pytest_configure(config):
 
 
 @pytest.fixture
+def fake_gpu(monkeypatch):
+    """The NumPy stand-in for CuPy installed as the GPU (or real CuPy where
+    ``LMU_SK_TEST_GPU=cupy``), its caches cleared after the test."""
+    from fake_cupy import clear_caches, install
+
+    yield install(monkeypatch, as_gpu=True)
+    clear_caches()
+
+
+@pytest.fixture
 def make_sequences():
     """Factory of random sequences in a dtype: ``make(n_samples, n_steps, n_channels,
     dtype, ragged, seed)`` gives an array ``(n_samples, n_steps, n_channels)`` or, with

@@ -144,14 +144,6 @@ def test_pools_finished_over_at_most_one_step_are_the_kernels_own(
     assert np.isnan(finished[:, :values_at]).all()  # nothing written before values_at
 
 
-@pytest.fixture
-def fake_gpu(monkeypatch):
-    from fake_cupy import clear_caches, install
-
-    yield install(monkeypatch, as_gpu=True)
-    clear_caches()
-
-
 @pytest.mark.gpu
 def test_a_stream_on_a_gpu_gives_the_streamed_features(fake_gpu):
     from lmu_sk._device import to_numpy

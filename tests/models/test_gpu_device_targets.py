@@ -7,18 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fake_cupy import clear_caches, install
 
 from lmu_sk import DenseHeadRegressor, LMUClassifier, LMUEarlyClassifier, LMUFeatures, LMURegressor
 from lmu_sk._device import to_numpy
 
 pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture
-def fake_gpu(monkeypatch):
-    yield install(monkeypatch, as_gpu=True)
-    clear_caches()
 
 
 def data(n=40, n_steps=20, seed=0):

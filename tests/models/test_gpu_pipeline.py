@@ -21,7 +21,7 @@ import pickle
 
 import numpy as np
 import pytest
-from fake_cupy import FakeDeviceArray, clear_caches, install, uninstall
+from fake_cupy import FakeDeviceArray, uninstall
 
 from lmu_sk import DenseHeadClassifier, DenseHeadRegressor, LMUClassifier, LMURegressor
 from lmu_sk.head import _BaseDenseHead
@@ -29,12 +29,6 @@ from lmu_sk.head import _BaseDenseHead
 pytestmark = pytest.mark.gpu
 
 ORDER = 12
-
-
-@pytest.fixture
-def fake_gpu(monkeypatch):
-    yield install(monkeypatch, as_gpu=True)
-    clear_caches()
 
 
 @pytest.fixture

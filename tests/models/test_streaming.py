@@ -511,14 +511,6 @@ def test_one_stream_accepts_scalars_and_empty_chunks():
 
 
 # ------------------------------------------ GPU (NumPy stand-in, or CuPy: LMU_SK_TEST_GPU)
-@pytest.fixture
-def fake_gpu(monkeypatch):
-    from fake_cupy import clear_caches, install
-
-    yield install(monkeypatch, as_gpu=True)
-    clear_caches()
-
-
 @pytest.mark.gpu
 def test_gpu_model_keeps_the_state_on_the_device(fake_gpu, monkeypatch):
     from fake_cupy import FakeDeviceArray, records_transfers, uninstall

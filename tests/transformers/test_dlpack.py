@@ -88,22 +88,17 @@ def test_torch_reads_and_writes_the_features_memory(gpu):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["LMUFeatures", "LMUPooledFeatures"])
-def test_gpu_arrays_refuse_a_dataframe_container_clearly(monkeypatch, name):
+def test_gpu_arrays_refuse_a_dataframe_container_clearly(fake_gpu, name):
     import lmu_sk
 
-    fake_cupy = pytest.importorskip("fake_cupy")
-    fake_cupy.install(monkeypatch, as_gpu=True)
-    try:
-        X = np.random.default_rng(0).standard_normal((8, 20))
-        transformer = getattr(lmu_sk, name)(device="gpu", return_gpu_arrays=True)
-        transformer.set_output(transform="pandas")
-        with pytest.raises(ValueError, match="return_gpu_arrays=False for a DataFrame"):
-            transformer.fit_transform(X)
-        transformer.set_output(transform="default").fit(X)
-        with pytest.raises(ValueError, match="return_gpu_arrays=False for a DataFrame"):
-            transformer.set_output(transform="pandas").transform(X)
-        # on the host (return_gpu_arrays=False) the DataFrame is made
-        transformer.set_params(return_gpu_arrays=False)
-        assert type(transformer.transform(X)).__name__ == "DataFrame"
-    finally:
-        fake_cupy.clear_caches()
+    X = np.random.default_rng(0).standard_normal((8, 20))
+    transformer = getattr(lmu_sk, name)(device="gpu", return_gpu_arrays=True)
+    transformer.set_output(transform="pandas")
+    with pytest.raises(ValueError, match="return_gpu_arrays=False for a DataFrame"):
+        transformer.fit_transform(X)
+    transformer.set_output(transform="default").fit(X)
+    with pytest.raises(ValueError, match="return_gpu_arrays=False for a DataFrame"):
+        transformer.set_output(transform="pandas").transform(X)
+    # on the host (return_gpu_arrays=False) the DataFrame is made
+    transformer.set_params(return_gpu_arrays=False)
+    assert type(transformer.transform(X)).__name__ == "DataFrame"
