@@ -29,7 +29,7 @@ import numpy as np
 
 from ._device import get_array_module, is_dask_array, resolve_device, to_numpy
 from ._input import cast_checked, check_dtype_param, powers_of_two_near
-from ._memory import format_bytes, resolve_budget
+from ._memory import available_memory, check_fits, format_bytes, resolve_budget
 from .engine.plan import rows_within
 from .neural.training import RowBlocks
 
@@ -44,6 +44,7 @@ __all__ = [
     "fit_features",
     "gather_limit",
     "gathered",
+    "gathering_fits",
     "is_dask_array",
     "map_rows",
     "row_blocks",
@@ -56,6 +57,12 @@ __all__ = [
 GATHER_LIMIT_KEY = "lmu_sk.gather_limit"
 #: blocks of features computed ahead of the one the head trains on, when streaming
 PREFETCH_BLOCKS = 4
+#: copies of the features a gather holds at its peak: the computed blocks and their join
+GATHER_COPIES = 2
+#: the memory the dense head gathers its features within, in copies of them: the gather's
+#: two, and the room its training takes beside them (a gather that leaves none is not
+#: worth it: the head can stream the blocks instead)
+DENSE_GATHER_COPIES = 3
 
 
 # ----------------------------------------------------------------------------------------------
@@ -328,9 +335,18 @@ TRAINING_FIX = "use fewer sequences, or use head='dense', which trains block by 
 HELD_OUT_FIX = "hold out fewer rows (a lower validation_fraction, or a smaller X_val)"
 
 
+def gathering_fits(F) -> bool:
+    """Whether the dense head gathers the dask features ``F``: they fit the gather limit,
+    and :data:`DENSE_GATHER_COPIES` of them the memory available now (else it streams
+    their blocks)."""
+    return F.nbytes <= gather_limit() and DENSE_GATHER_COPIES * F.nbytes <= available_memory()
+
+
 def gathered(F, what: str, fix: str = TRAINING_FIX):
     """``F`` computed into memory on the client, refused above :func:`gather_limit` with
-    the advice ``fix`` besides raising the limit."""
+    the advice ``fix`` besides raising the limit, and with a
+    :class:`~lmu_sk._memory.MemoryBudgetError` where the gather's peak (the blocks and
+    their join, :data:`GATHER_COPIES` copies) exceeds the memory available."""
     limit = gather_limit()
     if F.nbytes > limit:
         raise ValueError(
@@ -338,7 +354,16 @@ def gathered(F, what: str, fix: str = TRAINING_FIX):
             f"gather limit of {format_bytes(limit)} (dask config {GATHER_LIMIT_KEY!r}). "
             f"Raise the limit, or {fix}."
         )
-    return F.compute() if is_dask_array(F) else F
+    if not is_dask_array(F):
+        return F
+    check_fits(
+        GATHER_COPIES * F.nbytes,
+        f"{what}: gathering {format_bytes(F.nbytes)} of features (the computed blocks and "
+        "their join)",
+        f"Free memory, or {fix}.",
+        available_memory(),
+    )
+    return F.compute()
 
 
 def _row_slices(chunks: tuple[int, ...]) -> list[slice]:

@@ -964,18 +964,19 @@ class _LMUBase(BaseEstimator):
         xp = array_module_of(F)
         mean = xp.asarray(self.feature_mean_, dtype=np.float64)
         scale = xp.asarray(self.feature_scale_, dtype=np.float64)
+        # the callers' features are their own fresh arrays: scaled in place, without
+        # temporaries of their size (whose first touch costs more than the sums); not
+        # those of a file (a `memory` cache opened with mmap_mode='r+': they would be
+        # written back to it, and the next fit read them as raw features)
+        # (CuPy's flags have no ``writeable``: its arrays always are)
+        in_place = getattr(F.flags, "writeable", True) and not _maps_a_file(F)
         if F.dtype == np.float64:
-            # (CuPy's flags have no ``writeable``: its arrays always are)
-            if not getattr(F.flags, "writeable", True) or _maps_a_file(F):
+            if not in_place:
                 return (F - mean) / scale
-            # the callers' features are their own fresh arrays: scaled in place, without
-            # two temporaries of their size (whose first touch costs more than the sums);
-            # not those of a file (a `memory` cache opened with mmap_mode='r+': they
-            # would be written back to it, and the next fit read them as raw features)
             F -= mean
             F /= scale
             return F
-        out = xp.empty(F.shape, dtype=F.dtype)
+        out = F if in_place else xp.empty(F.shape, dtype=F.dtype)
         for start in range(0, F.shape[0], _SCALE_BLOCK_ROWS):
             rows = slice(start, start + _SCALE_BLOCK_ROWS)
             out[rows] = _standardized_block(F[rows], mean, scale)
@@ -1194,8 +1195,9 @@ class _LMUBase(BaseEstimator):
         The head is chosen as in memory (``head='auto'``: ridge on pooled features up to
         100 000 sequences), so the model equals the in-memory fit on the same data. Features
         that fit the gather limit (dask config ``'lmu_sk.gather_limit'``, default half of
-        the client's available memory) are gathered and the head trains as in memory
-        (every option supported; the ridge head always gathers); otherwise the dense head
+        the client's available memory) and, for the dense head, the memory available
+        three times over (``_dask.gathering_fits``) are gathered and the head trains as in
+        memory (every option supported; the ridge head always gathers); otherwise the dense head
         trains block by block, each epoch streaming the features.
         """
         if not self.warm_start or not hasattr(self, "head_"):
@@ -1209,7 +1211,7 @@ class _LMUBase(BaseEstimator):
         y = _dask.aligned_targets(y, F.shape[0])
         if X_val is not None and not _dask.is_dask_array(X_val):
             X_val = _without_names(self._layout(X_val))
-        if self.head_kind_ == "ridge" or F.nbytes <= _dask.gather_limit():
+        if self.head_kind_ == "ridge" or _dask.gathering_fits(F):
             F = _dask.gathered(F, f"{type(self).__name__} with the {self.head_kind_} head")
             F = self._as_rows(F)
             self._fit_scaling(F)

@@ -196,6 +196,42 @@ def test_held_out_rows_over_the_gather_limit_get_advice_that_fits(sync):
     assert "head='dense'" not in str(error.value)
 
 
+def test_the_dense_head_streams_features_whose_gather_would_not_fit_memory(sync, monkeypatch):
+    """Under the gather limit but past a third of the memory available (the gather holds
+    the blocks and their join, and training needs room beside them), the dense head
+    trains block by block instead of gathering (a raw MemoryError in the gather before)."""
+    from lmu_sk import _dask
+
+    X, y = labelled(n=60)
+    gathers = []
+    monkeypatch.setattr(_dask, "gathered", lambda F, *args: gathers.append(F.shape) or F)
+    feature_bytes = 60 * 8 * 4  # 60 rows of 8 float32 features
+    monkeypatch.setattr(_dask, "available_memory", lambda: 3 * feature_bytes - 1)
+    params = {**PARAMS, "max_iter": 2}
+    with dask.config.set({GATHER_LIMIT_KEY: "1GB"}), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        LMUClassifier(**params).fit(da.from_array(X, chunks=20), y)
+        assert gathers == []
+        monkeypatch.setattr(_dask, "available_memory", lambda: 3 * feature_bytes)
+        LMUClassifier(**params).fit(da.from_array(X, chunks=20), y)
+    assert gathers == [(60, 8)]
+
+
+def test_a_gather_beyond_the_memory_available_is_a_clear_error(sync, monkeypatch):
+    """The ridge head always gathers: where the blocks and their join (twice the
+    features) exceed the memory available, a MemoryBudgetError (a ValueError) names the
+    gather and the way out, before anything is computed (a raw MemoryError before)."""
+    from lmu_sk import _dask, _memory
+
+    X, y = labelled(n=60)
+    model = LMUClassifier(order=8, head="ridge")
+    monkeypatch.setattr(_dask, "available_memory", lambda: 1000)
+    with dask.config.set({GATHER_LIMIT_KEY: "1GB"}):
+        with pytest.raises(_memory.MemoryBudgetError, match=r"gathering .* features") as error:
+            model.fit(da.from_array(X, chunks=20), y)
+    assert "Free memory, or use fewer sequences" in str(error.value)
+
+
 def test_integers_are_cast_to_float64_and_objects_refused(sync):
     X = np.arange(60).reshape(6, 10)
     F = LMUFeatures(order=3).fit_transform(da.from_array(X, chunks=3))

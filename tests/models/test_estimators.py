@@ -291,19 +291,28 @@ def test_pipeline_memory_recipe_with_a_head_on_features(digits, tmp_path):
 
 
 @pytest.mark.parametrize("mmap_mode", ["r+", "c", "r", None])
-def test_a_memory_cache_of_any_mmap_mode_gives_the_same_model_every_fit(tmp_path, mmap_mode):
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_a_memory_cache_of_any_mmap_mode_gives_the_same_model_every_fit(tmp_path, mmap_mode, head):
     """A joblib.Memory opened with mmap_mode='r+' handed back a writable map of the cached
     features, which the fit standardized in place: written back to the cache, they were
-    read as raw features by the next fit (held-out R^2 0.877 -> 0.163, silently)."""
+    read as raw features by the next fit (held-out R^2 0.877 -> 0.163, silently). The
+    dense head's float32 features are standardized in place too."""
     import joblib
 
     rng = np.random.default_rng(0)
     X, X_test = rng.standard_normal((60, 40)), rng.standard_normal((30, 40))
     y = X[:, 10:20].sum(axis=1)
     memory = joblib.Memory(tmp_path, mmap_mode=mmap_mode, verbose=0)
-    plain = LMURegressor(device="cpu").fit(X, y).predict(X_test)
+    params = dict(device="cpu", head=head)
+    if head == "dense":
+        params.update(max_iter=3, random_state=0, hidden_layer_sizes=(8,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        plain = LMURegressor(**params).fit(X, y).predict(X_test)
     for _ in range(3):
-        cached = LMURegressor(memory=memory, device="cpu").fit(X, y).predict(X_test)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            cached = LMURegressor(memory=memory, **params).fit(X, y).predict(X_test)
         np.testing.assert_allclose(cached, plain, rtol=1e-10, atol=1e-10)
 
 
@@ -544,3 +553,28 @@ def test_the_composites_partial_fit_refuses_early_stopping_before_any_feature():
     with pytest.raises(ValueError, match="partial_fit does not support early_stopping=True"):
         model.partial_fit(X, np.arange(20) % 2, classes=[0, 1])
     assert not hasattr(model, "features_") and not hasattr(model, "head_")
+
+
+def test_float32_features_are_standardized_in_place_as_a_copy_would_be():
+    """The dense head's float32 features are standardized in place (a second array of
+    their size was the peak of a dask fit that gathered them): the values of the block by
+    block float64 computation, and a read-only array is left as it was."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((50, 30)), np.arange(50) % 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LMUClassifier(head="dense", max_iter=2, order=8, random_state=0).fit(X, y)
+    F = model.features_.transform(X).astype(np.float32)
+    expected = ((F.astype(np.float64) - model.feature_mean_) / model.feature_scale_).astype(
+        np.float32
+    )
+    writable = F.copy()
+    scaled = model._scale(writable)
+    assert scaled is writable
+    np.testing.assert_array_equal(scaled, expected)
+    read_only = F.copy()
+    read_only.setflags(write=False)
+    scaled = model._scale(read_only)
+    assert scaled is not read_only
+    np.testing.assert_array_equal(scaled, expected)
+    np.testing.assert_array_equal(read_only, F)
