@@ -177,7 +177,8 @@ def _features_of(
 
 _SEQUENCE_LENGTHS = (
     "feature_output='sequence' needs sequences of equal length (one target per step of "
-    "each); pad them or fit one model per length."
+    "each); pad them to one length, with NaN targets at the padded steps (left out of "
+    "training and scoring), or fit one model per length."
 )
 
 
@@ -196,6 +197,11 @@ def _screening_targets(y):
     if targets.ndim == 2 and targets.shape[1] == 1:
         return targets[:, 0]
     return targets if targets.ndim in (1, 2) else None
+
+
+def _broadcast_rows(rows: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """A boolean per row, shaped to broadcast against the rows of ``like``."""
+    return rows.reshape(len(rows), *([1] * (np.ndim(like) - 1)))
 
 
 def _fitted_order(features) -> int:
@@ -1117,6 +1123,7 @@ class _LMUBase(BaseEstimator):
         weights = self._weights(sample_weight, X, y)
         # the targets' shape is checked before the features are computed
         targets = self._targets(y, X)
+        weights, targets = self._missing_unweighted(weights, targets)
         F = self._fit_features(X, y, weights)
         if X_val is not None:
             X_val, y_val = self._held_out(X_val, y_val)
@@ -1157,6 +1164,7 @@ class _LMUBase(BaseEstimator):
         self._check_targets_for_head(y)
         weights = self._weights(sample_weight, X, y, classes=kwargs.get("classes"))
         targets = self._targets(y, X)  # (checked before the features are computed)
+        weights, targets = self._missing_unweighted(weights, targets)
         if first:
             F = self._fit_features(X, y, weights)
         else:
@@ -1320,6 +1328,11 @@ class _LMUBase(BaseEstimator):
     def _targets(self, y, X):
         """The head's targets for ``y`` (per-step targets are flattened to rows)."""
         return y
+
+    def _missing_unweighted(self, weights, targets):
+        """``(weights, targets)`` with missing targets given weight 0 (the regressor's
+        per-step NaN: steps of padding); as they are here."""
+        return weights, targets
 
     def _check_targets_for_head(self, y) -> None:
         """Refuse targets the resolved head (``head_kind_``) cannot take, before any
@@ -1711,7 +1724,9 @@ class LMURegressor(VersionedPickleMixin, RegressorMixin, _LMUBase):
     Mackey-Glass.
 
     With ``feature_output='sequence'`` a per-sequence ``sample_weight`` applies to every
-    step of the sequence.
+    step of the sequence, and a step whose targets are all NaN is missing: it weighs
+    nothing in training, the standardization, early stopping's score and :meth:`score`
+    (sequences of different lengths padded to one, NaN targets at the padding).
 
     ``kernel='rbf'`` (the ridge head's Gaussian kernel) raised the RMSE on two of the three
     regression sets (Tecator 0.448 to 0.566, CardanoSentiment 0.295 to 0.300; Covid3Month
@@ -1923,6 +1938,56 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return y.reshape(n_samples * n_steps, *y.shape[2:])
 
+    def _missing_unweighted(self, weights, targets):
+        """Steps whose targets are all NaN (the padding of sequences of different lengths
+        padded to one) weigh 0 in training and the standardization, their targets set to
+        0; per-sequence targets as they are (NaN there is refused by the head)."""
+        missing = self._missing_steps(targets)
+        if missing is None:
+            return weights, targets
+        targets = np.where(_broadcast_rows(missing, targets), 0.0, targets)
+        weights = np.ones(len(targets)) if weights is None else np.array(weights, dtype=float)
+        weights[missing] = 0.0
+        if not weights.any():
+            raise ValueError(
+                "Every training step's targets are NaN (missing) or weigh 0: nothing to train on."
+            )
+        return weights, targets
+
+    def _missing_steps(self, targets) -> np.ndarray | None:
+        """The rows of per-step ``targets`` that are all NaN (``None`` where none is, or
+        the targets are not per step); a ValueError for a step with some outputs NaN."""
+        if self.feature_output != "sequence":
+            return None
+        targets = np.asarray(targets)
+        if targets.dtype.kind not in "fc":
+            return None
+        nan = np.isnan(targets)
+        if not nan.any():
+            return None
+        rows = nan.reshape(len(nan), -1)
+        missing = rows.all(axis=1)
+        if not np.array_equal(rows.any(axis=1), missing):
+            raise ValueError(
+                "y holds NaN in some outputs of a step but not in others. NaN marks a "
+                "missing step (padding of sequences of different lengths) and must then "
+                "fill all of its outputs; fill or drop the other missing values."
+            )
+        return missing
+
+    def _held_out(self, X_val, y_val):
+        """As for the classifier; held-out steps whose targets are NaN are left out of the
+        validation score."""
+        F_val, targets = super()._held_out(X_val, y_val)
+        with _naming(_Y_VAL):
+            missing = self._missing_steps(targets)
+        if missing is None:
+            return F_val, targets
+        F_rows = self._as_rows(F_val)
+        if len(F_rows) != len(targets):  # (refused downstream, with its own message)
+            return F_val, targets
+        return F_rows[~missing], targets[~missing]
+
     @_OnlyIncremental
     @limits_threads
     def partial_fit(self, X, y, sample_weight=None):
@@ -1982,13 +2047,12 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         n_rows = n_samples * n_steps
         if sample_weight is not None:
             sample_weight = np.repeat(check_sample_weight(sample_weight, n_samples), n_steps)
-        return float(
-            r2_score(
-                y.reshape(n_rows, -1),
-                prediction.reshape(n_rows, -1),
-                sample_weight=sample_weight,
-            )
-        )
+        y, prediction = y.reshape(n_rows, -1), prediction.reshape(n_rows, -1)
+        missing = self._missing_steps(y)  # (steps of padding: NaN targets, not scored)
+        if missing is not None:
+            y, prediction = y[~missing], prediction[~missing]
+            sample_weight = None if sample_weight is None else sample_weight[~missing]
+        return float(r2_score(y, prediction, sample_weight=sample_weight))
 
     def stream(self, n_streams: int = 1):
         """The fitted model run online: a :class:`~lmu_sk.streaming.RegressorStream` of

@@ -291,3 +291,73 @@ def test_per_step_targets_of_different_lengths_are_refused_before_the_features()
         LMURegressor(feature_output="sequence").fit(X, ragged)
     with pytest.raises(ValueError, match="one target per step"):
         LMURegressor(feature_output="sequence").fit(X, np.zeros((len(X), X.shape[1], 1, 1)))
+
+
+def padded_steps(n=48, longest=30, n_outputs=None, seed=0):
+    """Sequences of 12 to ``longest`` steps padded with zeros to ``longest``, their
+    per-step targets (a moving mean) NaN at the padding."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(12, longest + 1, n)
+    X = np.zeros((n, longest))
+    y = np.full((n, longest) if n_outputs is None else (n, longest, n_outputs), np.nan)
+    for i, length in enumerate(lengths):
+        X[i, :length] = rng.standard_normal(length)
+        target = np.convolve(X[i, :length], np.ones(4) / 4)[:length]
+        y[i, :length] = target if n_outputs is None else target[:, None] * [1.0, -2.0]
+    return X, y, lengths
+
+
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+@pytest.mark.parametrize("n_outputs", [None, 2])
+def test_nan_targets_of_padded_steps_are_left_out_of_training(head, n_outputs):
+    """Per-step targets NaN at the padding of sequences of different lengths: those
+    steps weigh nothing (NaN was refused, and the padding could not be left out, the
+    weights being per sequence), so the model does not depend on what the padding holds
+    (zeros or noise: the same predictions exactly, as every padded row's weight is 0)."""
+    X, y, lengths = padded_steps(n_outputs=n_outputs)
+    noisy = X.copy()
+    rng = np.random.default_rng(1)
+    for i, length in enumerate(lengths):
+        noisy[i, length:] = 5 * rng.standard_normal(X.shape[1] - length)
+    params = dict(feature_output="sequence", head=head, order=8, max_iter=30, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # max_iter reached
+        model = LMURegressor(**params).fit(X, y)
+        other = LMURegressor(**params).fit(noisy, y)
+    X_test = np.random.default_rng(2).standard_normal((5, X.shape[1]))
+    np.testing.assert_array_equal(model.predict(X_test), other.predict(X_test))
+    # scored over the steps with targets only (r2_score refused the NaN before)
+    prediction = model.predict(X).reshape(X.size, -1)
+    kept = ~np.isnan(y.reshape(X.size, -1)[:, 0])
+    expected = r2_score(y.reshape(X.size, -1)[kept], prediction[kept])
+    assert model.score(X, y) == pytest.approx(expected, rel=1e-12)
+    assert model.score(X, y) > 0.5
+
+
+def test_nan_targets_of_held_out_padded_steps_are_left_out_of_early_stopping():
+    """The held-out steps of padding are not scored: the best validation score is the
+    restored model's R^2 over the held-out steps with targets (to float32's rounding of
+    the head's own scoring: 1e-6)."""
+    X, y, _ = padded_steps(n=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LMURegressor(
+            feature_output="sequence", head="dense", order=8, max_iter=10,
+            early_stopping=True, random_state=0,
+        ).fit(X[:40], y[:40], X_val=X[40:], y_val=y[40:])  # fmt: skip
+    best = model.head_.best_validation_score_
+    assert model.score(X[40:], y[40:]) == pytest.approx(best, abs=1e-6)
+
+
+def test_nan_in_some_outputs_of_a_step_or_in_every_step_is_refused():
+    X, y, _ = padded_steps(n_outputs=2)
+    partly = y.copy()
+    partly[0, 0, 1] = np.nan
+    model = LMURegressor(feature_output="sequence", head="ridge", order=8)
+    with pytest.raises(ValueError, match="NaN in some outputs of a step"):
+        model.fit(X, partly)
+    with pytest.raises(ValueError, match="nothing to train on"):
+        model.fit(X, np.full_like(y, np.nan))
+    # per sequence, NaN stays an error of the head
+    with pytest.raises(ValueError, match="NaN"):
+        LMURegressor(order=8).fit(X, np.where(np.arange(len(X)) == 3, np.nan, 1.0))
