@@ -566,8 +566,9 @@ def _shape_of(value) -> str:
 
 def _with_missing_as_nan(X):
     """A pandas DataFrame or Series of nullable dtypes (``Float64``, ``Int64``,
-    ``boolean``) as a float64 array with its ``pd.NA`` NaN (scikit-learn's conversion
-    raises a raw error on ``pd.NA``); anything else as it is."""
+    ``boolean``) as a float64 array (float32 where every column is ``Float32``) with its
+    ``pd.NA`` NaN (scikit-learn's conversion raises a raw error on ``pd.NA``); anything
+    else as it is."""
     dtypes = getattr(X, "dtypes", None)
     if dtypes is None or not hasattr(X, "to_numpy"):
         return X
@@ -581,8 +582,10 @@ def _with_missing_as_nan(X):
     ]
     if not nullable or any(isinstance(dtype, np.dtype) and dtype.kind == "O" for dtype in dtypes):
         return X
+    # float32 where every column is (as NumPy and pandas' own float32 columns are read)
+    single = all(np.dtype(getattr(dtype, "numpy_dtype", dtype)) == np.float32 for dtype in dtypes)
     try:
-        return X.to_numpy(dtype=np.float64, na_value=np.nan)
+        return X.to_numpy(dtype=np.float32 if single else np.float64, na_value=np.nan)
     except (TypeError, ValueError):
         return X
 

@@ -138,12 +138,23 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
 
     def _check_input_features(self, input_features) -> None:
         """scikit-learn's rule for ``get_feature_names_out(input_features)``: where given,
-        they are the names seen by ``fit`` (``feature_names_in_``), or as many as
-        ``n_features_in_`` where it saw none. The names out do not depend on them (they
+        they are the names seen by ``fit`` (``feature_names_in_``; the channels'
+        ``channel_names_in_`` of an sktime nested DataFrame, as ``ColumnTransformer``
+        passes the columns it selected), or as many as ``n_features_in_`` where it saw
+        none. The names out do not depend on them (they
         name channels, windows and states, not steps)."""
         if input_features is None:
             return
         names = np.asarray(input_features, dtype=object)
+        channels = getattr(self, "channel_names_in_", None)
+        if channels is not None:  # an sktime nested DataFrame's columns: its channels
+            if not np.array_equal(names, channels):
+                raise ValueError(
+                    f"input_features is not equal to channel_names_in_ of "
+                    f"{type(self).__name__} (the {len(channels)} columns of the nested "
+                    "DataFrame seen by fit, one channel each)."
+                )
+            return
         fitted = getattr(self, "feature_names_in_", None)
         if fitted is not None and not np.array_equal(names, fitted):
             raise ValueError(

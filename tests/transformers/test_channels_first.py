@@ -225,6 +225,28 @@ def test_nested_dataframes_channels_in_another_order_are_refused(aeon_layout):
     assert not hasattr(refit, "channel_names_in_")  # a refit without names forgets them
 
 
+@pytest.mark.parametrize("transformer", [LMUFeatures(order=3), LMUPooledFeatures(order=3)])
+def test_nested_dataframe_columns_name_the_features_in_a_column_transformer(
+    aeon_layout, transformer
+):
+    """ColumnTransformer passes the columns it selected as ``input_features``: a nested
+    DataFrame's are its channels, which were refused (as not ``n_features_in_``, the
+    steps), so its names and pandas output failed; other names are still refused."""
+    from sklearn.compose import ColumnTransformer
+
+    X, _ = aeon_layout
+    nested = _nested(X)
+    nested["other"] = np.arange(len(nested), dtype=float)
+    channels = [name for name in nested.columns if name != "other"]
+    columns = ColumnTransformer([("lmu", transformer, channels)], remainder="passthrough")
+    out = columns.set_output(transform="pandas").fit_transform(nested)
+    fitted = columns.named_transformers_["lmu"]
+    names = [f"lmu__{name}" for name in fitted.get_feature_names_out()]
+    assert list(out.columns) == [*names, "remainder__other"]
+    with pytest.raises(ValueError, match="not equal to channel_names_in_"):
+        fitted.get_feature_names_out(channels[::-1])
+
+
 def test_a_pandas_series_is_read_as_what_it_holds():
     """A pandas Series met a raw TypeError ('Float64DType' object is not iterable): a
     Series of sequences is their list, a Series of numbers (one row of a table) is

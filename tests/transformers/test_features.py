@@ -612,6 +612,14 @@ def test_missing_values_of_pandas_and_object_arrays_get_the_messages_of_nan():
     whole = pd.DataFrame(X).astype("Float64")  # without a missing value: read as it was
     features = LMUFeatures(order=3)
     np.testing.assert_array_equal(features.fit_transform(whole), features.fit_transform(X))
+    # nullable float32 columns are read in float32, as NumPy's and pandas' own (they were
+    # promoted to float64, and the features with them)
+    single = X.astype(np.float32)
+    out = features.fit_transform(pd.DataFrame(single).astype("Float32"))
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, features.fit_transform(single))
+    mixed = pd.DataFrame(single).astype({0: "Float32", 1: "Float64"})
+    assert features.fit_transform(mixed).dtype == np.float64
 
 
 def test_an_object_array_of_sequences_is_read_as_the_list_it_holds():
