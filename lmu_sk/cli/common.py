@@ -18,7 +18,7 @@ from typing import TextIO
 import numpy as np
 
 from .. import LMUFeatures, LMUPooledFeatures
-from .._memory import MemoryBudgetError, check_fits, format_bytes
+from .._memory import MemoryBudgetError, available_memory, check_fits, format_bytes
 from .._progress import ProgressBar
 from ..engine.plan import rows_within
 from .output_file import free_bytes, hidden_name_length, is_out_of_space, npy_header
@@ -31,6 +31,7 @@ __all__ = [
     "USAGE_ERROR",
     "ProgressBar",
     "UsageError",
+    "batch_budget",
     "batch_rows",
     "check_free_space",
     "check_input",
@@ -116,6 +117,8 @@ def make_transformer(args: argparse.Namespace):
     }
     if args.order is not None:
         params["order"] = args.order
+    if getattr(args, "max_memory", None) is not None:  # (half: the other is the batch's)
+        params["max_memory"] = max(args.max_memory // 2, 1)
     if args.output_kind == "pooled":
         if args.theta is not None or args.method != "auto":
             option = "--theta" if args.theta is not None else "--method"
@@ -196,7 +199,8 @@ def batch_rows(args: argparse.Namespace, array, transformer=None) -> int:
     A batch's working memory is its input rows as read, their transposed copy for
     ``--channels-first``, their floating-point copy for the transformer (counted as float64)
     and their features. Without ``--batch-size``, batches hold as many rows as keep that
-    under ``BATCH_BYTES``, at most ``DEFAULT_BATCH_ROWS`` and at least one.
+    under ``BATCH_BYTES`` (half of ``--max-memory`` where given), at most
+    ``DEFAULT_BATCH_ROWS`` and at least one.
 
     Parameters
     ----------
@@ -219,24 +223,38 @@ def batch_rows(args: argparse.Namespace, array, transformer=None) -> int:
     input_bytes = math.prod(array.shape[1:]) * copies
     feature_values = math.prod(feature_shape(args, array.shape, transformer)[1:])
     feature_bytes = feature_values * np.dtype(args.dtype).itemsize
+    budget = getattr(args, "max_memory", None)
     rows = (
         args.batch_size
         if args.batch_size is not None
-        else rows_within(BATCH_BYTES, input_bytes + feature_bytes, DEFAULT_BATCH_ROWS)
+        else rows_within(batch_budget(args), input_bytes + feature_bytes, DEFAULT_BATCH_ROWS)
     )
-    # a batch (one row at least) checked against the memory available before it is read:
-    # --batch-size was taken as given (a raw MemoryError, exit 1, at the first batch)
+    # a batch (one row at least) checked against the memory available (and --max-memory's
+    # half: the other is the computation's) before it is read: --batch-size was taken as
+    # given (a raw MemoryError, exit 1, at the first batch)
+    if args.batch_size is not None:
+        advice = "Use a smaller --batch-size."
+    elif budget is not None:
+        advice = "Use a larger --max-memory or fewer features (a smaller --order)."
+    else:
+        advice = "Use fewer features (a smaller --order, fewer thetas or n_biases)."
     try:
         check_fits(
             float(min(rows, array.shape[0] or 1)) * (input_bytes + feature_bytes),
             f"A batch of {rows} rows",
-            "Use a smaller --batch-size."
-            if args.batch_size is not None
-            else "Use fewer features (a smaller --order, fewer thetas or n_biases).",
+            advice,
+            None if budget is None else min(budget // 2, available_memory()),
         )
     except MemoryBudgetError as exc:
         raise UsageError(str(exc)) from exc
     return rows
+
+
+def batch_budget(args: argparse.Namespace) -> int:
+    """The bytes of a batch's rows and features: half of ``--max-memory`` (the other half
+    the transformer's working memory), else ``BATCH_BYTES``."""
+    budget = getattr(args, "max_memory", None)
+    return BATCH_BYTES if budget is None else max(budget // 2, 1)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from typing import TextIO
 
 import numpy as np
 
+from .._memory import resolve_budget
 from ..demo import main as demo_main
 from ..dn import check_system_fits
 from .common import (
@@ -82,6 +83,18 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def _memory_budget(text: str) -> int:
+    """``--max-memory``: bytes, or a number with a decimal unit ('2GB')."""
+    try:
+        value: float | str = float(text)
+    except ValueError:
+        value = text
+    try:
+        return resolve_budget(value)
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _positive_float(text: str) -> float:
@@ -209,6 +222,18 @@ def build_parser(prog: str = PROGRAM) -> argparse.ArgumentParser:
         help=(
             f"rows per batch (default: {DEFAULT_BATCH_ROWS}, fewer when that many rows, read "
             f"and with their features, would take more than {BATCH_BYTES // 1024**2} MiB)"
+        ),
+    )
+    features.add_argument(
+        "--max-memory",
+        type=_memory_budget,
+        default=None,
+        metavar="BYTES",
+        help=(
+            "memory a batch may take, its rows and features and the computation's working "
+            "memory, in bytes or with a unit such as 2GB (default: batches of at most "
+            f"{BATCH_BYTES // 1024**2} MiB of rows and features, the computation within half "
+            "of the memory available)"
         ),
     )
     layout = features.add_mutually_exclusive_group()

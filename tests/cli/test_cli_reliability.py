@@ -841,3 +841,29 @@ def test_a_scheduler_run_waits_for_its_running_blocks_before_removing_the_partia
         assert max(finished) <= returned  # ... ended before the run did
         time.sleep(2.0)  # nothing writes later
         assert not out.exists() and partials(tmp_path) == []
+
+
+def test_max_memory_sizes_the_batches_and_the_computation():
+    """``--max-memory`` (bytes, or a unit): half of it for a batch's rows and features,
+    half for the transformer's working memory (batches were 256 MiB whatever the
+    machine); a --batch-size beyond its half is refused before anything is read."""
+    args = cli.build_parser().parse_args(
+        ["features", "--order", "8", "--max-memory", "64MB", "in.npy", "out.npy"]
+    )
+    assert args.max_memory == 64_000_000
+    row_bytes = 262144 * (8 + 8) + 8 * 4  # read, converted, features
+    rows = common.batch_rows(args, shaped((2048, 262144), np.float64))
+    assert rows == 32_000_000 // row_bytes == 7
+    assert common.make_transformer(args).max_memory == 32_000_000
+    assert common.make_transformer(features_args()).max_memory is None
+    args.batch_size = 8
+    with pytest.raises(common.UsageError, match="Use a smaller --batch-size"):
+        common.batch_rows(args, shaped((2048, 262144), np.float64))
+
+
+@pytest.mark.parametrize("value", ["lots", "0", "-1GB"])
+def test_a_bad_max_memory_is_a_usage_error(value, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.build_parser().parse_args(["features", "--max-memory", value, "in.npy", "out.npy"])
+    assert exit_.value.code == 2
+    assert "--max-memory" in capsys.readouterr().err
