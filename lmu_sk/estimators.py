@@ -1194,7 +1194,7 @@ class _LMUBase(BaseEstimator):
                 F_val = _dask.gathered(F_val, "X_val", _dask.HELD_OUT_FIX)
         _check_held_out_lengths(X_val, y_val)
         with _naming(_Y_VAL):
-            return F_val, self._targets(y_val, X_val)
+            return F_val, self._targets(y_val, X_val, held_out=True)
 
     # ------------------------------------------------------------------ dask arrays
     def _fit_dask(self, X, y, X_val=None, y_val=None):
@@ -1232,7 +1232,7 @@ class _LMUBase(BaseEstimator):
                 _check_held_out_lengths(X_val, y_val)
                 with _naming(_Y_VAL):
                     y_val = _dask.aligned_targets(y_val, _num_samples(X_val))
-                    X_val, y_val = F_val, self._targets(y_val, X_val)
+                    X_val, y_val = F_val, self._targets(y_val, X_val, held_out=True)
             return self._fit_head(
                 self._scale(F), self._targets(y, X), partial=False, X_val=X_val, y_val=y_val
             )
@@ -1254,6 +1254,8 @@ class _LMUBase(BaseEstimator):
             )
         blocks = _dask.row_blocks(F, self._prepare_block, indices)
         y_rows = _dask.feature_rows(F, y)[1]
+        if F.ndim == 3:  # per-step targets: (n_samples, n_steps, 1) predicted so
+            self._output_axis = y.ndim == 3 and y.shape[2] == 1
         return self._fit_head(blocks, y_rows, partial=False, X_val=X_val, y_val=y_val)
 
     def _partial_fit_dask(self, X, y, classes=None):
@@ -1292,7 +1294,11 @@ class _LMUBase(BaseEstimator):
     def _predict_block(self, F, method: str):
         """The head's ``method`` on one block of (float64) features, scaled as in training."""
         result = self._head_method(method)(_dask.feature_rows(F)[0])
-        return result.reshape(*F.shape[:-1], *result.shape[1:]) if F.ndim == 3 else result
+        if F.ndim != 3:
+            return result
+        # (per-step targets of shape (n_samples, n_steps, 1): that shape, as in memory)
+        axis = (1,) if self.__dict__.get("_output_axis", False) else ()
+        return result.reshape(*F.shape[:-1], *result.shape[1:], *axis)
 
     def _predict_dask(self, X, method: str):
         """Lazy ``predict`` / ``predict_proba`` / ``decision_function`` of a dask array:
@@ -1325,8 +1331,9 @@ class _LMUBase(BaseEstimator):
         """The head of incremental training: the dense head (see _OnlyIncremental)."""
         return self._resolved_head(0)
 
-    def _targets(self, y, X):
-        """The head's targets for ``y`` (per-step targets are flattened to rows)."""
+    def _targets(self, y, X, held_out: bool = False):
+        """The head's targets for ``y`` (per-step targets are flattened to rows); those
+        of training, or of the held-out set (``held_out``)."""
         return y
 
     def _missing_unweighted(self, weights, targets):
@@ -1910,7 +1917,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         n_steps = self._sequence_shape(X)[1]
         return None if sample_weight is None else np.repeat(sample_weight, n_steps)
 
-    def _targets(self, y, X):
+    def _targets(self, y, X, held_out: bool = False):
         if self.feature_output != "sequence":
             shape = _shape_of(y)
             if len(shape) == 3:
@@ -1936,7 +1943,13 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
                 f"({n_samples}, {n_steps}) or ({n_samples}, {n_steps}, n_outputs); got "
                 f"{y.shape}."
             )
-        return y.reshape(n_samples * n_steps, *y.shape[2:])
+        # one output on an axis of its own, (n_samples, n_steps, 1), is one column of
+        # targets to the head (its rows 1-D: a column was warned of as a column vector)
+        # and the axis is given back by predict
+        one_output = y.ndim == 3 and y.shape[2] == 1
+        if not held_out:
+            self._output_axis = one_output
+        return y.reshape(n_samples * n_steps, *([] if one_output else y.shape[2:]))
 
     def _missing_unweighted(self, weights, targets):
         """Steps whose targets are all NaN (the padding of sequences of different lengths
@@ -2020,7 +2033,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return self._predict_dask(X, "predict")
         prediction = self._apply_head(X, "predict")
         if self._per_step():
-            return prediction.reshape(*self._sequence_shape(X), *prediction.shape[1:])
+            # (targets of shape (n_samples, n_steps, 1): that shape)
+            axis = (1,) if self.__dict__.get("_output_axis", False) else ()
+            return prediction.reshape(*self._sequence_shape(X), *prediction.shape[1:], *axis)
         return prediction
 
     def score(self, X, y, sample_weight=None) -> float:

@@ -462,6 +462,11 @@ def test_per_step_regression_on_the_cluster(client, quiet, gather_limit):
         assert model.loss_curve_[-1] < model.loss_curve_[0]
     with pytest.raises(ValueError, match="one target per step"):
         LMURegressor(**params).fit(Xd, target[:, :5])
+    # one output on an axis of its own: predicted with it, gathered or streamed
+    with dask.config.set({GATHER_LIMIT_KEY: gather_limit}), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LMURegressor(**params).fit(Xd, target[:, :, None])
+    assert model.predict(Xd).shape == model.predict(X).shape == (60, 20, 1)
 
 
 @pytest.mark.parametrize("given_validation", [False, True])

@@ -361,3 +361,29 @@ def test_nan_in_some_outputs_of_a_step_or_in_every_step_is_refused():
     # per sequence, NaN stays an error of the head
     with pytest.raises(ValueError, match="NaN"):
         LMURegressor(order=8).fit(X, np.where(np.arange(len(X)) == 3, np.nan, 1.0))
+
+
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_per_step_targets_of_one_output_on_an_axis_keep_it(head):
+    """Targets of shape (n_samples, n_steps, 1) were warned of as a column vector and
+    predicted as (n_samples, n_steps): the model is the one of (n_samples, n_steps)
+    targets, its predictions of the shape of y, silently."""
+    from sklearn.exceptions import DataConversionWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 20))
+    y = np.cumsum(X, axis=1)
+    params = dict(feature_output="sequence", head=head, order=8, max_iter=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        flat = LMURegressor(**params).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("error", DataConversionWarning)
+        axis = LMURegressor(**params).fit(X, y[:, :, None])
+    assert axis.predict(X).shape == (30, 20, 1)
+    np.testing.assert_array_equal(axis.predict(X)[:, :, 0], flat.predict(X))
+    assert axis.score(X, y[:, :, None]) == flat.score(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert axis.fit(X, y).predict(X).shape == (30, 20)  # refitted without the axis
