@@ -162,7 +162,9 @@ def discretize(A: np.ndarray, B: np.ndarray, method: str = "zoh") -> tuple[np.nd
     block = np.zeros((d + 1, d + 1))
     block[:d, :d] = A
     block[:d, d] = B
-    if not np.linalg.norm(block, 1) <= _EXPM_SCALING_NORM:
+    with np.errstate(over="ignore"):  # (an infinite norm: scaled by hand, below)
+        large = not np.linalg.norm(block, 1) <= _EXPM_SCALING_NORM
+    if large:
         return _zoh_by_squaring(A, B)
     exp = scipy.linalg.expm(block)
     return np.ascontiguousarray(exp[:d, :d]), exp[:d, d].copy()
@@ -182,8 +184,12 @@ def _zoh_by_squaring(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarr
     block = np.zeros((d + 1, d + 1))
     block[:d, :d] = A
     block[:d, d] = B
-    squarings = math.ceil(math.log2(np.linalg.norm(block, 1))) + 1
-    exp = scipy.linalg.expm(block / 2.0**squarings)
+    # ||block||_1 <= (d + 1) max|entry| < (d + 1) 2**e: from the largest entry's exponent,
+    # as the norm itself overflows float64 for a theta near its smallest (1e-305 at order
+    # 100), and 2.0**squarings past 1023 squarings
+    exponent = math.frexp(float(np.abs(block).max()))[1]
+    squarings = max(math.ceil(math.log2(d + 1)) + exponent + 1, 0)
+    exp = scipy.linalg.expm(np.ldexp(block, -squarings))
     Abar, Bbar = exp[:d, :d], exp[:d, d]
     for _ in range(squarings):
         if not Abar.any():
