@@ -1217,6 +1217,7 @@ class _LMUBase(BaseEstimator):
         # as in memory: the ridge head's features in float64
         F = self._fit_transformer(X, y, float64=self.head_kind_ == "ridge")
         y = _dask.aligned_targets(y, F.shape[0])
+        self._refuse_missing_on_dask(y, "y")
         if X_val is not None and not _dask.is_dask_array(X_val):
             X_val = _without_names(self._layout(X_val))
         if self.head_kind_ == "ridge" or _dask.gathering_fits(F):
@@ -1232,6 +1233,7 @@ class _LMUBase(BaseEstimator):
                 _check_held_out_lengths(X_val, y_val)
                 with _naming(_Y_VAL):
                     y_val = _dask.aligned_targets(y_val, _num_samples(X_val))
+                    self._refuse_missing_on_dask(y_val, "y_val")
                     X_val, y_val = F_val, self._targets(y_val, X_val, held_out=True)
             return self._fit_head(
                 self._scale(F), self._targets(y, X), partial=False, X_val=X_val, y_val=y_val
@@ -1246,6 +1248,7 @@ class _LMUBase(BaseEstimator):
             _check_held_out_lengths(X_val, y_val)
             with _naming(_Y_VAL):
                 y_val = _dask.aligned_targets(y_val, len(F_val))
+                self._refuse_missing_on_dask(y_val, "y_val")
                 X_val, y_val = self._prepare_block(F_val, y_val)
         elif self.early_stopping:
             rng = check_random_state(self.random_state)
@@ -1272,6 +1275,7 @@ class _LMUBase(BaseEstimator):
         else:
             F = self.features_.transform(X)
         y = _dask.aligned_targets(y, F.shape[0])
+        self._refuse_missing_on_dask(y, "y")
         blocks = _dask.row_blocks(F, self._prepare_block)
         return self._fit_head(blocks, _dask.feature_rows(F, y)[1], partial=True, classes=classes)
 
@@ -1340,6 +1344,10 @@ class _LMUBase(BaseEstimator):
         """``(weights, targets)`` with missing targets given weight 0 (the regressor's
         per-step NaN: steps of padding); as they are here."""
         return weights, targets
+
+    def _refuse_missing_on_dask(self, y, name: str) -> None:
+        """Refuse missing targets (the regressor's per-step NaN) of a dask fit, which
+        takes no weights; nothing to refuse here."""
 
     def _check_targets_for_head(self, y) -> None:
         """Refuse targets the resolved head (``head_kind_``) cannot take, before any
@@ -1988,6 +1996,18 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return missing
 
+    def _refuse_missing_on_dask(self, y, name: str) -> None:
+        """Per-step targets of a dask fit with steps all NaN (padding): refused by name
+        (a dask fit takes no weights, and the head's own message, 'Input y contains NaN',
+        contradicted the in-memory support)."""
+        if np.ndim(y) < 2 or self._missing_steps(np.reshape(y, (-1, *np.shape(y)[2:]))) is None:
+            return
+        raise ValueError(
+            f"{name} marks missing steps (NaN targets, the padding of sequences of different "
+            "lengths), which a fit on dask arrays does not support (it takes no weights). "
+            "Fit on NumPy arrays (X.compute()), or drop the padded steps."
+        )
+
     def _held_out(self, X_val, y_val):
         """As for the classifier; held-out steps whose targets are NaN are left out of the
         validation score."""
@@ -1996,6 +2016,11 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             missing = self._missing_steps(targets)
         if missing is None:
             return F_val, targets
+        if missing.all():
+            raise ValueError(
+                "Every held-out step's targets in y_val are NaN (missing): no step to score "
+                "early stopping on."
+            )
         F_rows = self._as_rows(F_val)
         if len(F_rows) != len(targets):  # (refused downstream, with its own message)
             return F_val, targets
@@ -2065,6 +2090,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         y, prediction = y.reshape(n_rows, -1), prediction.reshape(n_rows, -1)
         missing = self._missing_steps(y)  # (steps of padding: NaN targets, not scored)
         if missing is not None:
+            if missing.all():
+                raise ValueError("Every step's targets in y are NaN (missing): no step to score.")
             y, prediction = y[~missing], prediction[~missing]
             sample_weight = None if sample_weight is None else sample_weight[~missing]
         return float(r2_score(y, prediction, sample_weight=sample_weight))

@@ -469,6 +469,25 @@ def test_per_step_regression_on_the_cluster(client, quiet, gather_limit):
     assert model.predict(Xd).shape == model.predict(X).shape == (60, 20, 1)
 
 
+@pytest.mark.parametrize("gather_limit", [None, 1000])
+def test_missing_per_step_targets_are_refused_on_dask_by_name(sync, gather_limit):
+    """NaN per-step targets (padding) weigh 0 in memory; a dask fit takes no weights, so
+    they are refused naming the way out (the head's 'Input y contains NaN' before)."""
+    X = sequences(40, 20)
+    y = np.cumsum(X, axis=1)
+    y[:5, 15:] = np.nan
+    Xd = da.from_array(X, chunks=10)
+    params = {**PARAMS, "feature_output": "sequence", "max_iter": 2}
+    with dask.config.set({GATHER_LIMIT_KEY: gather_limit}):
+        with pytest.raises(ValueError, match=r"y marks missing steps .* Fit on NumPy arrays"):
+            LMURegressor(**params).fit(Xd, y)
+        with pytest.raises(ValueError, match="y marks missing steps"):
+            LMURegressor(**params).partial_fit(Xd, y)
+    clean = np.nan_to_num(y)
+    with pytest.raises(ValueError, match="y_val marks missing steps"):
+        LMURegressor(**params, early_stopping=True).fit(Xd, clean, X_val=X[:10], y_val=y[:10])
+
+
 @pytest.mark.parametrize("given_validation", [False, True])
 def test_streamed_early_stopping_restores_the_best_epoch(client, given_validation):
     X, y = labelled()

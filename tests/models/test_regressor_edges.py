@@ -387,3 +387,17 @@ def test_per_step_targets_of_one_output_on_an_axis_keep_it(head):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert axis.fit(X, y).predict(X).shape == (30, 20)  # refitted without the axis
+
+
+def test_every_step_missing_in_a_scored_or_held_out_set_is_refused_by_name():
+    X, y, _ = padded_steps(n=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LMURegressor(feature_output="sequence", head="ridge", order=8).fit(X, y)
+    with pytest.raises(ValueError, match="no step to score"):
+        model.score(X[:5], np.full_like(y[:5], np.nan))
+    dense = LMURegressor(
+        feature_output="sequence", head="dense", order=8, max_iter=3, early_stopping=True
+    )
+    with pytest.raises(ValueError, match="no step to score early stopping on"):
+        dense.fit(X[:40], y[:40], X_val=X[40:], y_val=np.full_like(y[40:], np.nan))
