@@ -15,9 +15,9 @@ import logging
 import math
 import numbers
 import os
+import secrets
 import shutil
 import struct
-import tempfile
 import urllib.error
 import urllib.request
 import zlib
@@ -179,7 +179,10 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         try:
             raw = gzip.decompress(raw)
         except (EOFError, OSError, zlib.error) as exc:
-            raise ValueError(f"{path} is a damaged or truncated gzip file: {exc}") from exc
+            raise ValueError(
+                f"{path} is a damaged or truncated gzip file: {exc}. Delete it and download "
+                "it again (load_psmnist(download=True) fetches the files missing)."
+            ) from exc
     return parse_idx(raw, name=str(path))
 
 
@@ -229,20 +232,24 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _give_default_permissions(path: Path) -> None:
-    """Make a temporary file readable like any newly created one (``0o666`` less the umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+def _new_partial_file(target: Path) -> tuple[int, Path]:
+    """A new hidden file beside ``target``, opened for writing, with the permissions of any
+    newly created file (``0o666`` less the umask, which the system applies: reading the
+    umask means setting it, process-wide, and another thread could create a file in
+    between; ``tempfile.mkstemp`` makes files only their owner can read)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        partial = target.parent / f".{target.name}.{secrets.token_hex(6)}.part"
+        try:
+            return os.open(partial, flags, 0o666), partial
+        except FileExistsError:  # (a name drawn twice: draw again)
+            continue
 
 
 def _download(url: str, target: Path, expected_sha256: str) -> None:
     """Download ``url`` to ``target`` atomically, keeping it only if the checksum matches."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, partial_name = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".part"
-    )
-    partial = Path(partial_name)
+    fd, partial = _new_partial_file(target)
     try:
         with os.fdopen(fd, "wb") as f:
             try:
@@ -253,7 +260,6 @@ def _download(url: str, target: Path, expected_sha256: str) -> None:
                     "a mirror of the MNIST files, or put the files in the data folder by hand."
                 ) from exc
         digest = _sha256(partial)
-        _give_default_permissions(partial)
         if digest != expected_sha256:
             raise ChecksumMismatchError(
                 f"The file downloaded from {url} has SHA-256 {digest}, not the expected "
@@ -271,7 +277,19 @@ def _ensure_mnist_files(
     if base_url is not None and not isinstance(base_url, str):
         raise TypeError(f"base_url must be None or a URL (a str); got {base_url!r}.")
     folder = get_data_home(data_home)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(
+            f"The MNIST data folder {folder} (from {_describe_data_home(data_home)}) is a "
+            "file, not a folder: point it at a folder (data_home=, or the environment "
+            f"variable {DATA_HOME_ENV})."
+        )
     paths = {role: folder / name for role, (name, _) in MNIST_FILES.items()}
+    for path in paths.values():
+        if path.exists() and not path.is_file():
+            raise IsADirectoryError(
+                f"{path} is not a file (a folder?) where an MNIST file belongs: remove or "
+                "rename it."
+            )
     missing = [role for role, path in paths.items() if not path.is_file()]
     if missing and not download:
         names = ", ".join(MNIST_FILES[role][0] for role in missing)

@@ -45,8 +45,9 @@ def recurrence(U: np.ndarray, Abar: np.ndarray, Bbar: np.ndarray, output: str = 
     for t in range(n_steps):
         m = m @ Abar.T + U[:, t, :, None] * Bbar
         if output == "sequence":
-            states[:, t] = m.reshape(n_samples, -1)
-    return states if output == "sequence" else m.reshape(n_samples, -1)
+            states[:, t] = m.reshape(n_samples, n_channels * order)
+    # (the width spelled out: -1 cannot be inferred for no samples)
+    return states if output == "sequence" else m.reshape(n_samples, n_channels * order)
 
 
 def dn_states(
@@ -76,10 +77,22 @@ def dn_states(
     _check_output(output)
     Abar, Bbar = discrete_system(order, theta, discretizer)
     if isinstance(X, (list, tuple)):
+        if not X:
+            raise ValueError(
+                "X is an empty list: give at least one sequence, (n_steps,) or (n_steps, "
+                "n_channels)."
+            )
         results = []
+        channels = None
         for index, seq in enumerate(X):
             seq = _real(seq, f"X[{index}]", (1, 2), "(n_steps,) or (n_steps, n_channels)")
             seq = seq.reshape(1, seq.shape[0], -1)
+            channels = seq.shape[2] if channels is None else channels
+            if seq.shape[2] != channels:
+                raise ValueError(
+                    f"X[{index}] has {seq.shape[2]} channel(s) but X[0] has {channels}: "
+                    "every sequence needs the same channels."
+                )
             results.append(recurrence(seq, Abar, Bbar, output)[0])
         return results if output == "sequence" else np.stack(results)
     X = _real(X, "X", (2, 3), "(n_samples, n_steps) or (n_samples, n_steps, n_channels)")

@@ -6,6 +6,7 @@ import functools
 import gzip
 import hashlib
 import http.server
+import os
 import struct
 import threading
 import urllib.error
@@ -659,3 +660,43 @@ def test_a_seed_of_another_type_is_a_type_error():
 
     with pytest.raises(TypeError, match="seed must be None, an integer"):
         mackey_glass(200, seed="a")
+
+
+def test_downloads_get_the_permissions_of_new_files_under_the_umask(
+    fake_checksums, tmp_path, monkeypatch
+):
+    """The downloaded files are created with 0o666 less the umask by the system: the
+    umask was read by setting it to 0 process-wide, which let a file another thread made
+    meanwhile be world-writable."""
+    monkeypatch.setattr(datasets, "_http_get", FakeTransport(fake_checksums))
+    umask = os.umask(0o027)
+    try:
+        with monkeypatch.context() as patched:  # the umask neither set nor read
+            patched.setattr(os, "umask", lambda mask: pytest.fail("os.umask called"))
+            load_psmnist(tmp_path / "cache", download=True)
+    finally:
+        os.umask(umask)
+    for path in (tmp_path / "cache").iterdir():
+        assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_data_folder_that_is_a_file_or_a_folder_where_a_file_belongs_is_named(
+    fake_checksums, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(datasets, "_http_get", FakeTransport(fake_checksums))
+    a_file = tmp_path / "data_home_file"
+    a_file.write_text("not a folder")
+    for download in (False, True):
+        with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
+            load_psmnist(a_file, download=download)
+    folder = tmp_path / "cache"
+    (folder / datasets.MNIST_FILES["train_images"][0]).mkdir(parents=True)
+    with pytest.raises(IsADirectoryError, match="where an MNIST file belongs"):
+        load_psmnist(folder, download=True)
+
+
+def test_a_damaged_file_names_the_way_to_download_it_again(tmp_path):
+    path = tmp_path / "damaged.gz"
+    path.write_bytes(gzip.compress(b"\x00" * 100)[:-8])
+    with pytest.raises(ValueError, match=r"Delete it and download it again"):
+        read_idx(path)

@@ -183,6 +183,8 @@ def test_missing_matplotlib_message(monkeypatch):
         ("plot_legendre_basis", {"n_points": 1}, ValueError, "n_points must be an integer in"),
         ("plot_legendre_basis", {"n_points": 10**12}, ValueError, "n_points"),
         ("plot_legendre_basis", {"theta": 1e300}, ValueError, "default n_steps"),
+        # a theta that overflows the continuous system: named (a raw OverflowError before)
+        ("plot_legendre_basis", {"theta": 1e-310, "n_steps": 8}, ValueError, "too small"),
         ("plot_legendre_basis", {"discretizer": "rk4"}, ValueError, "discretizer must be"),
         ("plot_legendre_basis", {"dpi": -1}, ValueError, "dpi must be a positive"),
     ],

@@ -197,3 +197,14 @@ def test_the_reference_refuses_what_it_does_not_compute(X, kwargs, match):
     raw errors, a cast with a warning or NaN states."""
     with pytest.raises(ValueError, match=match):
         dn_states(X, 3, 10.0, **kwargs)
+
+
+def test_the_reference_takes_no_samples_and_names_bad_lists():
+    """No samples: no states (a reshape error before); an empty list, or sequences of
+    different channel counts: a ValueError naming X (NumPy's stacking errors before)."""
+    assert dn_states(np.zeros((0, 30)), 4, 10.0).shape == (0, 4)
+    assert dn_states(np.zeros((0, 30, 2)), 4, 10.0, output="sequence").shape == (0, 30, 8)
+    with pytest.raises(ValueError, match="X is an empty list"):
+        dn_states([], 4, 10.0)
+    with pytest.raises(ValueError, match=r"X\[1\] has 2 channel\(s\) but X\[0\] has 1"):
+        dn_states([np.zeros(5), np.zeros((6, 2))], 4, 10.0)
