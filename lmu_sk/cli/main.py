@@ -453,9 +453,23 @@ def _interrupted_message(exc: Interrupted, output: str) -> str:
 # ----------------------------------------------------------------------------------------------
 
 
-def _run_demo() -> int:
-    # no arguments of its own: its parser would read sys.argv, where 'demo' is
-    status = demo_main([])
+def _run_demo(prog: str = PROGRAM) -> int:
+    """The demo, with the command's exit conventions: ``128 + signum`` and one line on a
+    signal, and a reader that stops reading (``| head -1``) ends it quietly (a traceback
+    each before)."""
+    try:
+        with interruptible():
+            # no arguments of its own: its parser would read sys.argv, where 'demo' is
+            status = demo_main([])
+    except Interrupted as exc:
+        sys.stderr.write(f"{prog}: interrupted by {exc.name}\n")
+        return exc.exit_status
+    except BrokenPipeError:
+        # the reader is gone: nothing more to show it (and Python's own flush at exit
+        # would report the closed pipe on stderr)
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0 if status is None else int(status)
 
 
@@ -502,7 +516,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROGRAM) -> int:
     except SystemExit as exc:  # --help, --version and argparse's own usage errors
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR
     if args.command in (None, "demo"):
-        return _run_demo()
+        return _run_demo(prog)
     try:
         with interruptible(), _warnings_as_lines(sys.stderr):
             return run_features(args, sys.stderr)

@@ -341,8 +341,8 @@ def test_no_command_runs_the_demo(monkeypatch, capsys):
 
     module = importlib.import_module("lmu_sk.cli.main")  # (the package's main is the function)
     ran = []
-    monkeypatch.setattr(module, "_run_demo", lambda: ran.append(True) or 0)
-    assert run() == 0 and ran == [True]
+    monkeypatch.setattr(module, "_run_demo", lambda prog: ran.append(prog) or 0)
+    assert run() == 0 and ran == ["lmu-sk"]
 
 
 @pytest.mark.parametrize(

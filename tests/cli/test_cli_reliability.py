@@ -867,3 +867,45 @@ def test_a_bad_max_memory_is_a_usage_error(value, capsys):
         cli.build_parser().parse_args(["features", "--max-memory", value, "in.npy", "out.npy"])
     assert exit_.value.code == 2
     assert "--max-memory" in capsys.readouterr().err
+
+
+def test_the_demo_keeps_the_command_s_exit_conventions():
+    """``python -m lmu_sk`` (the demo): a signal ends it with ``128 + signum`` and one
+    line, a reader that stops reading quietly (tracebacks of KeyboardInterrupt and
+    BrokenPipeError before)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), *sys.path])}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lmu_sk"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout.readline().startswith("permuted-pixel digits")  # in the demo
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 128 + signal.SIGINT
+    assert err.strip().splitlines() == ["python -m lmu_sk: interrupted by SIGINT"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lmu_sk"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        process.stdout.readline()
+        process.stdout.close()  # the reader leaves (as `| head -1`)
+        err = process.stderr.read()
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0
+    assert err == ""
