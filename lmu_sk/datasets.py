@@ -481,6 +481,9 @@ def load_psmnist(
 
 # integration steps of one call: beyond this, minutes of work
 _MAX_INTEGRATION_STEPS = 1e9
+# delay intervals of one series, each a pass of the integration's Python loop (about
+# 20 us: 1e7 of them minutes of work whatever dt, for a tau of one step or a few)
+_MAX_DELAY_INTERVALS = 1e7
 
 # RK4 applied to x' = -gamma x is stable for gamma * dt below about 2.785 (the root of
 # z + z**2 / 2 + z**3 / 6 + z**4 / 24 = 0 on the negative real axis), rounded down here.
@@ -653,6 +656,13 @@ def _mackey_glass_grid(
         raise ValueError(
             f"A series of {n_samples} samples needs {per_series:.3g} integration steps (over "
             f"the {_MAX_INTEGRATION_STEPS:.0e} allowed): raise dt, or ask for shorter series."
+        )
+    intervals = math.ceil(per_series / delay_steps)
+    if intervals > _MAX_DELAY_INTERVALS:
+        raise ValueError(
+            f"A series of {n_samples} samples spans {intervals:.3g} delays of tau (the "
+            f"integration passes over one at a time; over the {_MAX_DELAY_INTERVALS:.0e} "
+            "allowed): ask for shorter series or a larger tau."
         )
     # the integration holds about 16 arrays of one delay interval per series
     check_fits(

@@ -475,6 +475,10 @@ def test_mackey_glass_validates_grid():
         ({"gamma": 1e300}, ValueError, "unstable"),
         ({"beta": 1e300}, ValueError, "left the range of float64"),
         ({"discard": np.nan}, ValueError, "discard"),
+        # a tau of one step: one pass of the integration's loop per step, hours of work
+        # at the 1e9 steps allowed (one delay of 17 steps: 5e5 steps in 0.1 s, of tau = dt
+        # 11 s)
+        ({"tau": 0.1, "dt": 0.1, "sample_interval": 1e6}, ValueError, "spans 4.9e\\+08 delays"),
     ],
 )
 def test_mackey_glass_validates_parameters(kwargs, error, match):
