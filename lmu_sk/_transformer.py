@@ -161,10 +161,13 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
                 f"input_features is not equal to feature_names_in_ of {type(self).__name__} "
                 f"(the {len(fitted)} column names seen by fit)."
             )
-        if fitted is None and len(names) != self.n_features_in_:
+        # (or one per channel: a ColumnTransformer's generated names of a nested DataFrame's
+        # columns that are not strings, whose names were not kept)
+        channels = self.__dict__.get("n_channels_")
+        if fitted is None and len(names) not in (self.n_features_in_, channels):
             raise ValueError(
                 f"input_features should have length equal to the number of features seen by "
-                f"fit ({self.n_features_in_}), got {len(names)}."
+                f"fit ({self.n_features_in_}), or of channels ({channels}), got {len(names)}."
             )
 
     def _check_channels(self, U) -> None:

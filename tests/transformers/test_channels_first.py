@@ -245,6 +245,11 @@ def test_nested_dataframe_columns_name_the_features_in_a_column_transformer(
     assert list(out.columns) == [*names, "remainder__other"]
     with pytest.raises(ValueError, match="not equal to channel_names_in_"):
         fitted.get_feature_names_out(channels[::-1])
+    # columns named by integers (no names kept): the generated names, one per channel
+    numbered = nested[channels].rename(columns={name: i for i, name in enumerate(channels)})
+    columns = ColumnTransformer([("lmu", transformer, list(range(len(channels))))])
+    out = columns.set_output(transform="pandas").fit_transform(numbered)
+    assert list(out.columns) == names
 
 
 def test_a_pandas_series_is_read_as_what_it_holds():
