@@ -305,7 +305,10 @@ def feature_rows(F, y=None):
                     f"({n_samples}, {n_steps}) or ({n_samples}, {n_steps}, n_outputs); got "
                     f"{y.shape}."
                 )
-            y = y.reshape(n_samples * n_steps, *y.shape[2:])
+            # one output on an axis of its own: one column to the head, 1-D rows (as in
+            # memory; predict gives the axis back)
+            one_output = y.ndim == 3 and y.shape[2] == 1
+            y = y.reshape(n_samples * n_steps, *([] if one_output else y.shape[2:]))
     return F, y
 
 

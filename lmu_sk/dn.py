@@ -188,7 +188,10 @@ def _zoh_by_squaring(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarr
     # as the norm itself overflows float64 for a theta near its smallest (1e-305 at order
     # 100), and 2.0**squarings past 1023 squarings
     exponent = math.frexp(float(np.abs(block).max()))[1]
-    squarings = max(math.ceil(math.log2(d + 1)) + exponent + 1, 0)
+    # the norm of the block scaled by 2**-exponent (at most d + 1: finite), so that
+    # ||block / 2**squarings||_1 <= 1/2 as tightly as from the norm itself
+    scaled_norm = np.linalg.norm(np.ldexp(block, -exponent), 1)
+    squarings = max(exponent + math.ceil(math.log2(scaled_norm)) + 1, 0)
     exp = scipy.linalg.expm(np.ldexp(block, -squarings))
     Abar, Bbar = exp[:d, :d], exp[:d, d]
     for _ in range(squarings):

@@ -1276,6 +1276,8 @@ class _LMUBase(BaseEstimator):
             F = self.features_.transform(X)
         y = _dask.aligned_targets(y, F.shape[0])
         self._refuse_missing_on_dask(y, "y")
+        if F.ndim == 3:  # per-step targets: (n_samples, n_steps, 1) predicted so
+            self._output_axis = y.ndim == 3 and y.shape[2] == 1
         blocks = _dask.row_blocks(F, self._prepare_block)
         return self._fit_head(blocks, _dask.feature_rows(F, y)[1], partial=True, classes=classes)
 
@@ -1975,10 +1977,11 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             )
         return weights, targets
 
-    def _missing_steps(self, targets) -> np.ndarray | None:
+    def _missing_steps(self, targets, per_step: bool | None = None) -> np.ndarray | None:
         """The rows of per-step ``targets`` that are all NaN (``None`` where none is, or
-        the targets are not per step); a ValueError for a step with some outputs NaN."""
-        if self.feature_output != "sequence":
+        the targets are not per step: ``per_step``, else as ``feature_output`` says); a
+        ValueError for a step with some outputs NaN."""
+        if not (self.feature_output == "sequence" if per_step is None else per_step):
             return None
         targets = np.asarray(targets)
         if targets.dtype.kind not in "fc":
@@ -2088,7 +2091,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         if sample_weight is not None:
             sample_weight = np.repeat(check_sample_weight(sample_weight, n_samples), n_steps)
         y, prediction = y.reshape(n_rows, -1), prediction.reshape(n_rows, -1)
-        missing = self._missing_steps(y)  # (steps of padding: NaN targets, not scored)
+        # (steps of padding: NaN targets, not scored; per step as fitted, whatever
+        # feature_output was set to since)
+        missing = self._missing_steps(y, per_step=True)
         if missing is not None:
             if missing.all():
                 raise ValueError("Every step's targets in y are NaN (missing): no step to score.")

@@ -88,7 +88,10 @@ def as_options(message: str) -> str:
     message = _AS_OPTIONS.sub(lambda match: f"--{match[1]} {match[3]}", message)
     for name, option in _LAYOUTS.items():
         message = message.replace(name, option)
-    return message
+    # (the transformer works within half of --max-memory: the other half is the batch's)
+    return re.sub(
+        r"\bmax_memory\b(?!=)", "--max-memory (half of it is the computation's)", message
+    )
 
 
 def feature_error(exc: BaseException) -> str:

@@ -93,8 +93,11 @@ def _memory_budget(text: str) -> int:
         value = text
     try:
         return resolve_budget(value)
-    except (TypeError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"expected a number of bytes (at least 1) or a size with a decimal unit such as "
+            f"2GB or 512MB, got {text!r}; leave the option out for the default batches"
+        ) from None
 
 
 def _positive_float(text: str) -> float:
@@ -461,14 +464,22 @@ def _run_demo(prog: str = PROGRAM) -> int:
         with interruptible():
             # no arguments of its own: its parser would read sys.argv, where 'demo' is
             status = demo_main([])
+            # a block-buffered stdout (a pipe) meets a reader gone here, not in Python's
+            # own flush at exit (a message on stderr and exit status 120)
+            sys.stdout.flush()
     except Interrupted as exc:
         sys.stderr.write(f"{prog}: interrupted by {exc.name}\n")
         return exc.exit_status
     except BrokenPipeError:
         # the reader is gone: nothing more to show it (and Python's own flush at exit
         # would report the closed pipe on stderr)
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            fd = sys.stdout.fileno()  # (none for a StringIO: nothing to redirect)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, fd)
+            finally:
+                os.close(devnull)
         return 0
     return 0 if status is None else int(status)
 

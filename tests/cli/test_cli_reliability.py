@@ -859,6 +859,9 @@ def test_max_memory_sizes_the_batches_and_the_computation():
     args.batch_size = 8
     with pytest.raises(common.UsageError, match="Use a smaller --batch-size"):
         common.batch_rows(args, shaped((2048, 262144), np.float64))
+    # the transformer's refusal names the option, and its half (it named max_memory)
+    said = common.as_options("... is available for it. Use fewer thresholds, or raise max_memory.")
+    assert said.endswith("or raise --max-memory (half of it is the computation's).")
 
 
 @pytest.mark.parametrize("value", ["lots", "0", "-1GB"])
@@ -875,12 +878,13 @@ def test_the_demo_keeps_the_command_s_exit_conventions():
     BrokenPipeError before)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), *sys.path])}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    # its first line as it is printed (a pipe is block-buffered: read at the end)
     process = subprocess.Popen(
         [sys.executable, "-m", "lmu_sk"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env={**env, "PYTHONUNBUFFERED": "1"},
     )
     try:
         assert process.stdout.readline().startswith("permuted-pixel digits")  # in the demo
@@ -892,20 +896,21 @@ def test_the_demo_keeps_the_command_s_exit_conventions():
             process.communicate()
     assert process.returncode == 128 + signal.SIGINT
     assert err.strip().splitlines() == ["python -m lmu_sk: interrupted by SIGINT"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "lmu_sk"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        process.stdout.readline()
-        process.stdout.close()  # the reader leaves (as `| head -1`)
-        err = process.stderr.read()
-        process.wait(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 0
-    assert err == ""
+    # a reader gone before the demo writes: block-buffered (as a pipe is by default) and
+    # unbuffered, the demo's output meets the closed pipe in its flush or in its prints
+    for buffering in ("", "1"):
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # (`| true`: nobody reads)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "lmu_sk"],
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**env, "PYTHONUNBUFFERED": buffering},
+                timeout=120,
+            )
+        finally:
+            os.close(write_end)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""

@@ -462,11 +462,17 @@ def test_per_step_regression_on_the_cluster(client, quiet, gather_limit):
         assert model.loss_curve_[-1] < model.loss_curve_[0]
     with pytest.raises(ValueError, match="one target per step"):
         LMURegressor(**params).fit(Xd, target[:, :5])
-    # one output on an axis of its own: predicted with it, gathered or streamed
+    # one output on an axis of its own: trained as one column (no column-vector warning)
+    # and predicted with it, gathered or streamed, and by partial_fit
+    from sklearn.exceptions import DataConversionWarning
+
     with dask.config.set({GATHER_LIMIT_KEY: gather_limit}), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        warnings.simplefilter("error", DataConversionWarning)
         model = LMURegressor(**params).fit(Xd, target[:, :, None])
-    assert model.predict(Xd).shape == model.predict(X).shape == (60, 20, 1)
+        assert model.predict(Xd).shape == model.predict(X).shape == (60, 20, 1)
+        model = LMURegressor(**params).partial_fit(Xd, target[:, :, None])
+        assert model.predict(Xd).shape == model.predict(X).shape == (60, 20, 1)
 
 
 @pytest.mark.parametrize("gather_limit", [None, 1000])

@@ -332,6 +332,9 @@ def test_nan_targets_of_padded_steps_are_left_out_of_training(head, n_outputs):
     expected = r2_score(y.reshape(X.size, -1)[kept], prediction[kept])
     assert model.score(X, y) == pytest.approx(expected, rel=1e-12)
     assert model.score(X, y) > 0.5
+    # scored per step as fitted, whatever feature_output was set to since
+    model.set_params(feature_output="mean")
+    assert model.score(X, y) == pytest.approx(expected, rel=1e-12)
 
 
 def test_nan_targets_of_held_out_padded_steps_are_left_out_of_early_stopping():
