@@ -272,7 +272,7 @@ _MISSING = (
 )
 
 
-def _nan_padded(X: np.ndarray) -> int:
+def nan_padded(X: np.ndarray) -> int:
     """How many sequences of the channels-last array ``X`` end in NaN padding, where its
     non-finite values are all such padding (NaN on every channel at the last steps of a
     sequence, after at least one step of data, as sktime and aeon pad unequal lengths);
@@ -317,7 +317,7 @@ def _non_finite_error(X, ndim: int | None = None) -> ValueError:
     ``ndim``: the dimensions of ``X`` as it came (2: ``(n_samples, n_steps)``, whose
     recipe alone is named; 3: channels last or, swapped, first; 0: one sequence of a list;
     ``None``: unknown)."""
-    padded = 0 if is_device_array(X) else _nan_padded(np.asarray(X))
+    padded = 0 if is_device_array(X) else nan_padded(np.asarray(X))
     if not padded:
         return ValueError(_MISSING)
     if ndim == 0:

@@ -24,7 +24,7 @@ from typing import ClassVar
 import numpy as np
 
 from ._extras import install_hint
-from ._input import _nan_padded
+from ._input import nan_padded
 
 try:
     from aeon.classification import BaseClassifier
@@ -150,7 +150,7 @@ def _check_collection(X, name: str, unequal: bool = True) -> None:
         # way through (the early classifier takes one length: aeon's message stands)
         padded = 0
         if unequal and X.ndim in (2, 3):  # (n_cases, [n_channels,] n_timepoints)
-            padded = _nan_padded(np.swapaxes(X, 1, 2) if X.ndim == 3 else X[:, :, None])
+            padded = nan_padded(np.swapaxes(X, 1, 2) if X.ndim == 3 else X[:, :, None])
         if padded:
             way = (
                 "[x[:, ~np.isnan(x).any(axis=0)] for x in X]"

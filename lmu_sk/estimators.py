@@ -53,6 +53,7 @@ from ._input import (
     check_step_names,
     from_nested,
     is_ragged,
+    nan_padded,
     powers_of_two_near,
     refuse_unreadable,
     warn_channels_last,
@@ -175,6 +176,13 @@ def _features_of(
     )
 
 
+_SEQUENCE_NAN_PADDING = (
+    "Input X contains NaN at the end of {} sequence(s) and nowhere else: sequences of "
+    "different lengths padded with NaN. With feature_output='sequence' pad them with a "
+    "finite value instead (np.nan_to_num(X)) and give the padded steps NaN targets: they "
+    "are left out of training and scoring, and the steps after a sequence's end do not "
+    "change the features before it."
+)
 _SEQUENCE_LENGTHS = (
     "feature_output='sequence' needs sequences of equal length (one target per step of "
     "each); pad them to one length, with NaN targets at the padded steps (left out of "
@@ -197,6 +205,18 @@ def _screening_targets(y):
     if targets.ndim == 2 and targets.shape[1] == 1:
         return targets[:, 0]
     return targets if targets.ndim in (1, 2) else None
+
+
+def _as_float_targets(y):
+    """Per-step targets as an array, pandas' missing values (``pd.NA`` of nullable
+    columns) as NaN, which marks a missing step (they met NumPy as an object array the
+    missing steps were not looked for in, and scikit-learn's checks failed on them)."""
+    if hasattr(y, "to_numpy") and hasattr(y, "dtypes"):  # a pandas DataFrame or Series
+        try:
+            return y.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):  # (not numbers: refused by the head, by name)
+            return np.asarray(y)
+    return np.asarray(to_numpy(y))  # (a CuPy y comes over to the host)
 
 
 def _broadcast_rows(rows: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -1915,6 +1935,11 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         shape = np.shape(X)
         if len(shape) < 2:
             raise ValueError("feature_output='sequence' needs X of shape (n_samples, n_steps).")
+        if isinstance(X, np.ndarray) and X.ndim in (2, 3) and X.dtype.kind == "f":
+            last = X[:, :, None] if X.ndim == 2 else X
+            padded = nan_padded(last.swapaxes(1, 2) if self.channels_first else last)
+            if padded:  # (the features' own advice, a list of arrays, is refused here)
+                raise ValueError(_SEQUENCE_NAN_PADDING.format(padded))
         if self.channels_first and len(shape) == 3:
             return shape[0], shape[2]
         return shape[0], shape[1]
@@ -1939,7 +1964,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return y
         n_samples, n_steps = self._sequence_shape(X)
         try:
-            y = np.asarray(y)
+            y = _as_float_targets(y)
         except ValueError as error:  # ragged: targets of different lengths per sequence
             raise ValueError(
                 f"With feature_output='sequence' y needs one target per step, shape "
@@ -2059,11 +2084,13 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """Predicted targets of the sequences ``X`` (per step for 'sequence')."""
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict")
+        # (the shape first: NaN padding gets the per-step advice)
+        shape = self._sequence_shape(X) if self._per_step() else None
         prediction = self._apply_head(X, "predict")
-        if self._per_step():
+        if shape is not None:
             # (targets of shape (n_samples, n_steps, 1): that shape)
             axis = (1,) if self.__dict__.get("_output_axis", False) else ()
-            return prediction.reshape(*self._sequence_shape(X), *prediction.shape[1:], *axis)
+            return prediction.reshape(*shape, *prediction.shape[1:], *axis)
         return prediction
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -2078,7 +2105,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         prediction = self.predict(X)
         if _dask.is_dask_array(prediction):
             prediction = prediction.compute()
-        y = to_numpy(y.compute() if _dask.is_dask_array(y) else y)
+        y = _as_float_targets(y.compute() if _dask.is_dask_array(y) else y)
         if y.shape[:2] != prediction.shape[:2] or y.size != prediction.size:
             raise ValueError(
                 f"y must hold the targets of every step of X, shape {prediction.shape}; "

@@ -926,6 +926,23 @@ def _check_feature_weights(feature_weights, n_features: int) -> np.ndarray | Non
     return weights
 
 
+def _weighted_rows(sample_weight, X, *arrays):
+    """``X`` and the ``arrays`` (aligned with its rows) without the rows of zero weight,
+    and their weights: the Gaussian kernel's rows (its width is the median distance
+    between training rows, and it keeps them to predict: rows of no weight changed the
+    model). Unchanged where every weight is positive, or there are none."""
+    if sample_weight is None:
+        return (sample_weight, X, *arrays)
+    kept = np.flatnonzero(np.asarray(to_numpy(sample_weight)) > 0)
+    if len(kept) == X.shape[0]:
+        return (sample_weight, X, *arrays)
+
+    def taken(a):  # (each on its own array module: NumPy or CuPy)
+        return a[array_module_of(a).asarray(kept)]
+
+    return (taken(sample_weight), taken(X), *(taken(a) for a in arrays))
+
+
 def _is_weight(value) -> bool:
     return (
         isinstance(value, numbers.Real)
@@ -1430,6 +1447,8 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         if isinstance(kernel, str) and kernel == "auto":
             enough = counts.sum() >= AUTO_KERNEL_MIN_PER_CLASS * len(self.classes_)
             kernel = "rbf" if enough and len(y) <= KERNEL_MAX_SAMPLES else "linear"
+        if kernel == "rbf":
+            sample_weight, X, Y, indices = _weighted_rows(sample_weight, X, Y, indices)
         path = self._solve(X, Y, sample_weight, relative, feature_weights, kernel)
         if relative is not None:
             logger.info(
@@ -1667,6 +1686,8 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
                 "estimators, which trains on one)."
             )
         Y = y.reshape(len(y), -1)
+        if isinstance(self.kernel, str) and self.kernel == "rbf":
+            sample_weight, X, Y = _weighted_rows(sample_weight, X, Y)
         path = self._solve(X, Y, sample_weight, feature_weights=feature_weights)
         intercept = to_numpy(path.intercept)
         self.intercept_ = float(intercept[0]) if y.ndim == 1 else intercept

@@ -398,3 +398,31 @@ def test_a_subnormal_width_on_equal_rows_is_refused():
     gave a raw LinAlgError."""
     with pytest.raises(ValueError, match="larger width"):
         RidgeHeadClassifier(kernel="rbf", width=1e-310).fit(np.ones((10, 2)), np.arange(10) % 2)
+
+
+@pytest.mark.parametrize("head", [RidgeHeadRegressor, RidgeHeadClassifier])
+def test_rows_of_zero_weight_are_no_rows_of_the_gaussian_kernel(head):
+    """Rows of weight 0 set the kernel's width (the median distance between training
+    rows), its penalty's scale and the rows kept to predict: a per-step model's padded
+    steps (NaN targets, weight 0) changed its predictions by 0.12 with the padding's
+    value. The model is that of the weighted rows alone (to float64 rounding of the same
+    sums: 1e-12 relative)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5))
+    y = X[:, 0] + 0.1 * rng.standard_normal(60)
+    if head is RidgeHeadClassifier:
+        y = (y > 0).astype(int)
+    weight = np.where(np.arange(60) % 3 == 0, 0.0, 1.0)
+    noisy = X.copy()
+    noisy[weight == 0] = 50 * rng.standard_normal((20, 5))  # far from the rest
+    kept = weight > 0
+    with_zeros = head(kernel="rbf").fit(noisy, y, sample_weight=weight)
+    alone = head(kernel="rbf").fit(X[kept], y[kept])
+    assert with_zeros.gamma_ == pytest.approx(alone.gamma_, rel=1e-12)
+    assert with_zeros.alpha_ == alone.alpha_
+    assert with_zeros.X_fit_.shape[0] == kept.sum()
+    X_new = rng.standard_normal((10, 5))
+    method = "decision_function" if head is RidgeHeadClassifier else "predict"
+    np.testing.assert_allclose(
+        getattr(with_zeros, method)(X_new), getattr(alone, method)(X_new), rtol=1e-12, atol=1e-12
+    )

@@ -404,3 +404,27 @@ def test_every_step_missing_in_a_scored_or_held_out_set_is_refused_by_name():
     )
     with pytest.raises(ValueError, match="no step to score early stopping on"):
         dense.fit(X[:40], y[:40], X_val=X[40:], y_val=np.full_like(y[40:], np.nan))
+
+
+def test_nan_padding_of_x_and_pandas_missing_targets_in_per_step_regression():
+    """NaN-padded X got the features' advice, a list of arrays, which per-step targets
+    refuse (a circle): it gets the per-step advice, in fit and predict. Targets missing
+    as pandas' ``pd.NA`` (nullable columns) are NaN's missing steps (an unclear TypeError
+    from scikit-learn's checks before)."""
+    pd = pytest.importorskip("pandas")
+    X, y, lengths = padded_steps(n=30)
+    nan_padded = X.copy()
+    for i, length in enumerate(lengths):
+        nan_padded[i, length:] = np.nan
+    model = LMURegressor(feature_output="sequence", head="ridge", order=8)
+    with pytest.raises(ValueError, match=r"pad them with a finite value instead \(np.nan_to_num"):
+        model.fit(nan_padded, y)
+    model.fit(X, y)
+    with pytest.raises(ValueError, match=r"np.nan_to_num\(X\)"):
+        model.predict(nan_padded)
+    nullable = pd.DataFrame(y).astype("Float64")
+    assert nullable.isna().to_numpy().sum() == np.isnan(y).sum() > 0
+    from_pandas = LMURegressor(feature_output="sequence", head="ridge", order=8)
+    from_pandas.fit(X, nullable)
+    np.testing.assert_array_equal(from_pandas.predict(X), model.predict(X))
+    assert from_pandas.score(X, nullable) == model.score(X, y)
