@@ -212,6 +212,13 @@ def _as_float_targets(y):
     columns) as NaN, which marks a missing step (they met NumPy as an object array the
     missing steps were not looked for in, and scikit-learn's checks failed on them)."""
     if hasattr(y, "to_numpy") and hasattr(y, "dtypes"):  # a pandas DataFrame or Series
+        from pandas.api.types import is_numeric_dtype
+
+        dtypes = [y.dtypes] if y.ndim == 1 else list(y.dtypes)
+        if not all(is_numeric_dtype(dtype) for dtype in dtypes):
+            return np.asarray(
+                y
+            )  # (text: to_numpy(dtype=float) would parse it; the head refuses it)
         try:
             return y.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError):  # (not numbers: refused by the head, by name)
@@ -1937,7 +1944,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             raise ValueError("feature_output='sequence' needs X of shape (n_samples, n_steps).")
         if isinstance(X, np.ndarray) and X.ndim in (2, 3) and X.dtype.kind == "f":
             last = X[:, :, None] if X.ndim == 2 else X
-            padded = nan_padded(last.swapaxes(1, 2) if self.channels_first else last)
+            swapped = self.channels_first and X.ndim == 3  # (2-D X: (n_samples, n_steps))
+            padded = nan_padded(last.swapaxes(1, 2) if swapped else last)
             if padded:  # (the features' own advice, a list of arrays, is refused here)
                 raise ValueError(_SEQUENCE_NAN_PADDING.format(padded))
         if self.channels_first and len(shape) == 3:

@@ -1447,7 +1447,10 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         if isinstance(kernel, str) and kernel == "auto":
             enough = counts.sum() >= AUTO_KERNEL_MIN_PER_CLASS * len(self.classes_)
             kernel = "rbf" if enough and len(y) <= KERNEL_MAX_SAMPLES else "linear"
-        if kernel == "rbf":
+        kept = None  # the training rows the Gaussian kernel keeps (None: all)
+        if kernel == "rbf" and sample_weight is not None:
+            positive = np.flatnonzero(np.asarray(to_numpy(sample_weight)) > 0)
+            kept = None if len(positive) == X.shape[0] else positive
             sample_weight, X, Y, indices = _weighted_rows(sample_weight, X, Y, indices)
         path = self._solve(X, Y, sample_weight, relative, feature_weights, kernel)
         if relative is not None:
@@ -1465,10 +1468,10 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         if path.coef is not None:
             self.coef_ = to_numpy(path.coef)
         self.intercept_ = to_numpy(path.intercept)
-        self._calibrate(X, Y, path, indices, sample_weight)
+        self._calibrate(X, Y, path, indices, sample_weight, kept)
         return self
 
-    def _calibrate(self, X, Y, path: _RidgePath, indices, sample_weight) -> None:
+    def _calibrate(self, X, Y, path: _RidgePath, indices, sample_weight, kept=None) -> None:
         """Leave-one-out decision values at ``alpha_`` and the temperature fitted on them."""
         xp = array_module_of(X)
         Y = xp.asarray(Y)
@@ -1489,6 +1492,8 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
                 loo = to_numpy(Y - residual / (1.0 - path.leverage)[:, None])
             self.loo_decision_ = loo[:, 0] if loo.shape[1] == 1 else loo
             self.loo_rows_ = None if path.rows is None else to_numpy(path.rows)
+            if kept is not None:  # (rows of zero weight left out of the Gaussian kernel's)
+                self.loo_rows_ = kept if self.loo_rows_ is None else kept[self.loo_rows_]
             logits = _logits(self.loo_decision_)
             scale, self.loo_log_loss_ = _fit_inverse_temperature(logits, indices, sample_weight)
         self.temperature_ = 1.0 / scale

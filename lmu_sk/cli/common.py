@@ -89,9 +89,11 @@ def as_options(message: str) -> str:
     for name, option in _LAYOUTS.items():
         message = message.replace(name, option)
     # (the transformer works within half of --max-memory: the other half is the batch's)
-    return re.sub(
-        r"\bmax_memory\b(?!=)", "--max-memory (half of it is the computation's)", message
+    # (said once: a message naming it twice repeated the note)
+    message = re.sub(
+        r"\bmax_memory\b(?!=)", "--max-memory (half of it is the computation's)", message, count=1
     )
+    return re.sub(r"\bmax_memory\b(?!=)", "--max-memory", message)
 
 
 def feature_error(exc: BaseException) -> str:

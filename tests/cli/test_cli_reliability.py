@@ -862,6 +862,11 @@ def test_max_memory_sizes_the_batches_and_the_computation():
     # the transformer's refusal names the option, and its half (it named max_memory)
     said = common.as_options("... is available for it. Use fewer thresholds, or raise max_memory.")
     assert said.endswith("or raise --max-memory (half of it is the computation's).")
+    said = common.as_options("max_memory allows 1.50 MB; raise max_memory or use less.")
+    assert said == (
+        "--max-memory (half of it is the computation's) allows 1.50 MB; raise --max-memory "
+        "or use less."
+    )  # (the note once)
 
 
 @pytest.mark.parametrize("value", ["lots", "0", "-1GB"])

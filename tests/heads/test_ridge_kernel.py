@@ -426,3 +426,26 @@ def test_rows_of_zero_weight_are_no_rows_of_the_gaussian_kernel(head):
     np.testing.assert_allclose(
         getattr(with_zeros, method)(X_new), getattr(alone, method)(X_new), rtol=1e-12, atol=1e-12
     )
+
+
+def test_the_kernel_classifier_s_leave_one_out_rows_name_the_rows_of_weight():
+    """Rows of zero weight left out of the Gaussian kernel: its leave-one-out decisions
+    are those of the rows kept, and ``loo_rows_`` says which (it said all: the early
+    classifier's checkpoints met a shape mismatch)."""
+    from lmu_sk import LMUClassifier
+    from lmu_sk.early import LMUEarlyClassifier
+
+    rng = np.random.default_rng(0)
+    y = np.arange(40) % 2
+    weight = np.ones(40)
+    weight[:4] = 0.0
+    head = RidgeHeadClassifier(kernel="rbf").fit(
+        rng.standard_normal((40, 3)), y, sample_weight=weight
+    )
+    np.testing.assert_array_equal(head.loo_rows_, np.arange(4, 40))
+    assert len(head.loo_decision_) == 36
+    X = rng.standard_normal((40, 30, 1))
+    X[y == 1] += 0.5
+    for kernel in ("rbf", "auto"):
+        model = LMUClassifier(head="ridge", kernel=kernel, order=4)
+        LMUEarlyClassifier(model, checkpoints=4).fit(X, y, sample_weight=weight)

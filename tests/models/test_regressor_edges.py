@@ -428,3 +428,21 @@ def test_nan_padding_of_x_and_pandas_missing_targets_in_per_step_regression():
     from_pandas.fit(X, nullable)
     np.testing.assert_array_equal(from_pandas.predict(X), model.predict(X))
     assert from_pandas.score(X, nullable) == model.score(X, y)
+
+
+def test_text_targets_from_pandas_and_padding_of_2d_channels_first_x():
+    """Per-step targets of text in a DataFrame were parsed as numbers (refused from
+    NumPy); a 2-D X with channels_first=True (read as (n_samples, n_steps)) had its NaN
+    padding looked for as one step of many channels, and got the list-of-arrays advice."""
+    pd = pytest.importorskip("pandas")
+    X, y, lengths = padded_steps(n=20)
+    model = LMURegressor(feature_output="sequence", head="ridge", order=8)
+    text = pd.DataFrame(np.nan_to_num(y).astype(str))
+    with pytest.raises(ValueError, match="got text"):
+        model.fit(X, text)
+    nan_padded = X.copy()
+    for i, length in enumerate(lengths):
+        nan_padded[i, length:] = np.nan
+    first = LMURegressor(feature_output="sequence", head="ridge", order=8, channels_first=True)
+    with pytest.raises(ValueError, match=r"np.nan_to_num\(X\)"):
+        first.fit(nan_padded, y)
