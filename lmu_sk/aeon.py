@@ -609,10 +609,10 @@ class LMUAeonEarlyClassifier(_CheckedCollection, BaseEarlyClassifier):
     for cases not decided yet; at the training length every case is decided (later time
     points are not read). ``update_predict`` and ``update_predict_proba`` continue from
     :attr:`state_info` with longer series of the cases still undecided (the decided ones
-    removed, the order kept): they raise a ValueError for more cases than are undecided or
-    series that are not longer than before. ``score`` returns the harmonic mean of accuracy
-    and ``1 - earliness``, the accuracy and the earliness (decision time points over the
-    training length) of ``predict``.
+    removed, the order kept): they raise a ValueError for a number of cases other than the
+    undecided ones or series that are not longer than before. ``score`` returns the
+    harmonic mean of accuracy and ``1 - earliness``, the accuracy and the earliness
+    (decision time points over the training length) of ``predict``.
 
     Series of unequal lengths are not taken here (as by aeon's TEASER): aeon's early
     classifiers read a collection as series seen up to a common time point. For unequal

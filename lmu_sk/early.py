@@ -467,7 +467,15 @@ or a list of sequences of different lengths
                 row[: min(len(u), width)] = u[:width]
             U = padded
         U = U[:, :n_steps]
-        stream._advance(U, U.shape[1])
+        try:
+            stream._advance(U, U.shape[1])
+        except ValueError as error:  # the stream's range errors, in terms of X
+            message = str(error)
+            if not message.startswith("U "):
+                raise
+            message = message.replace("; the stream was left unchanged", "")
+            message = message.replace("the stream would", "the decisions step by step would")
+            raise ValueError(f"X{message[1:]}") from None
         decisions = stream._decisions
         if finish:
             ended = ~decisions.decided

@@ -820,3 +820,17 @@ def test_checkpoint_heads_beyond_memory_are_refused_before_the_first(monkeypatch
     with pytest.raises(ValueError, match=r"19 checkpoint heads .* fewer checkpoints"):
         model.fit(X, y)
     assert not calls
+
+
+def test_values_beyond_float32_in_a_batch_name_x(fitted):
+    """``decide`` and ``predict`` read a batch step by step through the stream, whose
+    range error named ``U`` and a stream the user never made."""
+    model = fitted
+    huge = bumps()[0].copy()
+    huge[0, 0] = 1e39
+    for method in (model.decide, model.predict):
+        with pytest.raises(
+            ValueError, match=r"^X holds finite values .* beyond the largest"
+        ) as error:
+            method(huge)
+        assert "stream" not in str(error.value)
