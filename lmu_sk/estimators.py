@@ -1239,6 +1239,16 @@ class _LMUBase(BaseEstimator):
             self.__dict__.pop("head_", None)
         if (X_val is None) != (y_val is None):
             raise ValueError("Pass both X_val and y_val, or neither.")
+        # missing steps refused before anything is computed (targets in memory; a dask
+        # y is checked once computed, below)
+        for targets, name in ((y, "y"), (y_val, "y_val")):
+            if targets is None or _dask.is_dask_array(targets):
+                continue
+            try:
+                targets = _as_float_targets(targets)
+            except ValueError:  # (ragged: refused by the checks of their shape, below)
+                continue
+            self._refuse_missing_on_dask(targets, name)
         self.head_kind_ = self._resolved_head(X.shape[0])
         self._warn_of_unused_head_params(stacklevel=6)
         # as in memory: the ridge head's features in float64

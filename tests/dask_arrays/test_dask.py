@@ -490,8 +490,9 @@ def test_missing_per_step_targets_are_refused_on_dask_by_name(sync, gather_limit
         with pytest.raises(ValueError, match="y marks missing steps"):
             LMURegressor(**params).partial_fit(Xd, y)
     clean = np.nan_to_num(y)
-    with pytest.raises(ValueError, match="y_val marks missing steps"):
-        LMURegressor(**params, early_stopping=True).fit(Xd, clean, X_val=X[:10], y_val=y[:10])
+    with dask.config.set({GATHER_LIMIT_KEY: gather_limit}):  # (before X_val is gathered)
+        with pytest.raises(ValueError, match="y_val marks missing steps"):
+            LMURegressor(**params, early_stopping=True).fit(Xd, clean, X_val=X[:10], y_val=y[:10])
 
 
 @pytest.mark.parametrize("given_validation", [False, True])
