@@ -659,7 +659,8 @@ def _exact_ridge_path(
             tried = alphas
             if relative is not None:
                 s2_host = to_numpy(s2)
-                nonzero = s2_host > s2_host.max() * 1e-12
+                # (none: one row of weight, whose centered features are zero)
+                nonzero = s2_host > (s2_host.max() * 1e-12 if s2_host.size else 0.0)
                 scale = float(s2_host[nonzero].mean()) if nonzero.any() else 1.0
                 tried = np.asarray([relative * scale])
             UtY = U.T @ Yc

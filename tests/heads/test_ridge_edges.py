@@ -255,3 +255,19 @@ def test_columns_of_very_different_scales_with_more_samples_than_features(spread
     reference = RidgeClassifierCV(alphas=alphas).fit(X, labels)
     assert head.alpha_ == reference.alpha_
     np.testing.assert_array_equal(head.predict(X), reference.predict(X))
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_one_row_of_weight_is_a_model_of_its_class(kernel):
+    """A single row of positive weight (the rest 0): its centered features are zero, so
+    the penalty's scale had no nonzero eigenvalue to come from (a raw 'zero-size array to
+    reduction operation maximum' for the linear model); every prediction is its class."""
+    from lmu_sk.ridge import RidgeHeadClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((10, 3)), np.arange(10) % 2
+    weight = np.zeros(10)
+    weight[1] = 1.0
+    head = RidgeHeadClassifier(kernel=kernel).fit(X, y, sample_weight=weight)
+    np.testing.assert_array_equal(head.predict(X), np.ones(10, dtype=int))
+    assert np.all(head.predict_proba(X)[:, 1] > 0.5)
