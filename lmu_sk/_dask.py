@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._device import get_array_module, is_dask_array, resolve_device, to_numpy
-from ._input import cast_checked, check_dtype_param, powers_of_two_near
+from ._input import cast_checked, check_dtype_param, powers_of_two_near, step_target_rows
 from ._memory import available_memory, check_fits, format_bytes, resolve_budget
 from .engine.plan import rows_within
 from .neural.training import RowBlocks
@@ -305,10 +305,7 @@ def feature_rows(F, y=None):
                     f"({n_samples}, {n_steps}) or ({n_samples}, {n_steps}, n_outputs); got "
                     f"{y.shape}."
                 )
-            # one output on an axis of its own: one column to the head, 1-D rows (as in
-            # memory; predict gives the axis back)
-            one_output = y.ndim == 3 and y.shape[2] == 1
-            y = y.reshape(n_samples * n_steps, *([] if one_output else y.shape[2:]))
+            y = step_target_rows(y, n_samples * n_steps)
     return F, y
 
 

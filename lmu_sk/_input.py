@@ -272,6 +272,19 @@ _MISSING = (
 )
 
 
+def has_output_axis(y) -> bool:
+    """Whether per-step targets hold one output on an axis of its own,
+    ``(n_samples, n_steps, 1)`` (a model fitted on them predicts that shape)."""
+    return np.ndim(y) == 3 and np.shape(y)[2] == 1
+
+
+def step_target_rows(y, n_rows: int):
+    """Per-step targets ``(n_samples, n_steps[, n_outputs])`` as ``n_rows`` rows, one
+    output on an axis of its own as 1-D rows (one column of targets to a head, which
+    warned of a column vector)."""
+    return y.reshape(n_rows, *([] if has_output_axis(y) else y.shape[2:]))
+
+
 def nan_padded(X: np.ndarray) -> int:
     """How many sequences of the channels-last array ``X`` end in NaN padding, where its
     non-finite values are all such padding (NaN on every channel at the last steps of a

@@ -52,10 +52,12 @@ from ._input import (
     check_float_dtype,
     check_step_names,
     from_nested,
+    has_output_axis,
     is_ragged,
     nan_padded,
     powers_of_two_near,
     refuse_unreadable,
+    step_target_rows,
     warn_channels_last,
 )
 from ._persistence import VersionedPickleMixin
@@ -215,14 +217,9 @@ def _as_float_targets(y):
         from pandas.api.types import is_numeric_dtype
 
         dtypes = [y.dtypes] if y.ndim == 1 else list(y.dtypes)
-        if not all(is_numeric_dtype(dtype) for dtype in dtypes):
-            return np.asarray(
-                y
-            )  # (text: to_numpy(dtype=float) would parse it; the head refuses it)
-        try:
+        if all(is_numeric_dtype(dtype) for dtype in dtypes):
             return y.to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError):  # (not numbers: refused by the head, by name)
-            return np.asarray(y)
+        return np.asarray(y)  # (text, which to_numpy(dtype=float) parses: the head refuses it)
     return np.asarray(to_numpy(y))  # (a CuPy y comes over to the host)
 
 
@@ -1242,13 +1239,8 @@ class _LMUBase(BaseEstimator):
         # missing steps refused before anything is computed (targets in memory; a dask
         # y is checked once computed, below)
         for targets, name in ((y, "y"), (y_val, "y_val")):
-            if targets is None or _dask.is_dask_array(targets):
-                continue
-            try:
-                targets = _as_float_targets(targets)
-            except ValueError:  # (ragged: refused by the checks of their shape, below)
-                continue
-            self._refuse_missing_on_dask(targets, name)
+            if targets is not None and not _dask.is_dask_array(targets):
+                self._refuse_missing_on_dask(targets, name)
         self.head_kind_ = self._resolved_head(X.shape[0])
         self._warn_of_unused_head_params(stacklevel=6)
         # as in memory: the ridge head's features in float64
@@ -1295,7 +1287,7 @@ class _LMUBase(BaseEstimator):
         blocks = _dask.row_blocks(F, self._prepare_block, indices)
         y_rows = _dask.feature_rows(F, y)[1]
         if F.ndim == 3:  # per-step targets: (n_samples, n_steps, 1) predicted so
-            self._output_axis = y.ndim == 3 and y.shape[2] == 1
+            self._output_axis = has_output_axis(y)
         return self._fit_head(blocks, y_rows, partial=False, X_val=X_val, y_val=y_val)
 
     def _partial_fit_dask(self, X, y, classes=None):
@@ -1314,7 +1306,7 @@ class _LMUBase(BaseEstimator):
         y = _dask.aligned_targets(y, F.shape[0])
         self._refuse_missing_on_dask(y, "y")
         if F.ndim == 3:  # per-step targets: (n_samples, n_steps, 1) predicted so
-            self._output_axis = y.ndim == 3 and y.shape[2] == 1
+            self._output_axis = has_output_axis(y)
         blocks = _dask.row_blocks(F, self._prepare_block)
         return self._fit_head(blocks, _dask.feature_rows(F, y)[1], partial=True, classes=classes)
 
@@ -1339,9 +1331,12 @@ class _LMUBase(BaseEstimator):
         result = self._head_method(method)(_dask.feature_rows(F)[0])
         if F.ndim != 3:
             return result
-        # (per-step targets of shape (n_samples, n_steps, 1): that shape, as in memory)
-        axis = (1,) if self.__dict__.get("_output_axis", False) else ()
-        return result.reshape(*F.shape[:-1], *result.shape[1:], *axis)
+        return result.reshape(*F.shape[:-1], *result.shape[1:], *self._output_axes())
+
+    def _output_axes(self) -> tuple[int, ...]:
+        """``(1,)`` where per-step targets of shape ``(n_samples, n_steps, 1)`` were fitted
+        (their predictions take that shape), else ``()``."""
+        return (1,) if self.__dict__.get("_output_axis", False) else ()
 
     def _predict_dask(self, X, method: str):
         """Lazy ``predict`` / ``predict_proba`` / ``decision_function`` of a dask array:
@@ -1996,13 +1991,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
                 f"({n_samples}, {n_steps}) or ({n_samples}, {n_steps}, n_outputs); got "
                 f"{y.shape}."
             )
-        # one output on an axis of its own, (n_samples, n_steps, 1), is one column of
-        # targets to the head (its rows 1-D: a column was warned of as a column vector)
-        # and the axis is given back by predict
-        one_output = y.ndim == 3 and y.shape[2] == 1
-        if not held_out:
-            self._output_axis = one_output
-        return y.reshape(n_samples * n_steps, *([] if one_output else y.shape[2:]))
+        if not held_out:  # (targets of shape (n_samples, n_steps, 1): predicted so)
+            self._output_axis = has_output_axis(y)
+        return step_target_rows(y, n_samples * n_steps)
 
     def _missing_unweighted(self, weights, targets):
         """Steps whose targets are all NaN (the padding of sequences of different lengths
@@ -2046,7 +2037,11 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         """Per-step targets of a dask fit with steps all NaN (padding): refused by name
         (a dask fit takes no weights, and the head's own message, 'Input y contains NaN',
         contradicted the in-memory support)."""
-        if np.ndim(y) < 2 or self._missing_steps(np.reshape(y, (-1, *np.shape(y)[2:]))) is None:
+        try:
+            y = _as_float_targets(y)
+        except ValueError:  # (ragged: refused by the checks of their shape)
+            return
+        if y.ndim < 2 or self._missing_steps(y.reshape(-1, *y.shape[2:])) is None:
             return
         raise ValueError(
             f"{name} marks missing steps (NaN targets, the padding of sequences of different "
@@ -2106,9 +2101,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         shape = self._sequence_shape(X) if self._per_step() else None
         prediction = self._apply_head(X, "predict")
         if shape is not None:
-            # (targets of shape (n_samples, n_steps, 1): that shape)
-            axis = (1,) if self.__dict__.get("_output_axis", False) else ()
-            return prediction.reshape(*shape, *prediction.shape[1:], *axis)
+            return prediction.reshape(*shape, *prediction.shape[1:], *self._output_axes())
         return prediction
 
     def score(self, X, y, sample_weight=None) -> float:

@@ -928,20 +928,21 @@ def _check_feature_weights(feature_weights, n_features: int) -> np.ndarray | Non
 
 
 def _weighted_rows(sample_weight, X, *arrays):
-    """``X`` and the ``arrays`` (aligned with its rows) without the rows of zero weight,
-    and their weights: the Gaussian kernel's rows (its width is the median distance
-    between training rows, and it keeps them to predict: rows of no weight changed the
-    model). Unchanged where every weight is positive, or there are none."""
+    """``(kept, sample_weight, X, *arrays)``: the rows of positive weight (``kept``, their
+    indices), of ``X``, of the ``arrays`` aligned with its rows and of the weights, the
+    Gaussian kernel's rows (its width is the median distance between training rows, and
+    it keeps them to predict: rows of no weight changed the model). ``kept`` is ``None``
+    and nothing changes where every weight is positive, or there are none."""
     if sample_weight is None:
-        return (sample_weight, X, *arrays)
+        return (None, sample_weight, X, *arrays)
     kept = np.flatnonzero(np.asarray(to_numpy(sample_weight)) > 0)
     if len(kept) == X.shape[0]:
-        return (sample_weight, X, *arrays)
+        return (None, sample_weight, X, *arrays)
 
     def taken(a):  # (each on its own array module: NumPy or CuPy)
         return a[array_module_of(a).asarray(kept)]
 
-    return (taken(sample_weight), taken(X), *(taken(a) for a in arrays))
+    return (kept, taken(sample_weight), taken(X), *(taken(a) for a in arrays))
 
 
 def _is_weight(value) -> bool:
@@ -1449,10 +1450,8 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             enough = counts.sum() >= AUTO_KERNEL_MIN_PER_CLASS * len(self.classes_)
             kernel = "rbf" if enough and len(y) <= KERNEL_MAX_SAMPLES else "linear"
         kept = None  # the training rows the Gaussian kernel keeps (None: all)
-        if kernel == "rbf" and sample_weight is not None:
-            positive = np.flatnonzero(np.asarray(to_numpy(sample_weight)) > 0)
-            kept = None if len(positive) == X.shape[0] else positive
-            sample_weight, X, Y, indices = _weighted_rows(sample_weight, X, Y, indices)
+        if kernel == "rbf":
+            kept, sample_weight, X, Y, indices = _weighted_rows(sample_weight, X, Y, indices)
         path = self._solve(X, Y, sample_weight, relative, feature_weights, kernel)
         if relative is not None:
             logger.info(
@@ -1693,7 +1692,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
             )
         Y = y.reshape(len(y), -1)
         if isinstance(self.kernel, str) and self.kernel == "rbf":
-            sample_weight, X, Y = _weighted_rows(sample_weight, X, Y)
+            _, sample_weight, X, Y = _weighted_rows(sample_weight, X, Y)
         path = self._solve(X, Y, sample_weight, feature_weights=feature_weights)
         intercept = to_numpy(path.intercept)
         self.intercept_ = float(intercept[0]) if y.ndim == 1 else intercept

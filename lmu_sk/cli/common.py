@@ -80,6 +80,8 @@ _AS_OPTIONS = re.compile(
     r"\b(order|theta|discretizer|output|dtype|method|device)=(['\"]?)([\w.+-]+)\2"
 )
 _LAYOUTS = {"channels_first=True": "--channels-first", "channels_first=False": "--channels-last"}
+# the transformer's max_memory where a message names it (not a value given, max_memory=...)
+_MAX_MEMORY = re.compile(r"\bmax_memory\b(?!=)")
 
 
 def as_options(message: str) -> str:
@@ -88,12 +90,10 @@ def as_options(message: str) -> str:
     message = _AS_OPTIONS.sub(lambda match: f"--{match[1]} {match[3]}", message)
     for name, option in _LAYOUTS.items():
         message = message.replace(name, option)
-    # (the transformer works within half of --max-memory: the other half is the batch's)
-    # (said once: a message naming it twice repeated the note)
-    message = re.sub(
-        r"\bmax_memory\b(?!=)", "--max-memory (half of it is the computation's)", message, count=1
-    )
-    return re.sub(r"\bmax_memory\b(?!=)", "--max-memory", message)
+    # (the transformer works within half of --max-memory: the other half is the batch's;
+    # said once, where a message names it twice)
+    message = _MAX_MEMORY.sub("--max-memory (half of it is the computation's)", message, 1)
+    return _MAX_MEMORY.sub("--max-memory", message)
 
 
 def feature_error(exc: BaseException) -> str:
@@ -248,7 +248,7 @@ def batch_rows(args: argparse.Namespace, array, transformer=None) -> int:
             float(min(rows, array.shape[0] or 1)) * (input_bytes + feature_bytes),
             f"A batch of {rows} rows",
             advice,
-            None if budget is None else min(budget // 2, available_memory()),
+            None if budget is None else min(batch_budget(args), available_memory()),
         )
     except MemoryBudgetError as exc:
         raise UsageError(str(exc)) from exc
