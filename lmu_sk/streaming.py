@@ -1201,6 +1201,9 @@ class _ModelStream:
         self._head = copy.deepcopy(estimator.head_)
         self._dense = _is_dense_head(self._head)
         self._outputs_of = None
+        # per-step targets fitted as (n_samples, n_steps, 1): predictions keep that axis
+        output_axes = getattr(estimator, "_output_axes", None)
+        self._output_axes = output_axes() if output_axes is not None else ()
         # a ridge head takes the features as they come, its standardization folded into
         # its coefficients (the Gaussian kernel's: into the rows it compares), as the
         # estimator's batch prediction does where that is well conditioned: no pass over
@@ -1365,12 +1368,17 @@ class RegressorStream(_ModelStream):
 
     @_exclusive
     def predict(self) -> np.ndarray:
-        """Predicted targets, ``(n_streams,)`` or ``(n_streams, n_outputs)``, float64."""
+        """Predicted targets, ``(n_streams,)`` or ``(n_streams, n_outputs)``, float64
+        (``(n_streams, 1)`` for a model fitted on per-step targets of shape
+        ``(n_samples, n_steps, 1)``, as its ``predict`` keeps that axis)."""
         if not self._dense:
             head, rows = self._head_and_rows()
-            return to_numpy(head.predict(rows))
-        y = to_numpy(self._outputs()).astype(np.float64)
-        return y.ravel() if y.shape[1] == 1 else y
+            y = to_numpy(head.predict(rows))
+        else:
+            y = to_numpy(self._outputs()).astype(np.float64)
+            y = y.ravel() if y.shape[1] == 1 else y
+        # (streams saved before the axis was kept: none)
+        return y.reshape(*y.shape, *self.__dict__.get("_output_axes", ()))
 
 
 # ---------------------------------------------------------------------------- early decisions

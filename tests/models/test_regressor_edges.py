@@ -446,3 +446,25 @@ def test_text_targets_from_pandas_and_padding_of_2d_channels_first_x():
     first = LMURegressor(feature_output="sequence", head="ridge", order=8, channels_first=True)
     with pytest.raises(ValueError, match=r"np.nan_to_num\(X\)"):
         first.fit(nan_padded, y)
+
+
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_a_stream_of_a_model_fitted_on_one_output_on_an_axis_keeps_it(head):
+    """A stream answers what the regressor answers at the latest step: (n_streams, 1) for
+    per-step targets of shape (n_samples, n_steps, 1) (it gave (n_streams,)), the
+    values those of the batch's last step."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((30, 20))
+    y = np.cumsum(X, axis=1)[:, :, None]
+    params = dict(feature_output="sequence", head=head, order=8, max_iter=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LMURegressor(**params).fit(X, y)
+    stream = model.stream(n_streams=4)
+    for t in range(3):
+        stream.update(X[:4, t])
+    prediction = stream.predict()
+    assert prediction.shape == (4, 1)
+    # float32 DN states: the stream's step by step, the batch's by the engine's blocked
+    # products (another order of float32 sums, ~1e-7 relative over 3 steps)
+    np.testing.assert_allclose(prediction, model.predict(X[:4, :3])[:, -1], rtol=1e-5, atol=1e-6)
