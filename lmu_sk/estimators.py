@@ -1054,8 +1054,14 @@ class _LMUBase(BaseEstimator):
                     "chooses its penalty by leave-one-out cross-validation. Drop them or use "
                     "head='dense'."
                 )
+            # standardized features: the Gram matrices of float32's products (1.7x-1.9x
+            # faster; over the 42 development sets the same penalties, decisions within 1e-5)
             self.head_ = self._make_head().fit(
-                F, y, sample_weight=sample_weight, feature_weights=self._window_weights(F)
+                F,
+                y,
+                sample_weight=sample_weight,
+                feature_weights=self._window_weights(F),
+                gram_dtype=np.float32 if self._standardized else None,
             )
             return self
         head = getattr(self, "head_", None)

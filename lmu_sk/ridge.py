@@ -123,6 +123,17 @@ _LARGEST_FEATURE_WEIGHT = float(np.sqrt(np.finfo(np.float64).max))
 # feature weights constant over at most this many runs of adjacent columns share one pass
 # of Gram matrices (a run's matrix serves every candidate); beyond, one Gram per candidate
 _MAX_WEIGHT_RUNS = 64
+# Gram matrices in single precision (``gram_dtype=np.float32``, the LMU estimators' for
+# their standardized features): the products of float32 columns summed in float64 over
+# blocks of this many columns (1.7x-1.9x faster than float64's products on one core, for
+# 300-1 800 rows of 12 000-15 000 features; blocks of 1 024: 1.65x-1.75x)
+_SINGLE_BLOCK_COLUMNS = 4096
+# and the directions of eigenvalues below this fraction of the matrix's trace (its
+# energy) are taken as null: over the 42 development sets the rounding's perturbation of
+# the Gram matrix of the standardized features (Frobenius norm) is 0.13-0.16 times
+# float32's eps times the trace, their smallest nonzero eigenvalue (duplicate rows apart)
+# at least 8e-6 times it, 70 times that eps
+_SINGLE_NULL_ENERGY = float(np.finfo(np.float32).eps)
 
 
 def _power_of_two_near(value: float) -> float:
@@ -165,33 +176,65 @@ def _weight_runs(weights: np.ndarray) -> list[slice] | None:
     return [slice(a, b) for a, b in itertools.pairwise(bounds)]
 
 
-def _weighted_grams(X, x_mean, root, weights: np.ndarray, xp: ModuleType) -> list:
+def _weighted_grams(
+    X, x_mean, root, weights: np.ndarray, xp: ModuleType, single: bool = False, centered=True
+) -> list:
     """``Xc diag(w^2) Xc^T`` for every row ``w`` of ``weights``, ``Xc = root * (X - x_mean)``.
 
     Over runs of columns weighted alike (:func:`_weight_runs`) each run's Gram matrix is
     formed once and added to every candidate's with its squared weight: the flops of one
     Gram matrix whatever the number of candidates, ``n_candidates + 1`` matrices of
-    ``n_samples**2`` held.
+    ``n_samples**2`` held. ``single``, ``centered``: see :func:`_centered_gram`.
     """
-    grams = _uncentered_grams(X, weights, xp)
+    grams = _uncentered_grams(X, weights, xp, single)
     return [
-        _centered_gram(X, x_mean, root, xp, w, gram)
+        _centered_gram(X, x_mean, root, xp, w, gram, single, centered)
         for w, gram in zip(weights, grams, strict=True)
     ]
 
 
-def _uncentered_grams(X, weights, xp: ModuleType) -> list:
+def _products(X, xp: ModuleType, single: bool = False, w2=None):
+    """``X diag(w2) X^T`` (``w2`` ``None``: ``X X^T``), float64; with ``single`` the products
+    of the columns rounded to float32, summed in float64 over blocks of
+    ``_SINGLE_BLOCK_COLUMNS`` columns (one symmetric rank-k update each)."""
+    if not single:
+        return X @ X.T if w2 is None else (X * w2) @ X.T
+    gram = xp.zeros((X.shape[0], X.shape[0]))
+    for start in range(0, X.shape[1], _SINGLE_BLOCK_COLUMNS):
+        columns = slice(start, start + _SINGLE_BLOCK_COLUMNS)
+        block = X[:, columns].astype(xp.float32)
+        if w2 is not None:
+            block *= xp.sqrt(w2[columns]).astype(xp.float32)
+        gram += block @ block.T
+    return gram
+
+
+def _without_intercept_direction(G, root, xp: ModuleType):
+    """``P G P`` with ``P`` the projection off the intercept's direction (``root``, the
+    square roots of the weights as a column, or the ones vector where ``None``), in place:
+    a null direction of the centered Gram matrix, which single precision's rounding
+    leaves an eigenvalue well above float64's (see ``_SINGLE_NULL_ENERGY``)."""
+    r = xp.ones(G.shape[0]) if root is None else root[:, 0]
+    r = r / xp.sqrt(r @ r)
+    c = G @ r
+    G -= c[:, None] * r[None, :]
+    G -= r[:, None] * c[None, :]
+    G += float(r @ c) * (r[:, None] * r[None, :])
+    return G
+
+
+def _uncentered_grams(X, weights, xp: ModuleType, single: bool = False) -> list:
     """``X diag(w^2) X^T`` for every row ``w`` of ``weights`` (``None``: ``[X X^T]``),
-    over the runs of columns weighted alike (:func:`_weight_runs`) where they are few."""
+    over the runs of columns weighted alike (:func:`_weight_runs`) where they are few;
+    with ``single`` in float32's products (:func:`_products`)."""
     if weights is None:
-        return [X @ X.T]
+        return [_products(X, xp, single)]
     runs = _weight_runs(weights)
     if runs is None:
-        return [(X * xp.asarray(w) ** 2) @ X.T for w in weights]
+        return [_products(X, xp, single, xp.asarray(w) ** 2) for w in weights]
     grams = [xp.zeros((X.shape[0], X.shape[0])) for _ in weights]
     for run in runs:
-        block = X[:, run]
-        piece = block @ block.T
+        piece = _products(X[:, run], xp, single)
         for gram, w in zip(grams, weights, strict=True):
             gram += float(w[run.start]) ** 2 * piece
     return grams
@@ -207,6 +250,8 @@ def _decompositions(
     width: float | None = None,
     share=None,
     grams: list | None = None,
+    single: bool = False,
+    centered: bool = True,
 ):
     """``U``, ``s^2``, the kernel's values and ``V`` with ``Xw Xw^T = U diag(s^2) U^T``,
     ``Xw = root * (X - x_mean) * w``, for each row ``w`` of ``weights`` in turn (``None``:
@@ -220,12 +265,19 @@ def _decompositions(
     ``root``; the kernel's values are then ``(gamma, c)``, its ``gamma`` and the weighted
     row means ``c`` of the uncentered kernel matrix. ``log`` reports the steps.
     ``grams``: the linear model's uncentered ``X diag(w^2) X^T`` of every candidate where
-    they are already made (overwritten).
+    they are already made (overwritten). ``single``: the linear model's Gram matrices of
+    float32's products (see :func:`_centered_gram`; ``grams`` made so), their directions
+    of less than ``_SINGLE_NULL_ENERGY`` of the trace null; ``centered``: the features are
+    centered (the model has an intercept).
     """
     n_samples, n_features = X.shape
+    single = single and width is None
     if grams is not None:
         ws = [None] if weights is None else list(weights)
-        grams = [_centered_gram(X, x_mean, root, xp, w, g) for w, g in zip(ws, grams, strict=True)]
+        grams = [
+            _centered_gram(X, x_mean, root, xp, w, g, single, centered)
+            for w, g in zip(ws, grams, strict=True)
+        ]
     elif n_samples > n_features and width is None:
         yield from _decompositions_primal(X, x_mean, root, weights, xp, log)
         return
@@ -238,9 +290,9 @@ def _decompositions(
     if grams is None:
         with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
             if weights is None:
-                grams = [_centered_gram(X, gram_mean, gram_root, xp)]
+                grams = [_centered_gram(X, gram_mean, gram_root, xp, None, None, single, centered)]
             else:
-                grams = _weighted_grams(X, gram_mean, gram_root, weights, xp)
+                grams = _weighted_grams(X, gram_mean, gram_root, weights, xp, single, centered)
     for k in range(len(grams)):
         G, grams[k] = grams[k], None
         kernel = None
@@ -269,6 +321,8 @@ def _decompositions(
         # penalty (it differed between LAPACK builds): exact zeros below the rounding level.
         size = n_samples if width is not None else min(n_samples, n_features)
         floor = float(xp.max(s2)) * size * float(xp.finfo(s2.dtype).eps)
+        if single:
+            floor = max(floor, _SINGLE_NULL_ENERGY * float(xp.sum(xp.abs(s2))))
         yield U, xp.where(s2 > floor, s2, 0.0), kernel, None
 
 
@@ -386,6 +440,7 @@ def _ridge_path(
     log: StepLog = _QUIET,
     weights: np.ndarray | None = None,
     width: float | None = None,
+    single: bool = False,
 ):
     """:func:`ridge_loo`'s computation, keeping the leverages of the chosen penalty.
 
@@ -398,12 +453,16 @@ def _ridge_path(
 
     With a ``width`` the model is the Gaussian kernel's (see :func:`_exact_ridge_path`),
     which is exact only: at most ``KERNEL_MAX_SAMPLES`` samples (the heads check it).
+    ``single``: the linear model's Gram matrices of float32's products (see
+    :func:`_centered_gram`).
     """
     n_samples, n_features = X.shape
+    single = single and width is None
     if width is not None or min(n_samples, n_features) <= EXACT_LOO_MAX:
         return _exact_ridge_path(
-            X, Y, alphas, fit_intercept, sample_weight, relative, log, weights, width
-        )
+            X, Y, alphas, fit_intercept, sample_weight, relative, log, weights, width,
+            single=single,
+        )  # fmt: skip
     xp = array_module_of(X)
     # evenly spaced among the rows that count: a row of zero weight has no error to leave
     # out (and rows of zero weight only would leave the path nothing to weigh)
@@ -427,10 +486,10 @@ def _ridge_path(
             "Use fewer samples or features, or the dense head (head='dense').",
         )
         with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-            full = _uncentered_grams(X, weights, xp)
+            full = _uncentered_grams(X, weights, xp, single)
     chosen = _exact_ridge_path(
         X[rows], Y[rows], alphas, fit_intercept, row_weights, relative, log, weights,
-        grams=None if full is None else [g[rows][:, rows] for g in full],
+        grams=None if full is None else [g[rows][:, rows] for g in full], single=single,
     )  # fmt: skip
     residual = chosen.residual
     if row_weights is not None:  # the path's residuals are scaled by sqrt(w): unscaled here
@@ -441,7 +500,7 @@ def _ridge_path(
     gram = None if full is None else full[chosen.candidate]
     del full
     coef, intercept = _solve_at(
-        X, Y, alpha, fit_intercept, sample_weight, log, column_weight, gram
+        X, Y, alpha, fit_intercept, sample_weight, log, column_weight, gram, single
     )
     return chosen._replace(coef=coef, intercept=intercept, residual=residual, rows=rows)
 
@@ -493,12 +552,14 @@ def _solve_at(
     log: StepLog = _QUIET,
     column_weight: np.ndarray | None = None,
     gram=None,
+    single: bool = False,
 ):
     """Ridge coefficients and intercept at one penalty, by one linear system in the
     smaller of the samples' and the features' spaces (as :func:`_exact_ridge_path`
     scales the targets, so the two agree); fitted on the columns times ``column_weight``
     where it is given, the coefficients returned those of ``X`` itself. ``gram``: the
-    uncentered ``X diag(column_weight^2) X^T`` where it is already made (overwritten)."""
+    uncentered ``X diag(column_weight^2) X^T`` where it is already made (overwritten);
+    ``single``: see :func:`_centered_gram` (the features' space's system is float64's)."""
     xp = array_module_of(X)
     n_samples, n_features = X.shape
     check_fits(
@@ -511,13 +572,15 @@ def _solve_at(
     with np.errstate(over="ignore", invalid="ignore"):
         if n_samples <= n_features:
             if gram is not None:
-                K = _centered_gram(X, x_mean, root, xp, column_weight, gram)
+                K = _centered_gram(X, x_mean, root, xp, column_weight, gram, single, fit_intercept)
             else:
                 with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
                     if column_weight is None:
-                        K = _centered_gram(X, x_mean, root, xp)
+                        K = _centered_gram(X, x_mean, root, xp, None, None, single, fit_intercept)
                     else:
-                        (K,) = _weighted_grams(X, x_mean, root, column_weight[None, :], xp)
+                        (K,) = _weighted_grams(
+                            X, x_mean, root, column_weight[None, :], xp, single, fit_intercept
+                        )
             with log.step(f"the {n_samples} x {n_samples} system at alpha={alpha:.4g}"):
                 K[xp.diag_indices(n_samples)] += alpha
                 dual = _solve_positive(K, Yc, xp)
@@ -563,17 +626,28 @@ def _solve_positive(A, B, xp: ModuleType):
     return solution
 
 
-def _centered_gram(X, x_mean, root, xp: ModuleType, column_weight=None, gram=None):
+def _centered_gram(
+    X,
+    x_mean,
+    root,
+    xp: ModuleType,
+    column_weight=None,
+    gram=None,
+    single: bool = False,
+    centered: bool = True,
+):
     """``Xc Xc^T`` with ``Xc = root * (X - x_mean) * column_weight`` (``root`` a column,
     ``column_weight`` a row of the features' weights; either may be ``None``), formed from
     the uncentered ``X diag(w^2) X^T`` (``gram`` where it is already made) where the means
     carry little of the features' energy (see ``GRAM_MEAN_ENERGY``), else from the
-    centered copy."""
+    centered copy. ``single``: the products in float32 (:func:`_products`; ``gram`` made
+    so), the intercept's direction then projected out where ``x_mean`` centers the
+    features (``centered``: the model has an intercept)."""
     w2 = None if column_weight is None else xp.asarray(column_weight, dtype=xp.float64) ** 2
     if gram is not None:
         G = gram
     else:
-        G = X @ X.T if w2 is None else (X * w2) @ X.T
+        G = _products(X, xp, single, w2)
     weighted_mean = x_mean if w2 is None else x_mean * w2
     mean_square = float(x_mean @ weighted_mean)
     if X.shape[0] * mean_square <= GRAM_MEAN_ENERGY * float(xp.trace(G)):
@@ -591,8 +665,10 @@ def _centered_gram(X, x_mean, root, xp: ModuleType, column_weight=None, gram=Non
         if root is not None:
             Xc *= root
         _refuse_overflow(Xc, root, xp)
-        G = Xc @ Xc.T
+        G = _products(Xc, xp, single)
     _refuse_overflow(G, root, xp)
+    if single and centered:
+        G = _without_intercept_direction(G, root, xp)
     return G
 
 
@@ -607,6 +683,7 @@ def _exact_ridge_path(
     weights: np.ndarray | None = None,
     width: float | None = None,
     grams: list | None = None,
+    single: bool = False,
 ):
     """:func:`_ridge_path` by one decomposition that serves every penalty.
 
@@ -620,7 +697,8 @@ def _exact_ridge_path(
     With a ``width`` the model is kernel ridge with the Gaussian kernel of that width on
     the rows of ``X * w`` (``lmu_sk._gaussian_kernel``): the same leave-one-out
     machinery on the centered kernel matrix instead of ``Xw Xw^T``, and the path's
-    ``dual`` and ``gamma`` in place of ``coef``. ``grams``: see :func:`_decompositions`.
+    ``dual`` and ``gamma`` in place of ``coef``. ``grams``, ``single``: see
+    :func:`_decompositions`.
     """
     xp = array_module_of(X)
     n_samples, n_features = X.shape
@@ -652,7 +730,9 @@ def _exact_ridge_path(
     if width is not None and fit_intercept:
         share = xp.full(n_samples, 1.0 / n_samples) if w is None else w / w.sum()
     chosen = None
-    decompositions = _decompositions(X, x_mean, root, weights, xp, log, width, share, grams)
+    decompositions = _decompositions(
+        X, x_mean, root, weights, xp, log, width, share, grams, single, fit_intercept
+    )
     with np.errstate(over="ignore", invalid="ignore"):
         # Xc = root * (X - x_mean) is never formed where _decompositions need not
         for candidate, (U, s2, kernel, V) in enumerate(decompositions):
@@ -945,6 +1025,37 @@ def _weighted_rows(sample_weight, X, *arrays):
     return (kept, taken(sample_weight), taken(X), *(taken(a) for a in arrays))
 
 
+# float32's products of features of this magnitude, summed over _SINGLE_BLOCK_COLUMNS,
+# neither overflow nor fall below float32's normal range (whose rounding is relative)
+_SINGLE_RANGE = (2.0**-60, 2.0**59)
+
+
+def _single_gram(gram_dtype, X) -> bool:
+    """Whether ``gram_dtype`` (``None``, float64 or float32) asks for float32's products,
+    which ``X``'s magnitude must allow."""
+    try:
+        dtype = np.dtype(np.float64 if gram_dtype is None else gram_dtype).name
+    except TypeError:
+        dtype = "not a dtype"
+    if dtype not in ("float64", "float32"):
+        raise ValueError(
+            f"gram_dtype must be None or float64 (the default) or float32; got {gram_dtype!r}."
+        )
+    if dtype == "float64":
+        return False
+    xp = array_module_of(X)
+    largest = float(xp.max(xp.abs(X))) if X.size else 1.0
+    low, high = _SINGLE_RANGE
+    if not low <= largest <= high:
+        raise ValueError(
+            f"gram_dtype=float32 sums the features' products in float32, which takes "
+            f"features of magnitude between {low:.2g} and {high:.2g}; the largest here is "
+            f"{largest:.3g}. Standardize them (the LMU estimators do) or use float64 "
+            "(gram_dtype=None)."
+        )
+    return True
+
+
 def _is_weight(value) -> bool:
     return (
         isinstance(value, numbers.Real)
@@ -1102,7 +1213,14 @@ class _RidgeHead(BaseEstimator):
     _kernels: tuple[str, ...] = KERNELS
 
     def _solve(
-        self, X, Y, sample_weight=None, relative=None, feature_weights=None, kernel=None
+        self,
+        X,
+        Y,
+        sample_weight=None,
+        relative=None,
+        feature_weights=None,
+        kernel=None,
+        gram_dtype=None,
     ) -> _RidgePath:
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be True or False; got {self.fit_intercept!r}.")
@@ -1117,6 +1235,7 @@ class _RidgeHead(BaseEstimator):
                 "kernel='linear'."
             )
         weights = _check_feature_weights(feature_weights, X.shape[1])
+        single = _single_gram(gram_dtype, X)
         if weights is not None and relative is not None:
             weights = weights[:1]  # leave-one-out cannot choose: the first candidate
         log = self._log()
@@ -1131,6 +1250,7 @@ class _RidgeHead(BaseEstimator):
             log,
             weights,
             width,
+            single,
         )
         self.kernel_ = kernel
         self.feature_weights_ = None if weights is None else weights[path.candidate]
@@ -1379,7 +1499,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         )
         self.class_weight = class_weight
 
-    def fit(self, X, y, sample_weight=None, feature_weights=None) -> Self:
+    def fit(self, X, y, sample_weight=None, feature_weights=None, gram_dtype=None) -> Self:
         """Fit the one-vs-rest ridge models, choose the penalty and calibrate.
 
         Parameters
@@ -1399,15 +1519,24 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             constant over a few runs of adjacent columns (as weights per block of features are).
             ``coef_`` acts on ``X`` itself, so prediction needs no weights. When every class has a
             single sample the first candidate is used.
+        gram_dtype : None, float64 or float32, default=None
+            The precision of the linear model's Gram matrix ``X X^T`` (fewer samples than
+            features): float32 takes the products of the features rounded to float32,
+            summed in float64 per 4 096 columns (1.7x-1.9x faster on a CPU), and treats the
+            directions of less than float32's eps times its trace as null (float64: eps
+            times ``n_samples`` times its largest eigenvalue). For features of comparable
+            scale, such as standardized ones (the LMU estimators pass float32 for theirs:
+            over the 42 development sets the same penalties and decisions within 1e-5);
+            the Gaussian kernel and more samples than features use float64 whatever it is.
 
         Returns
         -------
         self
         """
         with state_kept_on_error(self):  # a refused refit keeps the fitted model
-            return self._fit(X, y, sample_weight, feature_weights)
+            return self._fit(X, y, sample_weight, feature_weights, gram_dtype)
 
-    def _fit(self, X, y, sample_weight, feature_weights) -> Self:
+    def _fit(self, X, y, sample_weight, feature_weights, gram_dtype=None) -> Self:
         X, y = self._validate_X_y(X, y, y_numeric=False)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         check_classification_targets(y)
@@ -1452,7 +1581,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         kept = None  # the training rows the Gaussian kernel keeps (None: all)
         if kernel == "rbf":
             kept, sample_weight, X, Y, indices = _weighted_rows(sample_weight, X, Y, indices)
-        path = self._solve(X, Y, sample_weight, relative, feature_weights, kernel)
+        path = self._solve(X, Y, sample_weight, relative, feature_weights, kernel, gram_dtype)
         if relative is not None:
             logger.info(
                 "%s: every class has a single training sample, so leave-one-out cannot "
@@ -1650,7 +1779,7 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         )
         self.clip_margin = clip_margin
 
-    def fit(self, X, y, sample_weight=None, feature_weights=None) -> Self:
+    def fit(self, X, y, sample_weight=None, feature_weights=None, gram_dtype=None) -> Self:
         """Fit the ridge model and choose the penalty.
 
         Parameters
@@ -1663,15 +1792,17 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         feature_weights : array-like of shape (n_candidates, n_features), default=None
             Candidate weights of the features, chosen with the penalty by leave-one-out:
             see :meth:`RidgeHeadClassifier.fit`.
+        gram_dtype : None, float64 or float32, default=None
+            The precision of the Gram matrix: see :meth:`RidgeHeadClassifier.fit`.
 
         Returns
         -------
         self
         """
         with state_kept_on_error(self):  # a refused refit keeps the fitted model
-            return self._fit(X, y, sample_weight, feature_weights)
+            return self._fit(X, y, sample_weight, feature_weights, gram_dtype)
 
-    def _fit(self, X, y, sample_weight, feature_weights) -> Self:
+    def _fit(self, X, y, sample_weight, feature_weights, gram_dtype=None) -> Self:
         margin = self.clip_margin
         if margin is not None and not _is_weight(margin):
             raise ValueError(
@@ -1693,7 +1824,9 @@ class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
         Y = y.reshape(len(y), -1)
         if isinstance(self.kernel, str) and self.kernel == "rbf":
             _, sample_weight, X, Y = _weighted_rows(sample_weight, X, Y)
-        path = self._solve(X, Y, sample_weight, feature_weights=feature_weights)
+        path = self._solve(
+            X, Y, sample_weight, feature_weights=feature_weights, gram_dtype=gram_dtype
+        )
         intercept = to_numpy(path.intercept)
         self.intercept_ = float(intercept[0]) if y.ndim == 1 else intercept
         if path.coef is not None:

@@ -54,8 +54,11 @@ def test_default_models_on_cupy_blocks_and_targets(gpu, estimator):
     target = y if estimator is LMUClassifier else X[:, -5:].sum(axis=1)
     model = estimator(device="gpu").fit(on_device(gpu, X), on_device(gpu, target))
     reference = estimator(device="cpu").fit(X, target)
+    # the features agree to their float32 sums' rounding (above), which moves the float32
+    # rounding of the ridge head's Gram products (gram_dtype=float32 for standardized
+    # features): the predictions to a few 1e-6 of their scale
     np.testing.assert_allclose(
-        model.predict(on_device(gpu, X)).compute(), reference.predict(X), rtol=1e-6, atol=1e-9
+        model.predict(on_device(gpu, X)).compute(), reference.predict(X), rtol=2e-5, atol=1e-9
     )
 
 

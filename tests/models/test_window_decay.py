@@ -34,7 +34,10 @@ def test_the_choice_is_the_ridge_heads_on_the_standardized_features(kernel):
     # the float64 features the composite's ridge head takes
     F = clf.features_._transform(X, False, dtype=np.float64)
     F = (F - clf.feature_mean_) / clf.feature_scale_
-    alone = RidgeHeadClassifier(kernel=kernel).fit(F, y, feature_weights=candidates)
+    # (the composite's standardized features take float32's Gram products: so here)
+    alone = RidgeHeadClassifier(kernel=kernel).fit(
+        F, y, feature_weights=candidates, gram_dtype=np.float32
+    )
     np.testing.assert_array_equal(alone.feature_weights_, clf.head_.feature_weights_)
     assert alone.alpha_ == clf.alpha_
     # float64 on both sides, the features' rounding apart: 1e-8 of the coefficients' scale

@@ -1,0 +1,127 @@
+"""The ridge heads' Gram matrices of float32's products (``fit(..., gram_dtype=float32)``,
+the LMU estimators' for their standardized features) against float64's.
+
+The features are rounded to float32 (a relative 6e-8) and their products summed in float32
+over blocks of 4 096 columns: the Gram matrix moves by about 1e-7 of its scale, the
+coefficients of these well-conditioned problems (standardized columns, more features than
+samples, no direction below 1e-4 of the trace) by 1e-5 of theirs at most, far below a change
+of the chosen penalty. The intercept's direction, which that rounding would leave an
+eigenvalue near 1e-7 of the trace instead of 0, is projected out exactly.
+"""
+
+import numpy as np
+import pytest
+
+import lmu_sk.ridge as ridge
+from lmu_sk import LMUClassifier, LMURegressor
+from lmu_sk.ridge import RidgeHeadClassifier, RidgeHeadRegressor
+
+ALPHAS = np.logspace(-3, 5, 17)
+COEF_TOL = 1e-5  # of the coefficients' largest magnitude (see the module docstring)
+
+
+def _standardized(n_samples: int, n_features: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    latent = rng.standard_normal((n_samples, 8))
+    X = latent @ rng.standard_normal((8, n_features)) + rng.standard_normal(
+        (n_samples, n_features)
+    )
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    signal = latent[:, 0] - latent[:, 1] + 0.3 * rng.standard_normal(n_samples)
+    return X, signal, rng
+
+
+def _assert_same_model(single, double):
+    assert single.alpha_ == double.alpha_
+    np.testing.assert_allclose(
+        single.coef_, double.coef_, rtol=0, atol=COEF_TOL * np.abs(double.coef_).max()
+    )
+    np.testing.assert_allclose(
+        single.cv_errors_, double.cv_errors_, rtol=1e-4, atol=1e-9 * double.cv_errors_.max()
+    )
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("candidates", [False, True])
+def test_single_precision_products_give_the_same_classifier(weighted, candidates):
+    X, signal, rng = _standardized(90, 2500)
+    y = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3]))
+    weight = rng.uniform(0.2, 3.0, len(y)) if weighted else None
+    # two candidates constant over runs of columns (the composites' window decays), or none
+    runs = np.repeat(np.arange(5), 500)
+    weights = np.stack([np.ones(2500), 2.0**-runs]) if candidates else None
+    fitted = {
+        dtype: RidgeHeadClassifier(alphas=ALPHAS).fit(
+            X, y, sample_weight=weight, feature_weights=weights, gram_dtype=dtype
+        )
+        for dtype in (None, np.float32)
+    }
+    _assert_same_model(fitted[np.float32], fitted[None])
+    np.testing.assert_allclose(
+        fitted[np.float32].predict_proba(X), fitted[None].predict_proba(X), atol=1e-5
+    )
+
+
+def test_single_precision_products_give_the_same_regressor_beyond_the_exact_path(monkeypatch):
+    """Beyond EXACT_LOO_MAX rows (here lowered to 60 of 150) the penalty is chosen on evenly
+    spaced rows (a block of the float32 Gram matrix, centered on its own) and the model
+    solved on every row from the whole matrix: both centered exactly."""
+    monkeypatch.setattr(ridge, "EXACT_LOO_MAX", 60)
+    X, signal, _ = _standardized(150, 1800, seed=1)
+    fitted = {
+        dtype: RidgeHeadRegressor(alphas=ALPHAS).fit(X, 10.0 + signal, gram_dtype=dtype)
+        for dtype in (None, "float32")
+    }
+    _assert_same_model(fitted["float32"], fitted[None])
+    np.testing.assert_allclose(fitted["float32"].intercept_, fitted[None].intercept_, rtol=1e-7)
+
+
+def test_the_intercept_stays_a_null_direction_beside_duplicate_rows():
+    """Centering leaves the Gram matrix the intercept's exact null direction, which
+    float32's rounding lifts to ~1e-7 of the trace: counted as a direction of the fit it
+    changes the leave-one-out errors (its leverage counted twice) and the penalty chosen.
+    Projected out, the errors are float64's. (Duplicated rows, the other null directions,
+    give bit-identical float32 products: their differences stay null.)"""
+    X, signal, _ = _standardized(60, 3000, seed=2)
+    X = np.concatenate([X, X[:20]])
+    y = np.concatenate([signal, signal[:20]]) > 0
+    fitted = {
+        dtype: RidgeHeadClassifier(alphas=ALPHAS).fit(X, y, gram_dtype=dtype)
+        for dtype in (None, np.float32)
+    }
+    _assert_same_model(fitted[np.float32], fitted[None])
+
+
+@pytest.mark.parametrize("gram_dtype", ["float16", np.int32, "double precision", 3])
+def test_an_unknown_gram_dtype_is_refused(gram_dtype):
+    X, signal, _ = _standardized(20, 50)
+    with pytest.raises(ValueError, match="gram_dtype must be None or float64"):
+        RidgeHeadRegressor().fit(X, signal, gram_dtype=gram_dtype)
+
+
+@pytest.mark.parametrize("scale", [1e20, 1e-20])
+def test_features_beyond_float32_products_are_refused(scale):
+    X, signal, _ = _standardized(20, 50)
+    with pytest.raises(ValueError, match="Standardize them"):
+        RidgeHeadRegressor().fit(X * scale, signal, gram_dtype=np.float32)
+    RidgeHeadRegressor().fit(X * scale, signal)  # float64's products take them
+
+
+@pytest.mark.parametrize("scale_features", [True, False])
+@pytest.mark.parametrize("estimator", [LMUClassifier, LMURegressor])
+def test_the_composites_ask_for_single_precision_for_standardized_features_only(
+    monkeypatch, estimator, scale_features
+):
+    asked = []
+    for head in (RidgeHeadClassifier, RidgeHeadRegressor):
+        fit = head.fit
+
+        def spy(self, *args, _fit=fit, **kwargs):
+            asked.append(kwargs.get("gram_dtype"))
+            return _fit(self, *args, **kwargs)
+
+        monkeypatch.setattr(head, "fit", spy)
+    X, signal, _ = _standardized(40, 30, seed=3)
+    y = signal > 0 if estimator is LMUClassifier else signal
+    estimator(order=4, scale_features=scale_features).fit(X, y)
+    assert asked == [np.float32 if scale_features else None]
