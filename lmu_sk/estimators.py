@@ -1192,7 +1192,9 @@ class _LMUBase(BaseEstimator):
         if first:
             self.head_kind_ = self._partial_head()
         self._check_targets_for_head(y)
-        weights = self._weights(sample_weight, X, y, classes=kwargs.get("classes"))
+        weights = self._weights(
+            sample_weight, X, y, classes=kwargs.get("classes"), incremental=True
+        )
         targets = self._targets(y, X)  # (checked before the features are computed)
         weights, targets = self._missing_unweighted(weights, targets)
         if first:
@@ -1367,8 +1369,9 @@ class _LMUBase(BaseEstimator):
                 "of X by their weights instead."
             )
 
-    def _weights(self, sample_weight, X, y=None, classes=None):
-        """The head's sample weights for per-sequence ``sample_weight``."""
+    def _weights(self, sample_weight, X, y=None, classes=None, incremental=False):
+        """The head's sample weights for per-sequence ``sample_weight`` (of ``partial_fit``
+        where ``incremental``, ``classes`` its own)."""
         return sample_weight
 
     def _partial_head(self) -> str:
@@ -1677,17 +1680,18 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
                 "(sklearn.multioutput.MultiOutputClassifier)."
             )
 
-    def _weights(self, sample_weight, X, y=None, classes=None):
+    def _weights(self, sample_weight, X, y=None, classes=None, incremental=False):
         """Per-sequence weights times the class weights, as ``RidgeClassifierCV`` and
         ``LogisticRegression`` apply ``class_weight``."""
         if self.class_weight is None or y is None:
             return sample_weight
         # the ridge head's checks and messages, whichever head trains; y as an array
         # (an array-like without NumPy's functions failed in scikit-learn's weights)
-        # a model's classes (partial_fit's later batches may lack some), else those
-        # given to a first partial_fit, else y's
+        # partial_fit: the model's classes (later batches may lack some), else those
+        # given to its first call; fit: y's (a warm start continues a dense head only on
+        # the classes it has, which y must hold; the ridge head is fitted anew)
         fitted = getattr(self.__dict__.get("head_"), "classes_", None)
-        classes = fitted if fitted is not None else classes
+        classes = (fitted if fitted is not None else classes) if incremental else None
         return with_class_weight(self.class_weight, np.asarray(y), sample_weight, classes)
 
     @_OnlyIncremental
@@ -1963,7 +1967,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return shape[0], shape[2]
         return shape[0], shape[1]
 
-    def _weights(self, sample_weight, X, y=None, classes=None):
+    def _weights(self, sample_weight, X, y=None, classes=None, incremental=False):
         """Per-sequence weights, repeated for every step with 'sequence' features (whose
         sequences' lengths are checked here, before anything reads their targets)."""
         if self.feature_output != "sequence":

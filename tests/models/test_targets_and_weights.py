@@ -144,6 +144,25 @@ def test_a_first_partial_fit_checks_class_weight_against_its_classes():
     assert model.classes_.tolist() == [0, 1, 2]
 
 
+@pytest.mark.parametrize("head", ["ridge", "dense"])
+def test_a_warm_refit_checks_class_weight_against_its_own_labels(head):
+    """With warm_start=True a refit's dict was checked against the previous fit's classes:
+    a key naming a class of the new labels refused, a stale one accepted (the ridge head
+    is fitted anew; a dense head continues only on the classes y holds)."""
+    X, signal = _data(40)
+    y = (signal > 0).astype(int)
+    params = dict(order=4, warm_start=True, head=head, hidden_layer_sizes=(5,), max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LMUClassifier(**params).fit(X, y)
+        if head == "ridge":  # new labels: a dense head refuses to continue on them
+            model.set_params(class_weight={"pos": 3.0}).fit(X, np.where(y, "pos", "neg"))
+            assert model.classes_.tolist() == ["neg", "pos"]
+        model = LMUClassifier(**params).fit(X, np.arange(40) % 3)
+        with pytest.raises(ValueError, match="not classes of y"):
+            model.set_params(class_weight={0: 1.0, 2: 5.0}).fit(X, y)
+
+
 def test_partial_fit_of_per_step_features_with_the_auto_head():
     """With 'sequence' features head='auto' is the dense head, which partial_fit
     continues (it was refused as if 'auto' were the ridge head)."""
