@@ -286,7 +286,7 @@ def _decompositions(
     # on an offset of the features, and a.a + b.b - 2 a.b then loses no precision to one
     gram_root, gram_mean = root, x_mean
     if width is not None:
-        gram_root, gram_mean = None, X.mean(axis=0)
+        gram_root, gram_mean = None, _column_means(X, None, xp)
     if grams is None:
         with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
             if weights is None:
@@ -337,6 +337,16 @@ def _centered_blocks(X, x_mean, root, xp: ModuleType):
         if root is not None:
             block *= root[rows]
         yield rows, block
+
+
+def _centered_product(X, x_mean, B, xp: ModuleType):
+    """``(X - x_mean)^T B``, by blocks of rows of the centered features: ``X^T B - x_mean
+    sum(B)`` cancels a huge column's mean against itself (a constant 1e30's coefficient
+    1e13 where ``sum(B)`` rounds to 1e-17 instead of 0), the centered column is 0."""
+    product = xp.zeros((X.shape[1], B.shape[1]))
+    for rows, block in _centered_blocks(X, x_mean, None, xp):
+        product += block.T @ B[rows]
+    return product
 
 
 def _feature_gram(X, x_mean, root, xp: ModuleType, Yc=None):
@@ -521,6 +531,17 @@ class _Centered(NamedTuple):
     w: object
 
 
+def _column_means(X, w, xp: ModuleType):
+    """The columns' (weighted, ``w`` not ``None``) means, a constant column's its value
+    exactly: rounded (``n * 1e30 / n``), a huge constant would leave its centered column a
+    constant of its last bit, whose energy swamps the other columns' (every direction of
+    theirs then falls below the decomposition's rounding floor)."""
+    mean = X.mean(axis=0) if w is None else (w @ X) / w.sum()
+    if X.shape[0] == 0:
+        return mean
+    return xp.where(X.max(axis=0) == X.min(axis=0), X[0], mean)
+
+
 def _centered(X, Y, fit_intercept: bool, sample_weight, xp: ModuleType) -> _Centered:
     """:class:`_Centered` of ``X``, ``Y`` (the centered features are never formed)."""
     X = X.astype(xp.float64, copy=False)
@@ -533,9 +554,9 @@ def _centered(X, Y, fit_intercept: bool, sample_weight, xp: ModuleType) -> _Cent
         if not fit_intercept:
             x_mean, y_mean = xp.zeros(X.shape[1]), xp.zeros(Y.shape[1])
         elif w is None:
-            x_mean, y_mean = X.mean(axis=0), Y.mean(axis=0)
+            x_mean, y_mean = _column_means(X, None, xp), Y.mean(axis=0)
         else:
-            x_mean, y_mean = (w @ X) / w.sum(), (w @ Y) / w.sum()
+            x_mean, y_mean = _column_means(X, w, xp), (w @ Y) / w.sum()
         root = None if w is None else xp.sqrt(w)[:, None]
         Yc = Y - y_mean
         if root is not None:
@@ -587,7 +608,7 @@ def _solve_at(
             del K
             if root is not None:
                 dual = dual * root
-            coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T
+            coef = _centered_product(X, x_mean, dual, xp).T
             if w is not None:  # Xw^T dual, times w again: X's coefficients
                 coef = coef * w**2
         else:
@@ -799,7 +820,7 @@ def _exact_ridge_path(
                 dual * y_scale,
                 gamma,
             )
-        coef = (X.T @ dual - x_mean[:, None] * dual.sum(axis=0)[None, :]).T  # Xc^T dual
+        coef = _centered_product(X, x_mean, dual, xp).T  # Xc^T dual
         if weights is not None:  # Xw^T dual, times w again: the coefficients of X itself
             coef = coef * xp.asarray(weights[candidate] ** 2)
     return _linear_path(
@@ -1266,7 +1287,7 @@ class _RidgeHead(BaseEstimator):
                 rows = rows * xp.asarray(self.feature_weights_)
             # kept centered, and new rows centered alike: the distances' |a|^2 + |b|^2 -
             # 2 a.b then loses no precision to a common offset of the features
-            offset = rows.mean(axis=0)
+            offset = _column_means(rows, None, xp)
             self.X_fit_ = to_numpy(rows - offset)
             self.X_fit_offset_ = to_numpy(offset)
             self.gamma_ = float(path.gamma)

@@ -271,3 +271,27 @@ def test_one_row_of_weight_is_a_model_of_its_class(kernel):
     head = RidgeHeadClassifier(kernel=kernel).fit(X, y, sample_weight=weight)
     np.testing.assert_array_equal(head.predict(X), np.ones(10, dtype=int))
     assert np.all(head.predict_proba(X)[:, 1] > 0.5)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("shape", [(30, 6), (10, 40)])
+def test_a_huge_constant_column_changes_nothing(kernel, shape):
+    """Centered, a constant column is zero. Its rounded mean (30 * 1e30 / 30 is not 1e30)
+    left it a constant of its last bit, ~1e14, whose energy swamped the other columns':
+    every coefficient ~1e-50, or 0 with fewer samples than features."""
+    from lmu_sk.ridge import RidgeHeadClassifier, RidgeHeadRegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=shape)
+    y = X[:, 0] + 0.1 * rng.normal(size=shape[0])
+    with_column = np.c_[X, np.full(shape[0], 1e30)]
+    for head, target in ((RidgeHeadRegressor, y), (RidgeHeadClassifier, y > 0)):
+        plain = head(alphas=[1.0, 10.0], kernel=kernel).fit(X, target)
+        wide = head(alphas=[1.0, 10.0], kernel=kernel).fit(with_column, target)
+        # float64 on both sides, the same factorization but for an exact zero column
+        np.testing.assert_allclose(
+            wide.decision_function(with_column) if hasattr(wide, "classes_") else
+            wide.predict(with_column),
+            plain.decision_function(X) if hasattr(plain, "classes_") else plain.predict(X),
+            rtol=1e-9, atol=1e-12,
+        )  # fmt: skip
