@@ -30,6 +30,7 @@ __all__ = [
     "is_ragged",
     "largest_magnitude",
     "object_as_float",
+    "refuse_underflow",
     "refuse_unreadable",
 ]
 
@@ -210,7 +211,7 @@ def powers_of_two_near(largest, xp=np):
     return xp.exp2(xp.floor(xp.log2(xp.where(largest > 0, largest, 1.0))))
 
 
-def _refuse_underflow(parts: list, dtype: np.dtype, wider: str = WIDER_DTYPE) -> None:
+def refuse_underflow(parts: list, dtype: np.dtype, wider: str = WIDER_DTYPE) -> None:
     """Raise where the arrays ``parts``, to be converted to ``dtype``, are not all zero but
     every value is below its normal range (NaN compares as False: the callers report
     non-finite values)."""
@@ -651,7 +652,7 @@ def _validate_array(
     if check_finite and not np.isfinite(X).all():
         raise _non_finite_error(X, ndim)
     if dtype is not None:
-        _refuse_underflow([X], dtype, wider)
+        refuse_underflow([X], dtype, wider)
         X = cast_checked(X, dtype, wider)
     return X
 
@@ -722,7 +723,7 @@ def as_sequences(
             f"All sequences must have the same number of channels; found {sorted(channels)}."
         )
     common = np.dtype(dtype or np.result_type(*[seq.dtype for seq in sequences]))
-    _refuse_underflow(sequences, common, wider)  # of the sequences together: one may be tiny
+    refuse_underflow(sequences, common, wider)  # of the sequences together: one may be tiny
     return [cast_checked(seq, common, wider) for seq in sequences]
 
 

@@ -11,6 +11,7 @@ train on them.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import inspect
 import math
@@ -120,6 +121,21 @@ _MANY_SAMPLES_BIASES = 4
 # their ~23 s, the four sets of 600-613 sequences).
 _WINDOW_DECAYS = (0.0, 2.0)
 _WINDOW_DECAY_MAX_SAMPLES = 400
+
+
+# the composites' parameters that make their features (feature_output has its own check)
+_FEATURE_PARAMS = ("order", "theta", "discretizer", "dtype", "channels_first", "channels",
+                   "channel_sums")  # fmt: skip
+
+
+def _same_value(a, b) -> bool:
+    """Whether two parameter values are equal, sequences and arrays element by element."""
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+    except (TypeError, ValueError):  # (ragged or unlike values)
+        return a == b
 
 
 def _window_decay_weights(features, decays) -> np.ndarray | None:
@@ -843,6 +859,10 @@ class _LMUBase(BaseEstimator):
         so integer weights scale as repeated rows do and a zero weight takes no part.
         """
         params = self._transformer_params(_num_samples(X))
+        # what partial_fit's later calls continue (see _check_features_unchanged)
+        self._fitted_feature_params = {
+            name: copy.deepcopy(getattr(self, name)) for name in _FEATURE_PARAMS
+        }
         on_device = params["device"] != "cpu" and self.memory is None
         compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
         # the ridge head solves in float64: its features are made so, and scaled in place
@@ -1184,6 +1204,7 @@ class _LMUBase(BaseEstimator):
         check_step_names(self, X, reset=first)
         if not first:  # in memory and on dask alike
             self._check_output_unchanged()
+            self._check_features_unchanged()
         if _dask.is_dask_array(X):
             self._refuse_dask_weights(sample_weight)
             return self._partial_fit_dask(X, y, **kwargs)
@@ -1214,6 +1235,25 @@ class _LMUBase(BaseEstimator):
                 f"partial_fit, whose features are {fitted!r}: partial_fit continues the "
                 f"fitted features. Set it back (set_params(feature_output={fitted!r})) or "
                 "call fit to start over."
+            )
+
+    def _check_features_unchanged(self) -> None:
+        """Refuse feature parameters (``order``, ``theta``, ...) set since the first
+        ``partial_fit`` to other values: the later calls continue the fitted features, so
+        the model would silently keep the old ones while ``get_params`` shows the new."""
+        fitted = self.__dict__.get("_fitted_feature_params")  # (models saved before: none)
+        if fitted is None:
+            return
+        changed = [
+            name for name, value in fitted.items() if not _same_value(getattr(self, name), value)
+        ]
+        if changed:
+            now = ", ".join(f"{name}={getattr(self, name)!r}" for name in changed)
+            then = ", ".join(f"{name}={fitted[name]!r}" for name in changed)
+            raise ValueError(
+                f"{now} set after the first partial_fit, whose features were made with "
+                f"{then}: partial_fit continues the fitted features. Set them back "
+                f"(set_params({then})) or call fit to start over."
             )
 
     def _held_out(self, X_val, y_val):

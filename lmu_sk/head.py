@@ -71,11 +71,13 @@ from ._device import (
     to_numpy,
 )
 from ._input import (
+    cast_checked,
     check_device_matrix,
     check_float_dtype,
     check_regression_targets,
     is_device_array,
     refuse_text_targets,
+    refuse_underflow,
 )
 from ._memory import check_fits, check_predictions_fit
 from ._persistence import VersionedPickleMixin
@@ -427,11 +429,14 @@ class _BaseDenseHead(BaseEstimator):
         """``X`` as a C-contiguous array of ``dtype`` where training runs.
 
         A CuPy ``X`` stays on the device when training runs there, and comes to the host
-        once when it runs on the CPU; host arrays are moved by the training loop.
+        once when it runs on the CPU; host arrays are moved by the training loop. Values
+        beyond ``dtype``'s range, or all below its normal range, are refused by name (cast,
+        they became infinity and a diverged loss, or zeros and a model of nothing).
         """
-        if is_device_array(X) and xp is not np:
-            return xp.ascontiguousarray(X, dtype=dtype)
-        return np.ascontiguousarray(to_numpy(X), dtype=dtype)
+        if not (is_device_array(X) and xp is not np):
+            X = to_numpy(X)
+        refuse_underflow([X], np.dtype(dtype))
+        return xp.ascontiguousarray(cast_checked(X, dtype))
 
     def _validate_input(self, X, y, incremental: bool, reset: bool):
         """Return validated ``X``, the 2-D target matrix ``Y`` and the labels to stratify

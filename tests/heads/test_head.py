@@ -881,3 +881,19 @@ def test_outputs_beyond_memory_are_refused_first(monkeypatch):
         with pytest.raises(ValueError, match="outputs of 1000 samples for 3 outputs"):
             method(rng.standard_normal((1000, 4)))
     assert head.predict(X[:10]).shape == (10,)
+
+
+@pytest.mark.parametrize("scale", [1e39, 1e-46])
+@pytest.mark.parametrize("head", [DenseHeadClassifier, DenseHeadRegressor])
+def test_values_beyond_float32_are_refused_by_name(head, scale):
+    """Cast to the default float32, 1e39 became infinity (a 'diverged' fit blaming the
+    learning rate) and 1e-46 zeros (a model of nothing, accepted silently)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="float32") as raised:
+        head(max_iter=3).fit(X * scale, y)
+    assert "dtype='float64'" in str(raised.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        head(max_iter=3, dtype="float64").fit(X * scale, y)  # float64 takes them

@@ -163,6 +163,39 @@ def test_a_warm_refit_checks_class_weight_against_its_own_labels(head):
             model.set_params(class_weight={0: 1.0, 2: 5.0}).fit(X, y)
 
 
+def test_a_dict_class_weight_of_several_labels_per_sample_is_refused_by_name():
+    """The dense head takes an indicator matrix; a dict of class weights there was a raw
+    'unhashable type' TypeError ('balanced' weighs every column's labels)."""
+    X, signal = _data(40)
+    Y = np.c_[signal > 0, X[:, 0] > 0].astype(int)
+    params = dict(order=4, head="dense", hidden_layer_sizes=(5,), max_iter=3)
+    with pytest.raises(ValueError, match="several labels per sample"):
+        LMUClassifier(**params, class_weight={0: 1.0, 1: 3.0}).fit(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        LMUClassifier(**params, class_weight="balanced").fit(X, Y)
+
+
+@pytest.mark.parametrize(
+    "changed", [{"order": 6}, {"theta": 3.0}, {"order": 6, "theta": 3.0}, {"channel_sums": True}]
+)
+def test_partial_fit_refuses_feature_parameters_changed_since_its_first_call(changed):
+    """partial_fit continues the fitted features: a changed order or theta was accepted
+    silently, the model keeping the old features while get_params showed the new ones."""
+    X, signal = _data(40)
+    y = (signal > 0).astype(int)
+    model = LMUClassifier(order=4, head="dense", hidden_layer_sizes=(5,), max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.partial_fit(X, y, classes=[0, 1]).partial_fit(X, y)
+        before = model.coefs_[0].copy()
+        with pytest.raises(ValueError, match="set after the first partial_fit"):
+            model.set_params(**changed).partial_fit(X, y)
+        np.testing.assert_array_equal(model.coefs_[0], before)  # nothing trained
+        model.set_params(order=4, theta=None, channel_sums="auto").partial_fit(X, y)
+        model.set_params(**changed).fit(X, y)  # fit starts over with them
+
+
 def test_partial_fit_of_per_step_features_with_the_auto_head():
     """With 'sequence' features head='auto' is the dense head, which partial_fit
     continues (it was refused as if 'auto' were the ridge head)."""
