@@ -20,13 +20,16 @@ an :class:`InputReadError` naming the file, reported as a usage error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import queue
 import re
 import stat
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FutureTimeoutError
 from pathlib import Path
 from typing import TextIO
 
@@ -58,6 +61,14 @@ from .output_file import PartialOutput, deferred_signals, npy_header
 __all__ = ["InputReadError", "is_zarr_path", "open_input", "run_features_dask", "uses_dask"]
 
 _NPY_SHARD_NAME = "part-{:05d}.npy"
+# The names _NPY_SHARD_NAME gives (five digits or more): only these make a folder the
+# command's own to replace.
+_WRITTEN_SHARD = re.compile(r"part-[0-9]{5,}\.npy")
+# Seconds that a --scheduler run waits for the scheduler to be connected and answer.
+CONNECT_TIMEOUT = 10.0
+# Seconds more before giving up on dask itself: a refused or unreachable address is retried
+# until CONNECT_TIMEOUT, and dask's error then says which it was.
+_CONNECT_GRACE = 2.0
 # How often the cluster is asked whether it still has workers while no block finishes (s).
 _POLL_SECONDS = 1.0
 
@@ -334,21 +345,26 @@ def _check_output_path(output: Path, input_path: Path, kind: str) -> Path:
             raise UsageError(
                 f"output {output} is {what}, not a folder for .npy shards; name a new folder"
             )
-        # a folder of shards is replaced as a whole (swapped with the new one); a folder
-        # holding anything else is not lmu-sk's to replace
+        # a folder of shards written by the command is replaced as a whole (swapped with
+        # the new one); a folder holding anything else is not lmu-sk's to replace: the
+        # user's own .npy files (labels.npy, weights.npy) were lost that way
         others = sorted(entry.name for entry in target.iterdir() if not _is_shard(entry))
         if others:
             raise UsageError(
                 f"output folder {output} holds more than .npy shards ({others[0]}"
-                f"{', ...' if len(others) > 1 else ''}); name a new or empty folder, or a "
-                "folder of .npy shards to replace"
+                f"{', ...' if len(others) > 1 else ''}): only a folder of the part-NNNNN.npy "
+                "shards that lmu-sk writes is replaced; name another folder, or delete this "
+                "one first"
             )
     return target
 
 
 def _is_shard(entry: Path) -> bool:
-    """Whether ``entry`` of a folder is a .npy shard (a regular file named ``*.npy``)."""
-    return entry.suffix == ".npy" and entry.is_file() and not entry.is_symlink()
+    """Whether ``entry`` of a folder is a shard as the command writes them: a regular file
+    named ``part-NNNNN.npy``."""
+    return (
+        bool(_WRITTEN_SHARD.fullmatch(entry.name)) and entry.is_file() and not entry.is_symlink()
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -357,14 +373,89 @@ def _is_shard(entry: Path) -> bool:
 
 
 def _connect(address: str):
+    """A dask.distributed client of the scheduler at ``address``, or a UsageError saying why
+    there is none.
+
+    The whole connection is bounded by :data:`CONNECT_TIMEOUT` (and a little grace): dask's
+    own ``timeout`` covers opening the TCP connection but not the handshake after it, so a
+    service that accepts and stays silent (an HTTP server) held the command forever, and one
+    that greets first (an SSH server) had its greeting read as a message length (a failed
+    allocation of exbibytes, a traceback). The client is made in a daemon thread that is
+    left behind when it does not finish in time: it cannot keep the process from exiting,
+    and a client that it makes too late is closed.
+    """
     try:
         from distributed import Client
     except ImportError as exc:
         raise UsageError(f"--scheduler needs dask.distributed: {install_hint('dask')}") from exc
+    failed = f"cannot connect to the scheduler at {address}"
+    check = (
+        f"check that {address} is the address of a running dask.distributed scheduler "
+        "(tcp://HOST:PORT, port 8786 by default) that this machine can reach"
+    )
+    connecting: Future = Future()
+    # a Client makes itself dask's default scheduler before it connects, and one that
+    # fails (or is given up on) leaves that setting: dask's computations in this process
+    # would then ask for a client that is not there
+    default = _default_scheduler()
+
+    def connect() -> None:
+        try:
+            connecting.set_result(Client(address, timeout=f"{CONNECT_TIMEOUT:g}s"))
+        except BaseException as exc:  # whatever a reply that is not dask's makes of dask
+            _restore_default_scheduler(default)
+            connecting.set_exception(exc)
+
+    threading.Thread(target=connect, name="lmu-sk scheduler connection", daemon=True).start()
+    patience = CONNECT_TIMEOUT + _CONNECT_GRACE
     try:
-        return Client(address, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise UsageError(f"cannot connect to the scheduler at {address}: {one_line(exc)}") from exc
+        return connecting.result(timeout=patience)
+    except BaseException as exc:
+        if not (connecting.done() and exc is connecting.exception()):
+            # the wait ended, not the connection: no answer in time, or a signal (a client
+            # made later must not linger)
+            connecting.add_done_callback(_close_late_client)
+            _restore_default_scheduler(default)
+            # (concurrent.futures' own TimeoutError: not yet the builtin on Python 3.10)
+            if isinstance(exc, (TimeoutError, FutureTimeoutError)):
+                raise UsageError(
+                    f"{failed}: no answer as a dask scheduler within {patience:g} s; {check}"
+                ) from None
+            raise
+        error = exc
+    if isinstance(error, (OSError, ValueError, TypeError)):
+        # refused, unreachable, timed out, a bad address: dask's message says which
+        reason = one_line(error)
+    else:  # a reply that is not dask's protocol fails in many ways (MemoryError, ...)
+        reason = f"the service there does not answer as a dask scheduler ({type(error).__name__})"
+    raise UsageError(f"{failed}: {reason}; {check}") from error
+
+
+_UNSET = object()
+
+
+def _default_scheduler():
+    """dask's configured default scheduler (``_UNSET`` where none is)."""
+    import dask
+
+    return dask.config.config.get("scheduler", _UNSET)
+
+
+def _restore_default_scheduler(value) -> None:
+    """Set dask's default scheduler back to ``value`` (from :func:`_default_scheduler`)."""
+    import dask
+
+    if value is _UNSET:
+        dask.config.config.pop("scheduler", None)
+    else:
+        dask.config.config["scheduler"] = value
+
+
+def _close_late_client(connecting: Future) -> None:
+    """Close the client of a connection given up on, should it come after all."""
+    if not connecting.cancelled() and connecting.exception() is None:
+        with contextlib.suppress(Exception):
+            connecting.result().close()
 
 
 def _worker_count(client) -> int:

@@ -13,6 +13,8 @@ status 2 and a one-line message. SIGINT, SIGTERM and SIGHUP remove the partial o
 end with status ``128 + signum`` (130, 143, 129) and a one-line message; they are acted on
 between batches. Anything else is a bug: a traceback and exit status 1. An output that is a
 symbolic link is written through: the file it points to is replaced and the link kept.
+Messages that nobody reads any more (standard error a pipe whose reader has gone) are
+dropped: the exit status stays the one the command computed.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from .common import (
     progress_bar,
     write_error,
 )
-from .dask_runner import run_features_dask, uses_dask
+from .dask_runner import CONNECT_TIMEOUT, run_features_dask, uses_dask
 from .output_file import Interrupted, PartialNpy, interruptible
 
 __all__ = ["build_parser", "main", "run_features"]
@@ -164,8 +166,9 @@ def build_parser(prog: str = PROGRAM) -> argparse.ArgumentParser:
             "memory-mapped and processed in batches of rows, so it may be larger than memory. "
             "INPUT and OUTPUT may also be Zarr stores (names ending in .zarr) or folders of "
             ".npy shards (rows concatenated in the order of their names, numbers in them "
-            "compared as numbers; an OUTPUT folder gets one shard per batch, and a folder of "
-            "shards is replaced): these run through dask, on local threads or, with "
+            "compared as numbers; an OUTPUT folder gets one shard per batch, part-NNNNN.npy, "
+            "and an existing folder is replaced only if it holds nothing but such shards): "
+            "these run through dask, on local threads or, with "
             "--scheduler, on "
             'a dask.distributed cluster (dask and zarr: pip install ".[dask]" in a checkout '
             'of lmu_sk, or pip install "dask[array]" distributed zarr).'
@@ -258,7 +261,10 @@ def build_parser(prog: str = PROGRAM) -> argparse.ArgumentParser:
         "--scheduler",
         metavar="ADDRESS",
         default=None,
-        help="address of a dask.distributed scheduler (e.g. tcp://host:8786) to compute on",
+        help=(
+            "address of a dask.distributed scheduler (e.g. tcp://host:8786) to compute on; "
+            f"one that does not answer within {CONNECT_TIMEOUT:g} s is a usage error"
+        ),
     )
     features.add_argument(
         "--worker-timeout",
@@ -468,20 +474,72 @@ def _run_demo(prog: str = PROGRAM) -> int:
             # own flush at exit (a message on stderr and exit status 120)
             sys.stdout.flush()
     except Interrupted as exc:
-        sys.stderr.write(f"{prog}: interrupted by {exc.name}\n")
+        _Messages(sys.stderr).write(f"{prog}: interrupted by {exc.name}\n")
         return exc.exit_status
     except BrokenPipeError:
         # the reader is gone: nothing more to show it (and Python's own flush at exit
         # would report the closed pipe on stderr)
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            fd = sys.stdout.fileno()  # (none for a StringIO: nothing to redirect)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            try:
-                os.dup2(devnull, fd)
-            finally:
-                os.close(devnull)
+        _to_devnull(sys.stdout)
         return 0
     return 0 if status is None else int(status)
+
+
+def _to_devnull(stream: TextIO) -> None:
+    """Point the file descriptor under ``stream`` at the null device (when it has one)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        fd = stream.fileno()  # (none for a StringIO: nothing to redirect)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+
+
+class _Messages:
+    """Standard error for the command's lines, which a reader that has gone cannot break.
+
+    Writing to a pipe whose reader has gone (``lmu-sk features ... 2>&1 | head -1``) raises
+    BrokenPipeError: the summary of a run whose output was written, or the message of a
+    usage error, ended in a traceback and exit status 1. The exit status says what the
+    command did, not whether anyone read about it: from the first such failure on, the
+    lines are dropped, and the stream's file descriptor points at the null device, so that
+    the process's other writers to it (a library's log, Python's own messages) do not meet
+    the closed pipe either. Anything else is the stream's (``isatty``, ``fileno``,
+    ``encoding``).
+
+    Parameters
+    ----------
+    stream : text stream or None
+        Standard error as the command found it (None with ``2>&-``: nothing is written).
+    """
+
+    def __init__(self, stream: TextIO | None):
+        self._stream = stream
+        self._gone = stream is None
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                self._stream.write(text)
+                # now, not at exit: a line must be out (or known lost) before the next
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def _drop(self) -> None:
+        self._gone = True
+        _to_devnull(self._stream)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 @contextlib.contextmanager
@@ -521,19 +579,21 @@ def main(argv: Sequence[str] | None = None, prog: str = PROGRAM) -> int:
         0 on success, 2 on a usage error, ``128 + signum`` when stopped by SIGINT, SIGTERM or
         SIGHUP (with a one-line message on standard error).
     """
+    stderr = _Messages(sys.stderr)
     parser = build_parser(prog)
     try:
-        args = parser.parse_args(argv)
+        with contextlib.redirect_stderr(stderr):  # (argparse writes its errors there)
+            args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and argparse's own usage errors
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR
     if args.command in (None, "demo"):
         return _run_demo(prog)
     try:
-        with interruptible(), _warnings_as_lines(sys.stderr):
-            return run_features(args, sys.stderr)
+        with interruptible(), _warnings_as_lines(stderr):
+            return run_features(args, stderr)
     except UsageError as exc:
-        sys.stderr.write(f"{prog}: error: {exc}\n")
+        stderr.write(f"{prog}: error: {exc}\n")
         return USAGE_ERROR
     except Interrupted as exc:
-        sys.stderr.write(f"{prog}: {_interrupted_message(exc, args.output)}\n")
+        stderr.write(f"{prog}: {_interrupted_message(exc, args.output)}\n")
         return exc.exit_status

@@ -9,8 +9,10 @@ rows, progress lines that flooded logs, and layout warnings from the CLI's own t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
+import importlib.util
 import io
 import os
 import signal
@@ -18,9 +20,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections import namedtuple
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -919,3 +923,198 @@ def test_the_demo_keeps_the_command_s_exit_conventions():
             os.close(write_end)
         assert done.returncode == 0, done.stderr
         assert done.stderr == ""
+
+
+# ----------------------------------------------------------------------------------------------
+# 8. A service that is not a scheduler, stderr nobody reads, a folder of the user's own .npy
+#    files as OUTPUT, a signal during start-up
+# ----------------------------------------------------------------------------------------------
+
+# ``python -m lmu_sk`` run as it is, with a signal sent to it at the start of one of the
+# imports of the command (after those of the package: ``import lmu_sk`` is not the
+# command's to guard).
+STARTING_CHILD = """
+import os, runpy, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+import lmu_sk
+
+signum, module = int(sys.argv.pop(1)), sys.argv.pop(1)
+
+def hook(event, args):
+    if event == "import" and args[0] == module:
+        os.kill(os.getpid(), signum)
+
+sys.addaudithook(hook)
+runpy.run_module("lmu_sk", run_name="__main__", alter_sys=True)
+"""
+
+
+def command_env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), *sys.path])}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    return env
+
+
+@contextlib.contextmanager
+def not_a_scheduler(greeting: bytes) -> Iterator[str]:
+    """A TCP service on this machine that is not a dask scheduler; yields its address.
+
+    It accepts connections and keeps them open, sending ``greeting`` first (an SSH server
+    greets) or nothing (an HTTP server waits for a request). Closing it on leaving ends
+    any connection still waiting for it.
+    """
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.05)
+    stop = threading.Event()
+    connections = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            connections.append(connection)
+            connection.sendall(greeting)
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    try:
+        yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        server.join()
+        listener.close()
+        for connection in connections:
+            connection.close()
+
+
+def run_within(seconds: float, *args) -> int | None:
+    """``run(*args)`` in a thread: its exit status, or None when it has not ended within
+    ``seconds`` (a hang fails the test instead of stopping the suite)."""
+    status = []
+    runner = threading.Thread(target=lambda: status.append(run(*args)), daemon=True)
+    runner.start()
+    runner.join(seconds)
+    return status[0] if status else None
+
+
+@pytest.mark.parametrize(
+    "greeting", [b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", b""], ids=["greets", "silent"]
+)
+def test_a_service_that_is_not_a_scheduler_is_a_usage_error(
+    sequences, tmp_path, capsys, monkeypatch, greeting
+):
+    """--scheduler at a port where something else listens: a service that stays silent held
+    the command forever (dask's timeout does not cover its handshake), and one that greets
+    first ended in a traceback (its greeting read as the length of a message, exbibytes).
+    Both are a scheduler that cannot be reached: exit status 2 and one line, and dask's
+    default scheduler left as it was (the failed client had made itself the default: the
+    process's later dask computations asked for a client that was not there)."""
+    pytest.importorskip("distributed")
+    import dask
+
+    before = dask.config.get("scheduler", None)
+    _, path = sequences
+    monkeypatch.setattr(dask_runner, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(dask_runner, "_CONNECT_GRACE", 0.5)
+    with not_a_scheduler(greeting) as address:
+        args = ("features", "--order", 4, "--scheduler", address, path, tmp_path / "out.npy")
+        assert run_within(60, *args) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"lmu-sk: error: cannot connect to the scheduler at {address}: ")
+    assert line.endswith(
+        f"check that {address} is the address of a running dask.distributed scheduler "
+        "(tcp://HOST:PORT, port 8786 by default) that this machine can reach"
+    )
+    assert ("within 1.5 s" in line) == (not greeting)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    assert dask.config.get("scheduler", None) == before
+
+
+def test_stderr_that_nobody_reads_leaves_the_exit_status_as_it_was(sequences, tmp_path):
+    """Standard error a pipe whose reader has gone (``2>&1 | head -1``): the summary of a
+    run that wrote its output ended in a BrokenPipeError traceback and exit status 1, and
+    so did a usage error. Now their exit status is the command's: 0, and 2."""
+    _, path = sequences
+    runs = [
+        (0, [path, tmp_path / "out.npy"]),
+        (2, [tmp_path / "missing.npy", tmp_path / "none.npy"]),
+    ]
+    if importlib.util.find_spec("dask") is not None:  # the dask runner's summary too
+        runs.append((0, [path, f"{tmp_path}/shards/", "--batch-size", "10"]))
+    for status, args in runs:
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # (`| true`: nobody reads)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "lmu_sk", "features", "--order", "4", *map(str, args)],
+                stdout=subprocess.PIPE,
+                stderr=write_end,
+                env=command_env(),
+                timeout=120,
+            )
+        finally:
+            os.close(write_end)
+        assert done.returncode == status, args
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), expected(np.load(path)), rtol=1e-5)
+    assert not (tmp_path / "none.npy").exists()
+    if len(runs) == 3:
+        assert len(list((tmp_path / "shards").glob("part-*.npy"))) == 3
+
+
+def test_a_folder_of_the_user_s_npy_files_is_not_replaced(sequences, tmp_path, capsys):
+    """An existing folder of a user's .npy files named as OUTPUT was taken for a folder of
+    shards and replaced whole: the files were lost. Only a folder of the part-NNNNN.npy
+    shards that the command writes is replaced; any other is refused, untouched."""
+    pytest.importorskip("dask.array")
+    X, path = sequences
+    results = tmp_path / "results"
+    results.mkdir()
+    np.save(results / "labels.npy", np.arange(10))
+    np.save(results / "weights.npy", np.ones((3, 3, 3)))
+    for output in (results, f"{results}/"):
+        assert run("features", "--quiet", "--order", 4, path, output) == 2
+        line = one_error_line(capsys.readouterr().err)
+        assert line == (
+            f"lmu-sk: error: output folder {results} holds more than .npy shards (labels.npy, "
+            "...): only a folder of the part-NNNNN.npy shards that lmu-sk writes is replaced; "
+            "name another folder, or delete this one first"
+        )
+    assert sorted(p.name for p in results.iterdir()) == ["labels.npy", "weights.npy"]
+    np.testing.assert_array_equal(np.load(results / "labels.npy"), np.arange(10))
+    # a folder of the command's shards is replaced, until a file of another name joins them
+    shards = tmp_path / "shards"
+    args = ("features", "--quiet", "--order", 4, "--batch-size", 10, path)
+    assert run(*args, f"{shards}/") == 0
+    assert run(*args, shards) == 0
+    written = sorted(p.name for p in shards.iterdir())
+    assert written == ["part-00000.npy", "part-00001.npy", "part-00002.npy"]
+    np.testing.assert_allclose(
+        np.concatenate([np.load(shards / name) for name in written]), expected(X), rtol=1e-5
+    )
+    np.save(shards / "part-7.npy", np.zeros(3))
+    assert run(*args, shards) == 2
+    assert "holds more than .npy shards (part-7.npy)" in one_error_line(capsys.readouterr().err)
+    assert sorted(p.name for p in shards.iterdir()) == [*written, "part-7.npy"]
+
+
+@pytest.mark.parametrize("signum", HANDLED, ids=lambda s: signal.Signals(s).name)
+def test_a_signal_during_start_up_is_one_line_and_128_plus_signum(tmp_path, signum):
+    """A signal while ``python -m lmu_sk`` imports what the command needs, before its own
+    handlers are installed: SIGINT gave a KeyboardInterrupt traceback, SIGTERM and SIGHUP
+    killed the process outright. Now each ends it as a later one does."""
+    args = ["features", "--order", "4", str(tmp_path / "in.npy"), str(tmp_path / "out.npy")]
+    done = subprocess.run(
+        [sys.executable, "-c", STARTING_CHILD, str(int(signum)), "lmu_sk.cli.dask_runner", *args],
+        capture_output=True,
+        text=True,
+        env=command_env(),
+        timeout=120,
+    )
+    assert done.returncode == 128 + signum, done.stderr[-3000:]
+    name = signal.Signals(signum).name
+    assert done.stderr == f"python -m lmu_sk: interrupted by {name}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
