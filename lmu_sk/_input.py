@@ -238,9 +238,10 @@ def cast_checked(X, dtype, wider: str = WIDER_DTYPE):
             raise _overflow_error(X, dtype, wider)
         return cast
     try:
-        # only finite values out of range raise: NaN and infinity cast silently
+        # only finite values out of range raise: NaN and infinity cast silently; a copy
+        # made C-contiguous (a Fortran-ordered one would be copied again by its callers)
         with np.errstate(over="raise"):
-            return X.astype(dtype, copy=False)
+            return X.astype(dtype, order="K" if X.flags.c_contiguous else "C", copy=False)
     except FloatingPointError:
         raise _overflow_error(X, dtype, wider) from None
 

@@ -11,7 +11,6 @@ train on them.
 from __future__ import annotations
 
 import contextlib
-import copy
 import functools
 import inspect
 import math
@@ -123,9 +122,12 @@ _WINDOW_DECAYS = (0.0, 2.0)
 _WINDOW_DECAY_MAX_SAMPLES = 400
 
 
-# the composites' parameters that make their features (feature_output has its own check)
-_FEATURE_PARAMS = ("order", "theta", "discretizer", "dtype", "channels_first", "channels",
-                   "channel_sums")  # fmt: skip
+# the feature transformer's parameters that partial_fit does not compare with the fitted
+# transformer's: the output (its own check and message), the device (the fitted features
+# are continued where they run), those that depend on the training set's size or targets
+_UNCOMPARED_FEATURE_PARAMS = frozenset({"output", "device", "n_biases", "target_type"})
+# the composite's parameter behind a transformer's parameter of another name
+_COMPOSITE_PARAM = {"thetas": "theta"}
 
 
 def _same_value(a, b) -> bool:
@@ -859,10 +861,6 @@ class _LMUBase(BaseEstimator):
         so integer weights scale as repeated rows do and a zero weight takes no part.
         """
         params = self._transformer_params(_num_samples(X))
-        # what partial_fit's later calls continue (see _check_features_unchanged)
-        self._fitted_feature_params = {
-            name: copy.deepcopy(getattr(self, name)) for name in _FEATURE_PARAMS
-        }
         on_device = params["device"] != "cpu" and self.memory is None
         compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
         # the ridge head solves in float64: its features are made so, and scaled in place
@@ -1151,6 +1149,7 @@ class _LMUBase(BaseEstimator):
     def _fit_or_raise(self, X, y, X_val, y_val, sample_weight):
         """:meth:`fit`, leaving whatever state it reached where it raises."""
         self._validate_params()
+        self.__dict__.pop("_output_axis", None)  # (a previous fit's per-step targets')
         refuse_unreadable(X)  # (an iterator, a dict: before anything counts its rows)
         if is_device_array(y):  # (targets are read on the host: a CuPy y comes over once)
             y = to_numpy(y)
@@ -1200,6 +1199,8 @@ class _LMUBase(BaseEstimator):
         if is_device_array(y):  # (targets are read on the host, as fit reads them)
             y = to_numpy(y)
         first = not hasattr(self, "head_")
+        if first:
+            self.__dict__.pop("_output_axis", None)  # (a previous fit's per-step targets')
         X = self._layout(X, reset=first)
         check_step_names(self, X, reset=first)
         if not first:  # in memory and on dask alike
@@ -1239,17 +1240,26 @@ class _LMUBase(BaseEstimator):
 
     def _check_features_unchanged(self) -> None:
         """Refuse feature parameters (``order``, ``theta``, ...) set since the first
-        ``partial_fit`` to other values: the later calls continue the fitted features, so
-        the model would silently keep the old ones while ``get_params`` shows the new."""
-        fitted = self.__dict__.get("_fitted_feature_params")  # (models saved before: none)
-        if fitted is None:
-            return
+        ``partial_fit`` to values that make other features than the fitted transformer's:
+        the later calls continue the fitted features, so the model would silently keep
+        them while ``get_params`` shows the new values. Compared as the transformer takes
+        them (``dtype=np.float32`` and ``'float32'`` alike), with the transformer fitted
+        last, in memory or on dask."""
+        fitted = self.features_.get_params()
+        wanted = self._transformer_params()
         changed = [
-            name for name, value in fitted.items() if not _same_value(getattr(self, name), value)
+            key
+            for key, value in wanted.items()
+            if key not in _UNCOMPARED_FEATURE_PARAMS
+            and key in fitted
+            and not _same_value(value, fitted[key])
         ]
         if changed:
-            now = ", ".join(f"{name}={getattr(self, name)!r}" for name in changed)
-            then = ", ".join(f"{name}={fitted[name]!r}" for name in changed)
+            names = [_COMPOSITE_PARAM.get(key, key) for key in changed]
+            now = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+            then = ", ".join(
+                f"{name}={fitted[key]!r}" for name, key in zip(names, changed, strict=True)
+            )
             raise ValueError(
                 f"{now} set after the first partial_fit, whose features were made with "
                 f"{then}: partial_fit continues the fitted features. Set them back "

@@ -128,12 +128,16 @@ _MAX_WEIGHT_RUNS = 64
 # blocks of this many columns (1.7x-1.9x faster than float64's products on one core, for
 # 300-1 800 rows of 12 000-15 000 features; blocks of 1 024: 1.65x-1.75x)
 _SINGLE_BLOCK_COLUMNS = 4096
-# and the directions of eigenvalues below this fraction of the matrix's trace (its
-# energy) are taken as null: over the 42 development sets the rounding's perturbation of
-# the Gram matrix of the standardized features (Frobenius norm) is 0.13-0.16 times
-# float32's eps times the trace, their smallest nonzero eigenvalue (duplicate rows apart)
-# at least 8e-6 times it, 70 times that eps
-_SINGLE_NULL_ENERGY = float(np.finfo(np.float32).eps)
+# float32's products of values of at most this magnitude, summed over such a block, stay
+# finite (2**(2 * 57 + 12) < 2**128); a block whose largest value is beyond it, or below
+# the lower bound (its products all below float32's normal range), takes float64's.
+# The rounding moves the Gram matrix's eigenvalues by ~1e-9 of its trace (spectral norm),
+# below the smallest nonzero eigenvalue of the development sets' standardized features
+# (8e-6 of it) and the penalties' floor: no other floor than float64's is set (one of
+# float32's eps times the trace zeroed real directions of re-recorded, near-duplicate
+# series). Exact duplicate rows keep their null difference: their float32 products are
+# the same numbers; the intercept's direction is projected out.
+_SINGLE_RANGE = (2.0**-60, 2.0**57)
 
 
 def _power_of_two_near(value: float) -> float:
@@ -195,16 +199,22 @@ def _weighted_grams(
 
 def _products(X, xp: ModuleType, single: bool = False, w2=None):
     """``X diag(w2) X^T`` (``w2`` ``None``: ``X X^T``), float64; with ``single`` the products
-    of the columns rounded to float32, summed in float64 over blocks of
-    ``_SINGLE_BLOCK_COLUMNS`` columns (one symmetric rank-k update each)."""
+    of the columns (times ``sqrt(w2)`` in float64) rounded to float32, summed in float64
+    over blocks of ``_SINGLE_BLOCK_COLUMNS`` columns (one symmetric rank-k update each),
+    where every block's values are within ``_SINGLE_RANGE`` (else float64's products)."""
     if not single:
         return X @ X.T if w2 is None else (X * w2) @ X.T
+    low, high = _SINGLE_RANGE
     gram = xp.zeros((X.shape[0], X.shape[0]))
     for start in range(0, X.shape[1], _SINGLE_BLOCK_COLUMNS):
         columns = slice(start, start + _SINGLE_BLOCK_COLUMNS)
-        block = X[:, columns].astype(xp.float32)
+        block = X[:, columns]
         if w2 is not None:
-            block *= xp.sqrt(w2[columns]).astype(xp.float32)
+            block = block * xp.sqrt(w2[columns])
+        largest = max(float(block.max()), -float(block.min())) if block.size else low
+        if not low <= largest <= high:  # (NaN too: float64's products carry it)
+            return _products(X, xp, False, w2)
+        block = block.astype(xp.float32)
         gram += block @ block.T
     return gram
 
@@ -213,7 +223,7 @@ def _without_intercept_direction(G, root, xp: ModuleType):
     """``P G P`` with ``P`` the projection off the intercept's direction (``root``, the
     square roots of the weights as a column, or the ones vector where ``None``), in place:
     a null direction of the centered Gram matrix, which single precision's rounding
-    leaves an eigenvalue well above float64's (see ``_SINGLE_NULL_ENERGY``)."""
+    leaves an eigenvalue well above float64's floor (see ``_SINGLE_RANGE``)."""
     r = xp.ones(G.shape[0]) if root is None else root[:, 0]
     r = r / xp.sqrt(r @ r)
     c = G @ r
@@ -267,7 +277,7 @@ def _decompositions(
     ``grams``: the linear model's uncentered ``X diag(w^2) X^T`` of every candidate where
     they are already made (overwritten). ``single``: the linear model's Gram matrices of
     float32's products (see :func:`_centered_gram`; ``grams`` made so), their directions
-    of less than ``_SINGLE_NULL_ENERGY`` of the trace null; ``centered``: the features are
+    ``centered``: the features are
     centered (the model has an intercept).
     """
     n_samples, n_features = X.shape
@@ -321,8 +331,6 @@ def _decompositions(
         # penalty (it differed between LAPACK builds): exact zeros below the rounding level.
         size = n_samples if width is not None else min(n_samples, n_features)
         floor = float(xp.max(s2)) * size * float(xp.finfo(s2.dtype).eps)
-        if single:
-            floor = max(floor, _SINGLE_NULL_ENERGY * float(xp.sum(xp.abs(s2))))
         yield U, xp.where(s2 > floor, s2, 0.0), kernel, None
 
 
@@ -965,7 +973,7 @@ def with_class_weight(class_weight, y: np.ndarray, sample_weight, classes=None):
     if class_weight is None:
         return sample_weight
     check_class_weight(class_weight)
-    if isinstance(class_weight, dict) and np.ndim(y) == 2 and np.shape(y)[1] > 1:
+    if isinstance(class_weight, dict) and np.ndim(y) >= 2 and np.prod(np.shape(y)[1:]) > 1:
         raise ValueError(
             f"class_weight as a dict weighs one label per sample; y of shape {np.shape(y)} "
             "holds several labels per sample. Use class_weight='balanced' (the product of "
@@ -973,7 +981,7 @@ def with_class_weight(class_weight, y: np.ndarray, sample_weight, classes=None):
         )
     if isinstance(class_weight, dict):
         y = np.asarray(y)
-        y = y[:, 0] if y.ndim == 2 else y  # a column of labels
+        y = y.reshape(len(y)) if y.ndim >= 2 else y  # a column of labels
         labels = np.unique(y).tolist() if classes is None else np.asarray(classes).tolist()
         known = set(labels)
         unknown = [key for key in class_weight if key not in known]
@@ -1054,14 +1062,8 @@ def _weighted_rows(sample_weight, X, *arrays):
     return (kept, taken(sample_weight), taken(X), *(taken(a) for a in arrays))
 
 
-# float32's products of features of this magnitude, summed over _SINGLE_BLOCK_COLUMNS,
-# neither overflow nor fall below float32's normal range (whose rounding is relative)
-_SINGLE_RANGE = (2.0**-60, 2.0**59)
-
-
-def _single_gram(gram_dtype, X) -> bool:
-    """Whether ``gram_dtype`` (``None``, float64 or float32) asks for float32's products,
-    which ``X``'s magnitude must allow."""
+def _single_gram(gram_dtype) -> bool:
+    """Whether ``gram_dtype`` (``None``, float64 or float32) asks for float32's products."""
     try:
         dtype = np.dtype(np.float64 if gram_dtype is None else gram_dtype).name
     except TypeError:
@@ -1070,19 +1072,7 @@ def _single_gram(gram_dtype, X) -> bool:
         raise ValueError(
             f"gram_dtype must be None or float64 (the default) or float32; got {gram_dtype!r}."
         )
-    if dtype == "float64":
-        return False
-    xp = array_module_of(X)
-    largest = float(xp.max(xp.abs(X))) if X.size else 1.0
-    low, high = _SINGLE_RANGE
-    if not low <= largest <= high:
-        raise ValueError(
-            f"gram_dtype=float32 sums the features' products in float32, which takes "
-            f"features of magnitude between {low:.2g} and {high:.2g}; the largest here is "
-            f"{largest:.3g}. Standardize them (the LMU estimators do) or use float64 "
-            "(gram_dtype=None)."
-        )
-    return True
+    return dtype == "float32"
 
 
 def _is_weight(value) -> bool:
@@ -1264,7 +1254,7 @@ class _RidgeHead(BaseEstimator):
                 "kernel='linear'."
             )
         weights = _check_feature_weights(feature_weights, X.shape[1])
-        single = _single_gram(gram_dtype, X)
+        single = _single_gram(gram_dtype)
         if weights is not None and relative is not None:
             weights = weights[:1]  # leave-one-out cannot choose: the first candidate
         log = self._log()
@@ -1550,13 +1540,14 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
             single sample the first candidate is used.
         gram_dtype : None, float64 or float32, default=None
             The precision of the linear model's Gram matrix ``X X^T`` (fewer samples than
-            features): float32 takes the products of the features rounded to float32,
-            summed in float64 per 4 096 columns (1.7x-1.9x faster on a CPU), and treats the
-            directions of less than float32's eps times its trace as null (float64: eps
-            times ``n_samples`` times its largest eigenvalue). For features of comparable
-            scale, such as standardized ones (the LMU estimators pass float32 for theirs:
-            over the 42 development sets the same penalties and decisions within 1e-5);
-            the Gaussian kernel and more samples than features use float64 whatever it is.
+            features): float32 takes the products of the (weighted) features rounded to
+            float32, summed in float64 per 4 096 columns (1.7x-1.9x faster on a CPU), the
+            intercept's direction projected out exactly; a block of columns whose largest
+            value is beyond 2**57 or below 2**-60 takes float64's. For features of
+            comparable scale, such as standardized ones (the LMU estimators pass float32
+            for theirs: over the 42 development sets the same penalties and decisions
+            within 1e-5); the Gaussian kernel and more samples than features use float64
+            whatever it is.
 
         Returns
         -------

@@ -407,7 +407,7 @@ def _connect(address: str):
             connecting.set_exception(exc)
 
     threading.Thread(target=connect, name="lmu-sk scheduler connection", daemon=True).start()
-    patience = CONNECT_TIMEOUT + _CONNECT_GRACE
+    patience = connect_patience()
     try:
         return connecting.result(timeout=patience)
     except BaseException as exc:
@@ -429,6 +429,12 @@ def _connect(address: str):
     else:  # a reply that is not dask's protocol fails in many ways (MemoryError, ...)
         reason = f"the service there does not answer as a dask scheduler ({type(error).__name__})"
     raise UsageError(f"{failed}: {reason}; {check}") from error
+
+
+def connect_patience() -> float:
+    """Seconds a --scheduler run waits for its scheduler at most: dask's own timeout and
+    the grace for its error to come through."""
+    return CONNECT_TIMEOUT + _CONNECT_GRACE
 
 
 _UNSET = object()

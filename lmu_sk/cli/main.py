@@ -63,7 +63,7 @@ from .common import (
     progress_bar,
     write_error,
 )
-from .dask_runner import CONNECT_TIMEOUT, run_features_dask, uses_dask
+from .dask_runner import connect_patience, run_features_dask, uses_dask
 from .output_file import Interrupted, PartialNpy, interruptible
 
 __all__ = ["build_parser", "main", "run_features"]
@@ -263,7 +263,7 @@ def build_parser(prog: str = PROGRAM) -> argparse.ArgumentParser:
         default=None,
         help=(
             "address of a dask.distributed scheduler (e.g. tcp://host:8786) to compute on; "
-            f"one that does not answer within {CONNECT_TIMEOUT:g} s is a usage error"
+            f"one that does not answer within {connect_patience():g} s is a usage error"
         ),
     )
     features.add_argument(

@@ -897,3 +897,15 @@ def test_values_beyond_float32_are_refused_by_name(head, scale):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         head(max_iter=3, dtype="float64").fit(X * scale, y)  # float64 takes them
+
+
+def test_a_fortran_ordered_x_is_cast_once():
+    """The range-checked cast keeps a C-contiguous result for a Fortran-ordered X (it kept
+    the Fortran order, which the training loop then copied a second time: twice X's
+    memory at the peak)."""
+    from lmu_sk._input import cast_checked
+
+    X = np.asfortranarray(np.random.default_rng(0).normal(size=(50, 7)))
+    cast = cast_checked(X, np.float32)
+    assert cast.flags.c_contiguous
+    np.testing.assert_array_equal(cast, X.astype(np.float32))

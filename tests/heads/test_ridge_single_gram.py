@@ -92,6 +92,30 @@ def test_the_intercept_stays_a_null_direction_beside_duplicate_rows():
     _assert_same_model(fitted[np.float32], fitted[None])
 
 
+def test_near_duplicate_rows_keep_their_directions():
+    """Series recorded twice, with noise of 1e-3 of their scale, differ by directions of
+    ~1e-8 of the Gram matrix's trace, 10 times float32's rounding of it (its spectral
+    norm): a floor of float32's eps times the trace zeroed them, and changed the model."""
+    X, signal, rng = _standardized(60, 3000, seed=4)
+    again = X[:30] * (1 + 1e-3 * rng.standard_normal((30, X.shape[1])))
+    X = np.concatenate([X, again])
+    y = np.concatenate([signal, signal[:30]]) > 0
+    fitted = {
+        dtype: RidgeHeadClassifier(alphas=ALPHAS).fit(X, y, gram_dtype=dtype)
+        for dtype in (None, np.float32)
+    }
+    single, double = fitted[np.float32], fitted[None]
+    assert single.alpha_ == double.alpha_
+    # (those directions' eigenvalues move by ~10 %: the smallest penalties' errors by ~0.1 %)
+    np.testing.assert_allclose(single.cv_errors_, double.cv_errors_, rtol=3e-3)
+    # directions 10 times above the rounding: their coefficients move by a few 1e-5 of
+    # the coefficients' scale, the decisions by less
+    decision = double.decision_function(X)
+    np.testing.assert_allclose(
+        single.decision_function(X), decision, rtol=0, atol=1e-4 * np.abs(decision).max()
+    )
+
+
 @pytest.mark.parametrize("gram_dtype", ["float16", np.int32, "double precision", 3])
 def test_an_unknown_gram_dtype_is_refused(gram_dtype):
     X, signal, _ = _standardized(20, 50)
@@ -99,12 +123,36 @@ def test_an_unknown_gram_dtype_is_refused(gram_dtype):
         RidgeHeadRegressor().fit(X, signal, gram_dtype=gram_dtype)
 
 
-@pytest.mark.parametrize("scale", [1e20, 1e-20])
-def test_features_beyond_float32_products_are_refused(scale):
-    X, signal, _ = _standardized(20, 50)
-    with pytest.raises(ValueError, match="Standardize them"):
-        RidgeHeadRegressor().fit(X * scale, signal, gram_dtype=np.float32)
-    RidgeHeadRegressor().fit(X * scale, signal)  # float64's products take them
+@pytest.mark.parametrize("where", ["features", "sample_weight", "feature_weights"])
+@pytest.mark.parametrize("scale", [2.0**60, 2.0**-66])
+def test_values_beyond_float32_products_take_float64_s(where, scale):
+    """Values whose float32 products would overflow (or all fall below float32's normal
+    range: every product 0) take float64's products, wherever the scale comes from: the
+    features, the sample weights (their square roots scale the centered copy of features
+    whose means carry their energy) or per-column feature weights (too many runs to share
+    one Gram pass). They were refused as overflowing float64, or gave wrong or zero
+    coefficients silently."""
+    X, signal, rng = _standardized(40, 300)
+    fit, alphas = {}, ALPHAS
+    if where == "features":
+        X = X * scale
+    elif where == "sample_weight":
+        X = X + 100.0
+        fit["sample_weight"] = np.full(len(X), scale**2) * rng.uniform(0.5, 2.0, len(X))
+        alphas = ALPHAS * scale**2
+    else:
+        fit["feature_weights"] = scale * rng.uniform(0.5, 2.0, X.shape[1])
+        alphas = ALPHAS * scale**2
+    fitted = {
+        dtype: RidgeHeadRegressor(alphas=alphas).fit(X, signal, gram_dtype=dtype, **fit)
+        for dtype in (None, np.float32)
+    }
+    # float64's products on both sides (the intercept's projection's rounding apart)
+    coef = fitted[None].coef_
+    assert fitted[np.float32].alpha_ == fitted[None].alpha_
+    np.testing.assert_allclose(
+        fitted[np.float32].coef_, coef, rtol=0, atol=1e-9 * np.abs(coef).max()
+    )
 
 
 @pytest.mark.parametrize("scale_features", [True, False])

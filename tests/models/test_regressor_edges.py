@@ -468,3 +468,11 @@ def test_a_stream_of_a_model_fitted_on_one_output_on_an_axis_keeps_it(head):
     # float32 DN states: the stream's step by step, the batch's by the engine's blocked
     # products (another order of float32 sums, ~1e-7 relative over 3 steps)
     np.testing.assert_allclose(prediction, model.predict(X[:4, :3])[:, -1], rtol=1e-5, atol=1e-6)
+    # refitted on one target per sequence: the axis is the previous fit's no more
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.set_params(feature_output="final").fit(X, y[:, -1, 0])
+    stream = model.stream(n_streams=4)
+    for t in range(3):
+        stream.update(X[:4, t])
+    assert stream.predict().shape == model.predict(X[:4, :3]).shape == (4,)

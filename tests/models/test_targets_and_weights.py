@@ -171,13 +171,15 @@ def test_a_dict_class_weight_of_several_labels_per_sample_is_refused_by_name():
     params = dict(order=4, head="dense", hidden_layer_sizes=(5,), max_iter=3)
     with pytest.raises(ValueError, match="several labels per sample"):
         LMUClassifier(**params, class_weight={0: 1.0, 1: 3.0}).fit(X, Y)
+    with pytest.raises(ValueError, match="several labels per sample"):  # (n, T, 1)
+        LMUClassifier(class_weight={0: 1.0, 1: 3.0}).fit(X, Y[:, :, None])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         LMUClassifier(**params, class_weight="balanced").fit(X, Y)
 
 
 @pytest.mark.parametrize(
-    "changed", [{"order": 6}, {"theta": 3.0}, {"order": 6, "theta": 3.0}, {"channel_sums": True}]
+    "changed", [{"order": 6}, {"theta": 3.0}, {"order": 6, "theta": 3.0}, {"dtype": "float64"}]
 )
 def test_partial_fit_refuses_feature_parameters_changed_since_its_first_call(changed):
     """partial_fit continues the fitted features: a changed order or theta was accepted
@@ -192,8 +194,41 @@ def test_partial_fit_refuses_feature_parameters_changed_since_its_first_call(cha
         with pytest.raises(ValueError, match="set after the first partial_fit"):
             model.set_params(**changed).partial_fit(X, y)
         np.testing.assert_array_equal(model.coefs_[0], before)  # nothing trained
-        model.set_params(order=4, theta=None, channel_sums="auto").partial_fit(X, y)
+        model.set_params(order=4, theta=None, dtype="float32").partial_fit(X, y)
         model.set_params(**changed).fit(X, y)  # fit starts over with them
+
+
+@pytest.mark.parametrize(
+    "same", [{"dtype": np.float32}, {"dtype": np.dtype("float32")}, {"channels_first": False}]
+)
+def test_partial_fit_takes_values_that_make_the_same_features(same):
+    """Compared as the transformer takes them: np.float32 is 'float32', and
+    channels_first=False is the default's reading (None)."""
+    X, signal = _data(40)
+    y = (signal > 0).astype(int)
+    model = LMUClassifier(order=4, head="dense", hidden_layer_sizes=(5,), max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.partial_fit(X, y, classes=[0, 1]).set_params(**same).partial_fit(X, y)
+
+
+def test_partial_fit_compares_with_the_features_fitted_last_on_dask_too():
+    """The features fitted on dask were not compared (a changed order accepted), and a fit
+    on dask after one in memory left the earlier parameters to compare with."""
+    da = pytest.importorskip("dask.array")
+    X, signal = _data(40)
+    y = (signal > 0).astype(int)
+    Xd = da.from_array(X, chunks=(20, X.shape[1]))
+    params = dict(order=4, head="dense", hidden_layer_sizes=(5,), max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LMUClassifier(**params).partial_fit(Xd, y, classes=[0, 1])
+        with pytest.raises(ValueError, match="set after the first partial_fit"):
+            model.set_params(order=6).partial_fit(Xd, y)
+        model = LMUClassifier(**params).fit(X, y).set_params(order=6).fit(Xd, y)
+        model.partial_fit(X, y)  # order 6, as fitted last
+        with pytest.raises(ValueError, match="order=4 set after"):
+            model.set_params(order=4).partial_fit(X, y)
 
 
 def test_partial_fit_of_per_step_features_with_the_auto_head():
