@@ -129,8 +129,9 @@ _MAX_WEIGHT_RUNS = 64
 # 300-1 800 rows of 12 000-15 000 features; blocks of 1 024: 1.65x-1.75x)
 _SINGLE_BLOCK_COLUMNS = 4096
 # float32's products of values of at most this magnitude, summed over such a block, stay
-# finite (2**(2 * 57 + 12) < 2**128); a block whose largest value is beyond it, or below
-# the lower bound (its products all below float32's normal range), takes float64's.
+# finite (2**(2 * 57 + 12) < 2**128); where a block's largest value is beyond it, or
+# below the lower bound (its products all below float32's normal range), the whole
+# product takes float64's.
 # The rounding moves the Gram matrix's eigenvalues by ~1e-9 of its trace (spectral norm),
 # below the smallest nonzero eigenvalue of the development sets' standardized features
 # (8e-6 of it) and the penalties' floor: no other floor than float64's is set (one of
