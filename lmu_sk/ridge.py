@@ -31,7 +31,6 @@ penalty is set relative to the spectrum instead (see :class:`RidgeHeadClassifier
 from __future__ import annotations
 
 import copy
-import itertools
 import logging
 import math
 import numbers
@@ -54,7 +53,17 @@ from sklearn.utils.validation import (
 )
 
 from . import _gaussian_kernel as gaussian
+from . import _gram
 from ._device import array_module_of, is_numpy, to_numpy
+from ._gram import (
+    centered_blocks,
+    centered_gram,
+    centered_product,
+    column_means,
+    feature_gram,
+    uncentered_grams,
+    weighted_grams,
+)
 from ._input import (
     check_device_matrix,
     check_regression_targets,
@@ -100,11 +109,6 @@ logger = get_logger(__name__)
 _QUIET = StepLog("", 0)
 
 
-# The Gram matrix of the centered features is formed from the uncentered one where the
-# column means carry at most this fraction of the features' energy (``n |mean|^2`` against
-# ``trace(X X^T)``): its rounding then grows by that fraction at most, and no centered copy
-# of the features is made. Standardized features (the composites') have means ~1e-16.
-GRAM_MEAN_ENERGY = 1e-3
 # leave-one-out is exact (one eigendecomposition of this size at most); beyond, the
 # penalty is chosen on this many evenly spaced samples (see _ridge_path), whose Gram
 # matrix is a block of the one the solve at that penalty forms anyway. 3 000 until 0.3.0's
@@ -115,30 +119,9 @@ EXACT_LOO_MAX = 1000
 # the Gaussian kernel's model is exact only (one system of the samples' size, every
 # training row kept): at most this many training samples
 KERNEL_MAX_SAMPLES = 3000
-# rows of centered features (or of leverages) made at a time where they are made by blocks
-_BLOCK_BYTES = 32 * 1024**2
 # feature weights are squared (the Gram matrices of ``X * w``): at most float64's largest
 # square root
 _LARGEST_FEATURE_WEIGHT = float(np.sqrt(np.finfo(np.float64).max))
-# feature weights constant over at most this many runs of adjacent columns share one pass
-# of Gram matrices (a run's matrix serves every candidate); beyond, one Gram per candidate
-_MAX_WEIGHT_RUNS = 64
-# Gram matrices in single precision (``gram_dtype=np.float32``, the LMU estimators' for
-# their standardized features): the products of float32 columns summed in float64 over
-# blocks of this many columns (1.7x-1.9x faster than float64's products on one core, for
-# 300-1 800 rows of 12 000-15 000 features; blocks of 1 024: 1.65x-1.75x)
-_SINGLE_BLOCK_COLUMNS = 4096
-# float32's products of values of at most this magnitude, summed over such a block, stay
-# finite (2**(2 * 57 + 12) < 2**128); where a block's largest value is beyond it, or
-# below the lower bound (its products all below float32's normal range), the whole
-# product takes float64's.
-# The rounding moves the Gram matrix's eigenvalues by ~1e-9 of its trace (spectral norm),
-# below the smallest nonzero eigenvalue of the development sets' standardized features
-# (8e-6 of it) and the penalties' floor: no other floor than float64's is set (one of
-# float32's eps times the trace zeroed real directions of re-recorded, near-duplicate
-# series). Exact duplicate rows keep their null difference: their float32 products are
-# the same numbers; the intercept's direction is projected out.
-_SINGLE_RANGE = (2.0**-60, 2.0**57)
 
 
 def _power_of_two_near(value: float) -> float:
@@ -147,108 +130,6 @@ def _power_of_two_near(value: float) -> float:
     if not (0.0 < value < np.inf):
         return 1.0
     return 2.0 ** min(1000, max(-1000, math.floor(math.log2(value))))
-
-
-def _refuse_overflow(a, root, xp: ModuleType) -> None:
-    """Raise a ValueError naming the cause where the (weighted) Gram matrix or centered
-    features ``a`` overflow float64; ``root`` is the column of square-root weights."""
-    if bool(xp.isfinite(a).all()):
-        return
-    largest = 0.0 if root is None else float(xp.max(root)) ** 2
-    # weights up to 1 shrink the products: then the features alone overflow
-    if largest > 1.0:
-        raise ValueError(
-            f"The ridge head's weighted features overflow float64: sample_weight (up to "
-            f"{largest:.3g}) times the squared features exceeds its range. Divide "
-            "sample_weight by a constant (e.g. its mean); the penalty acts against the "
-            "weighted sum of squares, so divide alphas by the same constant to keep the model."
-        )
-    raise ValueError(
-        "The ridge head's Gram matrix of the features overflows float64: the features are "
-        "too large. Standardize them (the LMU estimators do with scale_features=True) or "
-        "scale them down."
-    )
-
-
-def _weight_runs(weights: np.ndarray) -> list[slice] | None:
-    """The runs of adjacent columns that every candidate of ``weights`` (``(n_candidates,
-    n_features)``) weights alike, or ``None`` where there are more than
-    ``_MAX_WEIGHT_RUNS`` (then each candidate's Gram matrix is formed on its own)."""
-    change = np.flatnonzero(np.any(weights[:, 1:] != weights[:, :-1], axis=0)) + 1
-    if len(change) >= _MAX_WEIGHT_RUNS:
-        return None
-    bounds = [0, *change.tolist(), weights.shape[1]]
-    return [slice(a, b) for a, b in itertools.pairwise(bounds)]
-
-
-def _weighted_grams(
-    X, x_mean, root, weights: np.ndarray, xp: ModuleType, single: bool = False, centered=True
-) -> list:
-    """``Xc diag(w^2) Xc^T`` for every row ``w`` of ``weights``, ``Xc = root * (X - x_mean)``.
-
-    Over runs of columns weighted alike (:func:`_weight_runs`) each run's Gram matrix is
-    formed once and added to every candidate's with its squared weight: the flops of one
-    Gram matrix whatever the number of candidates, ``n_candidates + 1`` matrices of
-    ``n_samples**2`` held. ``single``, ``centered``: see :func:`_centered_gram`.
-    """
-    grams = _uncentered_grams(X, weights, xp, single)
-    return [
-        _centered_gram(X, x_mean, root, xp, w, gram, single, centered)
-        for w, gram in zip(weights, grams, strict=True)
-    ]
-
-
-def _products(X, xp: ModuleType, single: bool = False, w2=None):
-    """``X diag(w2) X^T`` (``w2`` ``None``: ``X X^T``), float64; with ``single`` the products
-    of the columns (times ``sqrt(w2)`` in float64) rounded to float32, summed in float64
-    over blocks of ``_SINGLE_BLOCK_COLUMNS`` columns (one symmetric rank-k update each),
-    where every block's values are within ``_SINGLE_RANGE`` (else float64's products)."""
-    if not single:
-        return X @ X.T if w2 is None else (X * w2) @ X.T
-    low, high = _SINGLE_RANGE
-    gram = xp.zeros((X.shape[0], X.shape[0]))
-    for start in range(0, X.shape[1], _SINGLE_BLOCK_COLUMNS):
-        columns = slice(start, start + _SINGLE_BLOCK_COLUMNS)
-        block = X[:, columns]
-        if w2 is not None:
-            block = block * xp.sqrt(w2[columns])
-        largest = max(float(block.max()), -float(block.min())) if block.size else low
-        if not low <= largest <= high:  # (NaN too: float64's products carry it)
-            return _products(X, xp, False, w2)
-        block = block.astype(xp.float32)
-        gram += block @ block.T
-    return gram
-
-
-def _without_intercept_direction(G, root, xp: ModuleType):
-    """``P G P`` with ``P`` the projection off the intercept's direction (``root``, the
-    square roots of the weights as a column, or the ones vector where ``None``), in place:
-    a null direction of the centered Gram matrix, which single precision's rounding
-    leaves an eigenvalue well above float64's floor (see ``_SINGLE_RANGE``)."""
-    r = xp.ones(G.shape[0]) if root is None else root[:, 0]
-    r = r / xp.sqrt(r @ r)
-    c = G @ r
-    G -= c[:, None] * r[None, :]
-    G -= r[:, None] * c[None, :]
-    G += float(r @ c) * (r[:, None] * r[None, :])
-    return G
-
-
-def _uncentered_grams(X, weights, xp: ModuleType, single: bool = False) -> list:
-    """``X diag(w^2) X^T`` for every row ``w`` of ``weights`` (``None``: ``[X X^T]``),
-    over the runs of columns weighted alike (:func:`_weight_runs`) where they are few;
-    with ``single`` in float32's products (:func:`_products`)."""
-    if weights is None:
-        return [_products(X, xp, single)]
-    runs = _weight_runs(weights)
-    if runs is None:
-        return [_products(X, xp, single, xp.asarray(w) ** 2) for w in weights]
-    grams = [xp.zeros((X.shape[0], X.shape[0])) for _ in weights]
-    for run in runs:
-        piece = _products(X[:, run], xp, single)
-        for gram, w in zip(grams, weights, strict=True):
-            gram += float(w[run.start]) ** 2 * piece
-    return grams
 
 
 def _decompositions(
@@ -277,7 +158,7 @@ def _decompositions(
     row means ``c`` of the uncentered kernel matrix. ``log`` reports the steps.
     ``grams``: the linear model's uncentered ``X diag(w^2) X^T`` of every candidate where
     they are already made (overwritten). ``single``: the linear model's Gram matrices of
-    float32's products (see :func:`_centered_gram`; ``grams`` made so), their directions
+    float32's products (see :func:`centered_gram`; ``grams`` made so), their directions
     ``centered``: the features are
     centered (the model has an intercept).
     """
@@ -286,7 +167,7 @@ def _decompositions(
     if grams is not None:
         ws = [None] if weights is None else list(weights)
         grams = [
-            _centered_gram(X, x_mean, root, xp, w, g, single, centered)
+            centered_gram(X, x_mean, root, xp, w, g, single, centered)
             for w, g in zip(ws, grams, strict=True)
         ]
     elif n_samples > n_features and width is None:
@@ -297,13 +178,13 @@ def _decompositions(
     # on an offset of the features, and a.a + b.b - 2 a.b then loses no precision to one
     gram_root, gram_mean = root, x_mean
     if width is not None:
-        gram_root, gram_mean = None, _column_means(X, None, xp)
+        gram_root, gram_mean = None, column_means(X, None, xp)
     if grams is None:
         with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
             if weights is None:
-                grams = [_centered_gram(X, gram_mean, gram_root, xp, None, None, single, centered)]
+                grams = [centered_gram(X, gram_mean, gram_root, xp, None, None, single, centered)]
             else:
-                grams = _weighted_grams(X, gram_mean, gram_root, weights, xp, single, centered)
+                grams = weighted_grams(X, gram_mean, gram_root, weights, xp, single, centered)
     for k in range(len(grams)):
         G, grams[k] = grams[k], None
         kernel = None
@@ -335,44 +216,6 @@ def _decompositions(
         yield U, xp.where(s2 > floor, s2, 0.0), kernel, None
 
 
-def _centered_blocks(X, x_mean, root, xp: ModuleType):
-    """``(rows, root * (X[rows] - x_mean))`` in blocks of rows of about
-    ``_BLOCK_BYTES``: the centered features are never formed whole."""
-    n_samples, n_features = X.shape
-    step = max(1, _BLOCK_BYTES // (8 * max(n_features, 1)))
-    for start in range(0, n_samples, step):
-        rows = slice(start, min(start + step, n_samples))
-        block = X[rows] - x_mean
-        if root is not None:
-            block *= root[rows]
-        yield rows, block
-
-
-def _centered_product(X, x_mean, B, xp: ModuleType):
-    """``(X - x_mean)^T B``, by blocks of rows of the centered features: ``X^T B - x_mean
-    sum(B)`` cancels a huge column's mean against itself (a constant 1e30's coefficient
-    1e13 where ``sum(B)`` rounds to 1e-17 instead of 0), the centered column is 0."""
-    product = xp.zeros((X.shape[1], B.shape[1]))
-    for rows, block in _centered_blocks(X, x_mean, None, xp):
-        product += block.T @ B[rows]
-    return product
-
-
-def _feature_gram(X, x_mean, root, xp: ModuleType, Yc=None):
-    """``Xc^T Xc`` (and ``Xc^T Yc`` where ``Yc`` is given, else ``None``), summed over
-    blocks of rows of the centered features."""
-    n_features = X.shape[1]
-    G = xp.zeros((n_features, n_features))
-    XtY = None if Yc is None else xp.zeros((n_features, Yc.shape[1]))
-    for rows, block in _centered_blocks(X, x_mean, root, xp):
-        _refuse_overflow(block, root, xp)
-        G += block.T @ block
-        if XtY is not None:
-            XtY += block.T @ Yc[rows]
-    _refuse_overflow(G, root, xp)
-    return G, XtY
-
-
 def _decompositions_primal(X, x_mean, root, weights, xp: ModuleType, log: StepLog = _QUIET):
     """:func:`_decompositions` for more samples than features, from the
     ``n_features``-square Gram matrix ``Xc^T Xc`` (formed once; a candidate ``w`` scales its
@@ -387,7 +230,7 @@ def _decompositions_primal(X, x_mean, root, weights, xp: ModuleType, log: StepLo
     magnitude; the leverages and the fit need only ``U * s``, as accurate as ``Xc V``."""
     n_samples, n_features = X.shape
     with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks of rows)"):
-        G, _ = _feature_gram(X, x_mean, root, xp)
+        G, _ = feature_gram(X, x_mean, root, xp)
     for w in [None] if weights is None else weights:
         w = None if w is None else xp.asarray(w)
         with log.step(f"eigendecomposition of the {n_features} x {n_features} Gram matrix"):
@@ -400,7 +243,7 @@ def _decompositions_primal(X, x_mean, root, weights, xp: ModuleType, log: StepLo
         inverse_s = 1.0 / xp.sqrt(s2)
         U = xp.empty((n_samples, int(s2.shape[0])))
         with log.step(f"projection of the {n_samples} samples on {U.shape[1]} directions"):
-            for rows, block in _centered_blocks(X, x_mean, root, xp):
+            for rows, block in centered_blocks(X, x_mean, root, xp):
                 U[rows] = (block @ V) * inverse_s
         yield U, s2, None, V
         del V
@@ -441,7 +284,7 @@ def _leverages(U, s2, alphas, base, xp: ModuleType):
     ``(n_samples, n_alphas)``, by blocks of rows (no copy of ``U``'s size)."""
     shrink = s2[:, None] / (s2[:, None] + alphas[None, :])
     out = xp.empty((U.shape[0], alphas.shape[0]))
-    step = max(1, _BLOCK_BYTES // (8 * max(U.shape[1], 1)))
+    step = max(1, _gram.BLOCK_BYTES // (8 * max(U.shape[1], 1)))
     for start in range(0, U.shape[0], step):
         rows = slice(start, start + step)
         out[rows] = (U[rows] * U[rows]) @ shrink
@@ -473,7 +316,7 @@ def _ridge_path(
     With a ``width`` the model is the Gaussian kernel's (see :func:`_exact_ridge_path`),
     which is exact only: at most ``KERNEL_MAX_SAMPLES`` samples (the heads check it).
     ``single``: the linear model's Gram matrices of float32's products (see
-    :func:`_centered_gram`).
+    :func:`centered_gram`).
     """
     n_samples, n_features = X.shape
     single = single and width is None
@@ -505,7 +348,7 @@ def _ridge_path(
             "Use fewer samples or features, or the dense head (head='dense').",
         )
         with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-            full = _uncentered_grams(X, weights, xp, single)
+            full = uncentered_grams(X, weights, xp, single)
     chosen = _exact_ridge_path(
         X[rows], Y[rows], alphas, fit_intercept, row_weights, relative, log, weights,
         grams=None if full is None else [g[rows][:, rows] for g in full], single=single,
@@ -540,17 +383,6 @@ class _Centered(NamedTuple):
     w: object
 
 
-def _column_means(X, w, xp: ModuleType):
-    """The columns' (weighted, ``w`` not ``None``) means, a constant column's its value
-    exactly: rounded (``n * 1e30 / n``), a huge constant would leave its centered column a
-    constant of its last bit, whose energy swamps the other columns' (every direction of
-    theirs then falls below the decomposition's rounding floor)."""
-    mean = X.mean(axis=0) if w is None else (w @ X) / w.sum()
-    if X.shape[0] == 0:
-        return mean
-    return xp.where(X.max(axis=0) == X.min(axis=0), X[0], mean)
-
-
 def _centered(X, Y, fit_intercept: bool, sample_weight, xp: ModuleType) -> _Centered:
     """:class:`_Centered` of ``X``, ``Y`` (the centered features are never formed)."""
     X = X.astype(xp.float64, copy=False)
@@ -563,9 +395,9 @@ def _centered(X, Y, fit_intercept: bool, sample_weight, xp: ModuleType) -> _Cent
         if not fit_intercept:
             x_mean, y_mean = xp.zeros(X.shape[1]), xp.zeros(Y.shape[1])
         elif w is None:
-            x_mean, y_mean = _column_means(X, None, xp), Y.mean(axis=0)
+            x_mean, y_mean = column_means(X, None, xp), Y.mean(axis=0)
         else:
-            x_mean, y_mean = _column_means(X, w, xp), (w @ Y) / w.sum()
+            x_mean, y_mean = column_means(X, w, xp), (w @ Y) / w.sum()
         root = None if w is None else xp.sqrt(w)[:, None]
         Yc = Y - y_mean
         if root is not None:
@@ -589,7 +421,7 @@ def _solve_at(
     scales the targets, so the two agree); fitted on the columns times ``column_weight``
     where it is given, the coefficients returned those of ``X`` itself. ``gram``: the
     uncentered ``X diag(column_weight^2) X^T`` where it is already made (overwritten);
-    ``single``: see :func:`_centered_gram` (the features' space's system is float64's)."""
+    ``single``: see :func:`centered_gram` (the features' space's system is float64's)."""
     xp = array_module_of(X)
     n_samples, n_features = X.shape
     check_fits(
@@ -602,13 +434,13 @@ def _solve_at(
     with np.errstate(over="ignore", invalid="ignore"):
         if n_samples <= n_features:
             if gram is not None:
-                K = _centered_gram(X, x_mean, root, xp, column_weight, gram, single, fit_intercept)
+                K = centered_gram(X, x_mean, root, xp, column_weight, gram, single, fit_intercept)
             else:
                 with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
                     if column_weight is None:
-                        K = _centered_gram(X, x_mean, root, xp, None, None, single, fit_intercept)
+                        K = centered_gram(X, x_mean, root, xp, None, None, single, fit_intercept)
                     else:
-                        (K,) = _weighted_grams(
+                        (K,) = weighted_grams(
                             X, x_mean, root, column_weight[None, :], xp, single, fit_intercept
                         )
             with log.step(f"the {n_samples} x {n_samples} system at alpha={alpha:.4g}"):
@@ -617,12 +449,12 @@ def _solve_at(
             del K
             if root is not None:
                 dual = dual * root
-            coef = _centered_product(X, x_mean, dual, xp).T
+            coef = centered_product(X, x_mean, dual, xp).T
             if w is not None:  # Xw^T dual, times w again: X's coefficients
                 coef = coef * w**2
         else:
             with log.step(f"Gram matrix of {n_samples} x {n_features} features (by blocks)"):
-                G, XtY = _feature_gram(X, x_mean, root, xp, Yc)
+                G, XtY = feature_gram(X, x_mean, root, xp, Yc)
             if w is not None:  # diag(w) G diag(w) and diag(w) Xc^T Yc
                 G *= w[:, None]
                 G *= w[None, :]
@@ -654,52 +486,6 @@ def _solve_positive(A, B, xp: ModuleType):
     if not bool(xp.isfinite(solution).all()):
         raise np.linalg.LinAlgError("Singular matrix, or a solution beyond float64's range")
     return solution
-
-
-def _centered_gram(
-    X,
-    x_mean,
-    root,
-    xp: ModuleType,
-    column_weight=None,
-    gram=None,
-    single: bool = False,
-    centered: bool = True,
-):
-    """``Xc Xc^T`` with ``Xc = root * (X - x_mean) * column_weight`` (``root`` a column,
-    ``column_weight`` a row of the features' weights; either may be ``None``), formed from
-    the uncentered ``X diag(w^2) X^T`` (``gram`` where it is already made) where the means
-    carry little of the features' energy (see ``GRAM_MEAN_ENERGY``), else from the
-    centered copy. ``single``: the products in float32 (:func:`_products`; ``gram`` made
-    so), the intercept's direction then projected out where ``x_mean`` centers the
-    features (``centered``: the model has an intercept)."""
-    w2 = None if column_weight is None else xp.asarray(column_weight, dtype=xp.float64) ** 2
-    if gram is not None:
-        G = gram
-    else:
-        G = _products(X, xp, single, w2)
-    weighted_mean = x_mean if w2 is None else x_mean * w2
-    mean_square = float(x_mean @ weighted_mean)
-    if X.shape[0] * mean_square <= GRAM_MEAN_ENERGY * float(xp.trace(G)):
-        a = X @ weighted_mean
-        G -= a[:, None]
-        G -= a[None, :]
-        G += mean_square
-        if root is not None:
-            G *= root
-            G *= root.T
-    else:
-        Xc = X - x_mean
-        if w2 is not None:
-            Xc *= xp.sqrt(w2)
-        if root is not None:
-            Xc *= root
-        _refuse_overflow(Xc, root, xp)
-        G = _products(Xc, xp, single)
-    _refuse_overflow(G, root, xp)
-    if single and centered:
-        G = _without_intercept_direction(G, root, xp)
-    return G
 
 
 def _exact_ridge_path(
@@ -829,7 +615,7 @@ def _exact_ridge_path(
                 dual * y_scale,
                 gamma,
             )
-        coef = _centered_product(X, x_mean, dual, xp).T  # Xc^T dual
+        coef = centered_product(X, x_mean, dual, xp).T  # Xc^T dual
         if weights is not None:  # Xw^T dual, times w again: the coefficients of X itself
             coef = coef * xp.asarray(weights[candidate] ** 2)
     return _linear_path(
@@ -1286,7 +1072,7 @@ class _RidgeHead(BaseEstimator):
                 rows = rows * xp.asarray(self.feature_weights_)
             # kept centered, and new rows centered alike: the distances' |a|^2 + |b|^2 -
             # 2 a.b then loses no precision to a common offset of the features
-            offset = _column_means(rows, None, xp)
+            offset = column_means(rows, None, xp)
             self.X_fit_ = to_numpy(rows - offset)
             self.X_fit_offset_ = to_numpy(offset)
             self.gamma_ = float(path.gamma)

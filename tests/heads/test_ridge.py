@@ -583,7 +583,7 @@ def test_the_gram_of_uncentered_features_gives_the_centered_fit(monkeypatch, wei
     penalty, errors, coefficients and leave-one-out values: rounding grows by at most the
     means' share of the energy, here forced to be taken whatever it is (1e-8 relative of
     well-conditioned float64 solves)."""
-    import lmu_sk.ridge as ridge
+    import lmu_sk._gram as gram_module
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((40, 120)) + rng.uniform(-0.5, 0.5, 120)  # means 1/3 of spread
@@ -591,7 +591,7 @@ def test_the_gram_of_uncentered_features_gives_the_centered_fit(monkeypatch, wei
     w = rng.uniform(0.2, 2.0, 40) if weighted else None
     fits = []
     for share in (np.inf, 0.0):  # always from the Gram; never (the centered copy)
-        monkeypatch.setattr(ridge, "GRAM_MEAN_ENERGY", share)
+        monkeypatch.setattr(gram_module, "GRAM_MEAN_ENERGY", share)
         fits.append(RidgeHeadClassifier(alphas=ALPHAS).fit(X, y, sample_weight=w))
     gram, copy = fits
     assert gram.alpha_ == copy.alpha_
@@ -730,9 +730,9 @@ def test_the_composites_bad_class_weight_gets_the_ridge_heads_message(class_weig
 def test_more_samples_than_features_by_blocks_of_rows_match_scikit_learn(monkeypatch, weighted):
     """The primal route (the features' Gram matrix, samples projected block by block) with
     blocks of 7 rows gives scikit-learn's fit, penalty and leave-one-out error."""
-    import lmu_sk.ridge as ridge
+    import lmu_sk._gram as gram_module
 
-    monkeypatch.setattr(ridge, "_BLOCK_BYTES", 8 * 12 * 7)
+    monkeypatch.setattr(gram_module, "BLOCK_BYTES", 8 * 12 * 7)
     rng = np.random.default_rng(5)
     X = rng.standard_normal((500, 12)) * rng.uniform(0.5, 3, 12)
     y = (X[:, 0] + X[:, 3] + rng.standard_normal(500)).round().clip(-2, 2).astype(int)
