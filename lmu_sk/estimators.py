@@ -264,16 +264,25 @@ def _make_transformer(transformer_params: dict, verbose=False):
 
 
 def _head_has(method: str):
-    """For ``available_if``: the head (before fitting: the one ``head`` names) has ``method``."""
+    """For ``available_if``: the head (before fitting: the one ``head`` names, or for
+    'auto' either head, which fit chooses) has ``method``."""
 
     def check(estimator) -> bool:
         head = getattr(estimator, "head_", None)
         if head is not None:
             return hasattr(head, method)
+        ridge, dense = (
+            hasattr(estimator._ridge_class, method),
+            hasattr(estimator._head_class, method),
+        )
         if estimator.head == "ridge":
-            return hasattr(estimator._ridge_class, method)
-        # 'dense', and 'auto' until fit has chosen: predict_proba, as for the dense head
-        return hasattr(estimator._head_class, method)
+            return ridge
+        if estimator.head == "dense":
+            return dense
+        # 'auto': the ridge head up to 100 000 sequences, the dense head beyond; before
+        # fit, a meta-estimator that asks (StackingClassifier's stack_method) sees what
+        # the model will almost always have (the ridge head's decision_function)
+        return ridge or dense
 
     return check
 
@@ -2204,3 +2213,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         ``n_streams`` sequences whose ``predict()`` after any update equals :meth:`predict`
         of the prefixes seen (for 'sequence', at the latest step)."""
         return RegressorStream(self, n_streams)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # y of shape (n_samples, n_outputs)
+        return tags

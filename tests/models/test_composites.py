@@ -162,3 +162,33 @@ def test_the_default_order_comes_from_the_one_features_fit(output, monkeypatch):
     # min(n_steps, 128, 2048 // n_channels)
     assert model.order_ == model.features_.order_ == 128 and model.features_.order is None
     assert model.stream(2).update(X[:2, :5]).predict().shape[0] == 2
+
+
+def test_the_default_classifier_offers_decision_function_before_fit():
+    """head='auto' was answered as the dense head before fit, so a meta-estimator that asks
+    an unfitted model (StackingClassifier's stack_method='decision_function') refused the
+    default model, which fits the ridge head up to 100 000 sequences."""
+    from sklearn.ensemble import StackingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 20)).cumsum(axis=1)
+    y = (X[:, -1] > 0).astype(int)
+    assert hasattr(LMUClassifier(), "decision_function")
+    assert not hasattr(LMUClassifier(head="dense"), "decision_function")
+    stack = StackingClassifier(
+        [("lmu", LMUClassifier(order=4))],
+        final_estimator=LogisticRegression(),
+        stack_method="decision_function",
+        cv=3,
+    ).fit(X, y)
+    assert stack.predict_proba(X).shape == (60, 2)
+
+
+def test_the_regressor_says_it_takes_several_outputs():
+    """LMURegressor fits y of shape (n_samples, n_outputs), which its tags denied (so
+    scikit-learn's checks of several outputs never ran on it)."""
+    from sklearn.utils import get_tags
+
+    assert get_tags(LMURegressor()).target_tags.multi_output
+    assert not get_tags(LMUClassifier()).target_tags.multi_output
