@@ -302,6 +302,7 @@ def rows_within(
     seconds_per_row: float | None = None,
     what: str | None = None,
     fix: str = "",
+    reserved: float = 0.0,
 ) -> int:
     """Rows at a time within a memory budget: the package's one rows-per-budget rule.
 
@@ -310,6 +311,9 @@ def rows_within(
     :data:`CHUNK_SECONDS` of work (at least :data:`MIN_CHUNK_SAMPLES` rows), so that
     progress has steps. The chunk loop, the streams' groups of rows, the blocks of dask
     arrays and the command line's batches all size themselves by it.
+
+    ``reserved``: bytes of ``max_memory`` already taken beside ``budget`` (a route's
+    constants), named in the error.
 
     Raises
     ------
@@ -320,9 +324,15 @@ def rows_within(
     rows = int(budget // max(bytes_per_row, 1))
     if rows < 1 and what is not None:
         need, have = format_bytes_apart(bytes_per_row, budget)
+        allows = f"max_memory allows {have}"
+        if reserved > 0:
+            allows = (
+                f"max_memory ({format_bytes(budget + reserved)}) leaves {have} beside the "
+                f"{format_bytes(reserved)} of its constants"
+            )
         raise MemoryBudgetError(
-            f"{what} needs {need} of working memory for a single sequence but max_memory "
-            f"allows {have}; raise max_memory{fix}."
+            f"{what} needs {need} of working memory for a single sequence but {allows}; "
+            f"raise max_memory{fix}."
         )
     if seconds_per_row is not None:
         limit = math.inf if n_rows is None else n_rows
@@ -452,6 +462,7 @@ def plan_features(
         seconds_per_row=seconds,
         what=f"method={method!r}" + (f" (here {shown!r})" if method == "auto" else ""),
         fix=fix,
+        reserved=constants,
     )
     if device == "gpu":
         out_row = n_channels * order * itemsize * (n_steps if output == "sequence" else 1)

@@ -675,3 +675,12 @@ def test_the_delay_network_matrices_are_checked_against_max_memory_before_they_a
     LMUFeatures(order=40, max_memory="10MB").fit(X)  # small orders fit small budgets
     with pytest.raises(MemoryBudgetError, match="matrices of order 2000"):
         LMUPooledFeatures(order=2000, thetas=[10], max_memory="10MB").fit(X)
+
+
+def test_a_route_s_refusal_names_max_memory_and_its_constants_apart():
+    """The FFT route's constants (the impulse response's spectrum) take part of max_memory:
+    the refusal said 'max_memory allows 33.0 KB' of a max_memory of 64 KB."""
+    X = np.random.default_rng(0).standard_normal((5, 80, 2))
+    features = LMUFeatures(order=16, theta=30.0, output="sequence", method="fft")
+    with pytest.raises(MemoryBudgetError, match=r"max_memory \(64.0 KB\) leaves .* beside the"):
+        features.set_params(max_memory="64KB").fit(X).transform(X)
