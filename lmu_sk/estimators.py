@@ -15,6 +15,7 @@ import functools
 import inspect
 import math
 import mmap
+import re
 import types
 import warnings
 from collections.abc import Callable, Iterator
@@ -60,6 +61,7 @@ from ._input import (
     step_target_rows,
     warn_channels_last,
 )
+from ._memory import MemoryBudgetError
 from ._persistence import VersionedPickleMixin
 from ._progress import StepLog, verbosity
 from ._state import state_kept_on_error
@@ -166,6 +168,26 @@ def _window_decay_weights(features, decays) -> np.ndarray | None:
         return None
     rank = np.repeat(np.log(thetas / thetas.min()) / spread, np.diff(offsets))
     return np.stack([2.0 ** (-float(g) * rank) for g in decays])
+
+
+_RAISE_MAX_MEMORY = re.compile(r"raise max_memory")
+
+
+@contextlib.contextmanager
+def _estimator_memory_advice() -> Iterator[None]:
+    """The features' refusals of memory advise what an estimator's user can do: the LMU
+    estimators have no ``max_memory`` (their features take the transformers' default, at
+    most half of the memory available), so 'raise max_memory' is said as freeing memory
+    or giving a transformer its own budget."""
+    try:
+        yield
+    except MemoryBudgetError as exc:
+        message = _RAISE_MAX_MEMORY.sub(
+            "free memory (the estimator's features take at most half of what is available; "
+            "LMUPooledFeatures or LMUFeatures in a Pipeline take a max_memory of their own)",
+            str(exc),
+        )
+        raise MemoryBudgetError(message) from exc
 
 
 def _features_of(
@@ -874,15 +896,16 @@ class _LMUBase(BaseEstimator):
         compute = check_memory(self.memory).cache(_features_of, ignore=["verbose"])
         # the ridge head solves in float64: its features are made so, and scaled in place
         float64 = self.head_kind_ == "ridge"
-        self.features_, F = compute(
-            params,
-            X,
-            _screening_targets(y),
-            on_device,
-            verbose=self.verbose,
-            float64=float64,
-            version=__version__,
-        )
+        with _estimator_memory_advice():
+            self.features_, F = compute(
+                params,
+                X,
+                _screening_targets(y),
+                on_device,
+                verbose=self.verbose,
+                float64=float64,
+                version=__version__,
+            )
         self.features_.set_params(verbose=self.verbose)  # a cached transformer may differ
         self.order_ = _fitted_order(self.features_)
         self.n_features_in_ = self.features_.n_features_in_
@@ -999,7 +1022,8 @@ class _LMUBase(BaseEstimator):
         on_device = self.device != "cpu"
         # float64 at prediction: a row's output then does not depend on the rows predicted
         # with it (BLAS sums a row of a product in an order set by its place in the block)
-        F = self.features_._transform(X, on_device, dtype=np.float64)
+        with _estimator_memory_advice():
+            F = self.features_._transform(X, on_device, dtype=np.float64)
         return self._scale(self._as_rows(F))
 
     def _scale(self, F):

@@ -192,3 +192,16 @@ def test_the_regressor_says_it_takes_several_outputs():
 
     assert get_tags(LMURegressor()).target_tags.multi_output
     assert not get_tags(LMUClassifier()).target_tags.multi_output
+
+
+def test_a_refusal_of_memory_advises_what_an_estimator_s_user_can_do(monkeypatch):
+    """The estimators have no max_memory: their features' refusals said 'raise
+    max_memory', a parameter the user could not set."""
+    from lmu_sk import _memory
+    from lmu_sk._memory import MemoryBudgetError
+
+    monkeypatch.setattr(_memory, "available_memory", lambda: 3 * 1024**2)
+    X = np.random.default_rng(0).normal(size=(20, 30))
+    with pytest.raises(MemoryBudgetError, match="free memory") as refused:
+        LMUClassifier(order=2000).fit(X, np.arange(20) % 2)
+    assert "raise max_memory" not in str(refused.value)
