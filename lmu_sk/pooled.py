@@ -435,8 +435,15 @@ def _warn_of_offsets(U, read: np.ndarray) -> None:
     # spread of 1e-8 of the mean, far below the ratio tested (per channel, on the host:
     # the input may be on a GPU)
     read = np.asarray(read, dtype=np.intp)
+    # every channel read: the rows as they are (a view of contiguous input; a fancy index
+    # of all channels copied the whole input, whatever max_memory)
+    every = np.array_equal(read, np.arange(n_channels))
     flat = [
-        p.reshape(-1, n_channels)[:, array_module_of(p).asarray(read)] for p in parts if p.size
+        p.reshape(-1, n_channels)
+        if every
+        else p.reshape(-1, n_channels)[:, array_module_of(p).asarray(read)]
+        for p in parts
+        if p.size
     ]
     mean = sum(to_numpy(f.sum(axis=0, dtype=np.float64)) for f in flat) / total
     squares = (

@@ -606,3 +606,20 @@ def test_a_sequence_s_channel_sums_do_not_depend_on_the_sequences_beside_it():
     stream = f.stream(1)
     stream.update(a[None])
     np.testing.assert_array_equal(stream.transform()[0].astype(np.float32), alone)
+
+
+def test_the_offset_check_reads_every_channel_without_copying_the_input():
+    """Where every channel is read (any univariate set), the check of offsets took the
+    channels by a fancy index: a copy of the whole input, whatever max_memory."""
+    import tracemalloc
+
+    from lmu_sk.pooled import _warn_of_offsets
+
+    X = np.random.default_rng(0).standard_normal((2000, 500, 1)).astype(np.float32)
+    tracemalloc.start()
+    try:
+        _warn_of_offsets(X, np.array([0]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.1 * X.nbytes, peak
