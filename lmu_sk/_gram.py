@@ -206,7 +206,9 @@ def centered_gram(
     carry little of the features' energy (see ``GRAM_MEAN_ENERGY``), else from the
     centered copy. ``single``: the products in float32 (:func:`products`; ``gram`` made
     so), the intercept's direction then projected out where ``x_mean`` centers the
-    features (``centered``: the model has an intercept)."""
+    features (``centered``: the model has an intercept), which centers the uncentered
+    matrix exactly (``P X X^T P = Xc Xc^T``, ``P`` off ``root``): no correction by the
+    means first."""
     w2 = None if column_weight is None else xp.asarray(column_weight, dtype=xp.float64) ** 2
     if gram is not None:
         G = gram
@@ -214,11 +216,13 @@ def centered_gram(
         G = products(X, xp, single, w2)
     weighted_mean = x_mean if w2 is None else x_mean * w2
     mean_square = float(x_mean @ weighted_mean)
+    projected = single and centered
     if X.shape[0] * mean_square <= GRAM_MEAN_ENERGY * float(xp.trace(G)):
-        a = X @ weighted_mean
-        G -= a[:, None]
-        G -= a[None, :]
-        G += mean_square
+        if not projected:
+            a = X @ weighted_mean
+            G -= a[:, None]
+            G -= a[None, :]
+            G += mean_square
         if root is not None:
             G *= root
             G *= root.T
@@ -231,6 +235,6 @@ def centered_gram(
         refuse_overflow(Xc, root, xp)
         G = products(Xc, xp, single)
     refuse_overflow(G, root, xp)
-    if single and centered:
+    if projected:
         G = without_intercept_direction(G, root, xp)
     return G

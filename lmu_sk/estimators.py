@@ -15,7 +15,6 @@ import functools
 import inspect
 import math
 import mmap
-import re
 import types
 import warnings
 from collections.abc import Callable, Iterator
@@ -170,9 +169,6 @@ def _window_decay_weights(features, decays) -> np.ndarray | None:
     return np.stack([2.0 ** (-float(g) * rank) for g in decays])
 
 
-_RAISE_MAX_MEMORY = re.compile(r"raise max_memory")
-
-
 @contextlib.contextmanager
 def _estimator_memory_advice() -> Iterator[None]:
     """The features' refusals of memory advise what an estimator's user can do: the LMU
@@ -182,10 +178,10 @@ def _estimator_memory_advice() -> Iterator[None]:
     try:
         yield
     except MemoryBudgetError as exc:
-        message = _RAISE_MAX_MEMORY.sub(
+        message = str(exc).replace(
+            "raise max_memory",
             "free memory (the estimator's features take at most half of what is available; "
             "LMUPooledFeatures or LMUFeatures in a Pipeline take a max_memory of their own)",
-            str(exc),
         )
         raise MemoryBudgetError(message) from exc
 

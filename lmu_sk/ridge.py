@@ -760,15 +760,15 @@ def with_class_weight(class_weight, y: np.ndarray, sample_weight, classes=None):
     if class_weight is None:
         return sample_weight
     check_class_weight(class_weight)
-    if isinstance(class_weight, dict) and np.ndim(y) >= 2 and np.prod(np.shape(y)[1:]) > 1:
-        raise ValueError(
-            f"class_weight as a dict weighs one label per sample; y of shape {np.shape(y)} "
-            "holds several labels per sample. Use class_weight='balanced' (the product of "
-            "every column's balanced weights) or give the weights as sample_weight."
-        )
     if isinstance(class_weight, dict):
         y = np.asarray(y)
-        y = y.reshape(len(y)) if y.ndim >= 2 else y  # a column of labels
+        if y.ndim >= 2 and y.size > len(y):
+            raise ValueError(
+                f"class_weight as a dict weighs one label per sample; y of shape {y.shape} "
+                "holds several labels per sample. Use class_weight='balanced' (the product "
+                "of every column's balanced weights) or give the weights as sample_weight."
+            )
+        y = y.reshape(len(y))  # (a column of labels: one per sample)
         labels = np.unique(y).tolist() if classes is None else np.asarray(classes).tolist()
         known = set(labels)
         unknown = [key for key in class_weight if key not in known]

@@ -1202,8 +1202,7 @@ class _ModelStream:
         self._dense = _is_dense_head(self._head)
         self._outputs_of = None
         # per-step targets fitted as (n_samples, n_steps, 1): predictions keep that axis
-        output_axes = getattr(estimator, "_output_axes", None)
-        self._output_axes = output_axes() if output_axes is not None else ()
+        self._output_axes = estimator._output_axes()
         # a ridge head takes the features as they come, its standardization folded into
         # its coefficients (the Gaussian kernel's: into the rows it compares), as the
         # estimator's batch prediction does where that is well conditioned: no pass over
