@@ -404,6 +404,7 @@ def _connect(address: str):
             connecting.set_result(Client(address, timeout=f"{CONNECT_TIMEOUT:g}s"))
         except BaseException as exc:  # whatever a reply that is not dask's makes of dask
             _restore_default_scheduler(default)
+            _close_unconnected_clients(Client)
             connecting.set_exception(exc)
 
     threading.Thread(target=connect, name="lmu-sk scheduler connection", daemon=True).start()
@@ -455,6 +456,23 @@ def _restore_default_scheduler(value) -> None:
         dask.config.config.pop("scheduler", None)
     else:
         dask.config.config["scheduler"] = value
+
+
+def _close_unconnected_clients(Client) -> None:
+    """Close the clients registered as dask's default that never connected: a Client
+    registers itself before connecting, and one that fails stays the 'active client'
+    (dask's local computations in this process then warn of it)."""
+    while True:
+        try:
+            current = Client.current()
+        except ValueError:  # none left
+            return
+        if current.status == "running":  # (the user's own, connected)
+            return
+        with contextlib.suppress(Exception):
+            current.close()
+        if current.status != "closed":
+            return
 
 
 def _close_late_client(connecting: Future) -> None:

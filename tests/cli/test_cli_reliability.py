@@ -1013,7 +1013,7 @@ def test_a_service_that_is_not_a_scheduler_is_a_usage_error(
     Both are a scheduler that cannot be reached: exit status 2 and one line, and dask's
     default scheduler left as it was (the failed client had made itself the default: the
     process's later dask computations asked for a client that was not there)."""
-    pytest.importorskip("distributed")
+    distributed = pytest.importorskip("distributed")
     import dask
 
     before = dask.config.get("scheduler", None)
@@ -1032,6 +1032,17 @@ def test_a_service_that_is_not_a_scheduler_is_a_usage_error(
     assert ("within 1.5 s" in line) == (not greeting)
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
     assert dask.config.get("scheduler", None) == before
+    # and no client left registered as dask's default once the connection has failed
+    # (the silent service's when its connection closed, above: soon, in the thread)
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline:
+        try:
+            distributed.Client.current()
+        except ValueError:
+            break
+        time.sleep(0.05)
+    with pytest.raises(ValueError):
+        distributed.Client.current()
 
 
 def test_stderr_that_nobody_reads_leaves_the_exit_status_as_it_was(sequences, tmp_path):
