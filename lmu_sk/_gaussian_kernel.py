@@ -11,6 +11,7 @@ kernel's feature space, centered there: the kernel matrix centered with the (wei
 means of its rows, ``Kc = K - 1 c^T - c 1^T + c.p`` with ``c = K p`` and ``p`` the samples'
 shares of the total weight. Everything is written against the arrays' module (NumPy or
 CuPy).
+
 """
 
 from __future__ import annotations
@@ -19,8 +20,15 @@ from types import ModuleType
 
 import numpy as np
 
+from ._gram import column_means
+
 # rows weighted, centered and scored at a time: about this many bytes of float64
 _BLOCK_BYTES = 32 * 1024**2
+# rows made at a time where each is read once (training_rows): about this many bytes of
+# float64, which a core's cache holds between the operations on them
+_CACHED_BYTES = 1024**2
+# the training rows' offset: the column means of at most this many evenly spaced rows
+_OFFSET_ROWS = 256
 
 
 def squared_distances(G, xp: ModuleType):
@@ -105,6 +113,34 @@ def uncentered(dual, row_means, share, y_mean):
     total = dual.sum(axis=0)
     intercept = y_mean - row_means @ dual + float(share @ row_means) * total
     return dual - share[:, None] * total[None, :], intercept
+
+
+def training_rows(X, weights, xp: ModuleType):
+    """``(rows, offset)``: the rows of ``X * w`` (``w`` the features' ``weights``, or
+    ``None``) in float64, less ``offset``, the column means of at most ``_OFFSET_ROWS``
+    evenly spaced rows (times ``w``): the rows the kernel model keeps. Any offset gives the
+    same distances; one near the mean keeps ``a.a + b.b - 2 a.b`` from losing precision to
+    a common offset of the features, and a constant column is centered to zero exactly
+    (``column_means``). One pass over ``X``, by blocks of rows small enough to stay in
+    cache (the whole weighted copy, then its centered copy, cost several passes over
+    memory: a fifth of the kernel's fit)."""
+    n_samples, n_features = X.shape
+    sampled = np.unique(np.linspace(0, n_samples - 1, min(n_samples, _OFFSET_ROWS)).round())
+    offset = column_means(X[xp.asarray(sampled.astype(np.int64))], None, xp)
+    offset = offset.astype(xp.float64, copy=False)
+    if weights is not None:
+        weights = xp.asarray(weights, dtype=xp.float64)
+        offset = offset * weights
+    out = xp.empty((n_samples, n_features))
+    step = max(1, _CACHED_BYTES // (8 * max(n_features, 1)))
+    for start in range(0, n_samples, step):
+        rows = slice(start, min(start + step, n_samples))
+        if weights is None:
+            xp.subtract(X[rows], offset, out=out[rows])
+        else:
+            xp.multiply(X[rows], weights, out=out[rows])
+            out[rows] -= offset
+    return out, offset
 
 
 def cross_kernel_blocks(A, B, gamma: float, xp: ModuleType, weights=None, offset=None):

@@ -449,3 +449,33 @@ def test_the_kernel_classifier_s_leave_one_out_rows_name_the_rows_of_weight():
     for kernel in ("rbf", "auto"):
         model = LMUClassifier(head="ridge", kernel=kernel, order=4)
         LMUEarlyClassifier(model, checkpoints=4).fit(X, y, sample_weight=weight)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_kept_rows_are_the_weighted_rows_less_one_offset(monkeypatch, weighted):
+    """The kernel model keeps ``X * w - c`` (made in one pass by small blocks of rows; the
+    offset ``c`` from a sample of the rows): every difference between two rows is the
+    weighted features' own to float64's rounding (the distances do not depend on ``c``),
+    ``c`` is near the mean, and a constant column, however large, is centered to exactly 0
+    (a rounded mean would leave a constant whose energy swamps the other columns)."""
+    monkeypatch.setattr(gaussian, "_CACHED_BYTES", 8 * 64 * 7)  # blocks of 7 rows
+    monkeypatch.setattr(gaussian, "_OFFSET_ROWS", 16)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((50, 64)) + 3.0
+    X[:, 5] = 1e30 / 3
+    w = rng.uniform(0.5, 2.0, 64) if weighted else None
+    head = RidgeHeadRegressor(kernel="rbf").fit(X, X[:, 0], feature_weights=w)
+    weighted_X = X if w is None else X * w
+    # (a - c) + c: rounded twice, by eps of the column's magnitude
+    eps = np.finfo(np.float64).eps
+    error = np.abs(head.X_fit_ + head.X_fit_offset_ - weighted_X)
+    assert np.all(error <= 2 * eps * np.abs(weighted_X).max(axis=0))
+    assert np.all(head.X_fit_[:, 5] == 0)
+    columns = np.arange(64) != 5
+    spread = weighted_X[:, columns].std(axis=0)
+    assert np.all(np.abs(head.X_fit_[:, columns].mean(axis=0)) < spread)
+    np.testing.assert_allclose(
+        cdist(head.X_fit_[:, columns], head.X_fit_[:, columns], "sqeuclidean"),
+        cdist(weighted_X[:, columns], weighted_X[:, columns], "sqeuclidean"),
+        rtol=1e-12,
+    )

@@ -173,3 +173,50 @@ def test_the_composites_ask_for_single_precision_for_standardized_features_only(
     y = signal > 0 if estimator is LMUClassifier else signal
     estimator(order=4, scale_features=scale_features).fit(X, y)
     assert asked == [np.float32 if scale_features else None]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("candidates", [False, True])
+def test_single_precision_products_give_the_same_gaussian_kernel_model(
+    monkeypatch, weighted, candidates
+):
+    """With ``kernel='rbf'`` the Gram matrix the distances come from takes float32's
+    products too: the squared distances move by ~1e-7 of the rows' squared norms, the
+    kernel's values (``exp(-d / (3 median))``, ``d / median`` of order 1) by as much, and the
+    dual coefficients of these problems (penalties of 1e-3 and more on kernel matrices of
+    eigenvalues up to ``n``) by 1e-5 of their scale at most; the penalty is the same.
+    Predictions take float64's products whatever ``gram_dtype`` is."""
+    asked = []
+    products = ridge._gram.products
+
+    def spy(X, xp, single=False, w2=None):
+        asked.append(single)
+        return products(X, xp, single, w2)
+
+    monkeypatch.setattr(ridge._gram, "products", spy)
+    X, signal, rng = _standardized(90, 2500, seed=5)
+    y = np.digitize(signal, np.quantile(signal, [1 / 3, 2 / 3]))
+    weight = rng.uniform(0.2, 3.0, len(y)) if weighted else None
+    runs = np.repeat(np.arange(5), 500)
+    weights = np.stack([np.ones(2500), 2.0**-runs]) if candidates else None
+    fitted = {}
+    for dtype in (None, np.float32):
+        asked.clear()
+        fitted[dtype] = RidgeHeadClassifier(alphas=ALPHAS, kernel="rbf").fit(
+            X, y, sample_weight=weight, feature_weights=weights, gram_dtype=dtype
+        )
+        assert asked and set(asked) == {dtype is not None}
+    single, double = fitted[np.float32], fitted[None]
+    assert single.alpha_ == double.alpha_
+    np.testing.assert_allclose(single.gamma_, double.gamma_, rtol=1e-6)
+    np.testing.assert_allclose(
+        single.dual_coef_,
+        double.dual_coef_,
+        rtol=0,
+        atol=COEF_TOL * np.abs(double.dual_coef_).max(),
+    )
+    X_new = _standardized(30, 2500, seed=6)[0]
+    decision = double.decision_function(X_new)
+    np.testing.assert_allclose(
+        single.decision_function(X_new), decision, rtol=0, atol=COEF_TOL * np.abs(decision).max()
+    )
