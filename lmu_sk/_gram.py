@@ -18,6 +18,12 @@ import numpy as np
 GRAM_MEAN_ENERGY = 1e-3
 # rows of centered features (or of leverages) made at a time where they are made by blocks
 BLOCK_BYTES = 32 * 1024**2
+# centered_product's shortcut ``X^T B - mean sum(B)`` rounds a column by up to its
+# ``|mean| / spread`` times the centered product's rounding: at most this ratio (1e4 * eps
+# ~ 2e-12 of the product's scale; the standardized features of the LMU estimators have
+# means ~1e-16 of their spread). Over the 42 development sets it spares a copy of the
+# features per fit (about 4 % of the default's time).
+SHORTCUT_MEAN_RATIO = 1e4
 # feature weights constant over at most this many runs of adjacent columns share one pass
 # of Gram matrices (a run's matrix serves every candidate); beyond, one Gram per candidate
 _MAX_WEIGHT_RUNS = 64
@@ -154,13 +160,25 @@ def centered_blocks(X, x_mean, root, xp: ModuleType):
         yield rows, block
 
 
-def centered_product(X, x_mean, B, xp: ModuleType):
-    """``(X - x_mean)^T B``, by blocks of rows of the centered features: ``X^T B - x_mean
-    sum(B)`` cancels a huge column's mean against itself (a constant 1e30's coefficient
-    1e13 where ``sum(B)`` rounds to 1e-17 instead of 0), the centered column is 0."""
-    product = xp.zeros((X.shape[1], B.shape[1]))
-    for rows, block in centered_blocks(X, x_mean, None, xp):
-        product += block.T @ B[rows]
+def centered_product(X, x_mean, B, xp: ModuleType, x_spread=None):
+    """``(X - x_mean)^T B``. Where ``x_spread`` (the columns' ``max - min``) is given, by
+    ``X^T B - x_mean sum(B)``, one product and no copy of the features, for the columns
+    whose mean is within ``SHORTCUT_MEAN_RATIO`` times their spread; the others (a huge
+    mean, or a constant column's, whose centered column is exactly zero: ``X^T B -
+    x_mean sum(B)`` would cancel a constant 1e30 against itself into a coefficient of
+    1e13) from their centered columns. Without ``x_spread``, every column from the
+    centered features, by blocks of rows."""
+    if x_spread is None:
+        product = xp.zeros((X.shape[1], B.shape[1]))
+        for rows, block in centered_blocks(X, x_mean, None, xp):
+            product += block.T @ B[rows]
+        return product
+    product = X.T @ B
+    product -= x_mean[:, None] * B.sum(axis=0)[None, :]
+    exact = xp.abs(x_mean) > SHORTCUT_MEAN_RATIO * x_spread
+    if bool(xp.any(exact)):
+        columns = xp.flatnonzero(exact)
+        product[columns] = (X[:, columns] - x_mean[columns]).T @ B
     return product
 
 
@@ -179,15 +197,22 @@ def feature_gram(X, x_mean, root, xp: ModuleType, Yc=None):
     return G, XtY
 
 
-def column_means(X, w, xp: ModuleType):
-    """The columns' (weighted, ``w`` not ``None``) means, a constant column's its value
-    exactly: rounded (``n * 1e30 / n``), a huge constant would leave its centered column a
-    constant of its last bit, whose energy swamps the other columns' (every direction of
-    theirs then falls below the decomposition's rounding floor)."""
+def column_statistics(X, w, xp: ModuleType):
+    """``(means, spreads)``: the columns' (weighted, ``w`` not ``None``) means, a constant
+    column's its value exactly, and their ``max - min``. Rounded (``n * 1e30 / n``), a huge
+    constant would leave its centered column a constant of its last bit, whose energy
+    swamps the other columns' (every direction of theirs then falls below the
+    decomposition's rounding floor)."""
     mean = X.mean(axis=0) if w is None else (w @ X) / w.sum()
     if X.shape[0] == 0:
-        return mean
-    return xp.where(X.max(axis=0) == X.min(axis=0), X[0], mean)
+        return mean, xp.zeros_like(mean)
+    largest, smallest = X.max(axis=0), X.min(axis=0)
+    return xp.where(largest == smallest, X[0], mean), largest - smallest
+
+
+def column_means(X, w, xp: ModuleType):
+    """The means of :func:`column_statistics`."""
+    return column_statistics(X, w, xp)[0]
 
 
 def centered_gram(

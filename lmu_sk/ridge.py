@@ -60,6 +60,7 @@ from ._gram import (
     centered_gram,
     centered_product,
     column_means,
+    column_statistics,
     feature_gram,
     uncentered_grams,
     weighted_grams,
@@ -378,6 +379,7 @@ class _Centered(NamedTuple):
     Yc: object
     y_scale: object  # (n_targets,)
     w: object
+    x_spread: object  # the columns' max - min (zeros without an intercept: nothing centered)
 
 
 def _centered(X, Y, fit_intercept: bool, sample_weight, xp: ModuleType) -> _Centered:
@@ -391,15 +393,16 @@ def _centered(X, Y, fit_intercept: bool, sample_weight, xp: ModuleType) -> _Cent
     with np.errstate(over="ignore", invalid="ignore"):
         if not fit_intercept:
             x_mean, y_mean = xp.zeros(X.shape[1]), xp.zeros(Y.shape[1])
+            x_spread = xp.zeros(X.shape[1])
         elif w is None:
-            x_mean, y_mean = column_means(X, None, xp), Y.mean(axis=0)
+            (x_mean, x_spread), y_mean = column_statistics(X, None, xp), Y.mean(axis=0)
         else:
-            x_mean, y_mean = column_means(X, w, xp), (w @ Y) / w.sum()
+            (x_mean, x_spread), y_mean = column_statistics(X, w, xp), (w @ Y) / w.sum()
         root = None if w is None else xp.sqrt(w)[:, None]
         Yc = Y - y_mean
         if root is not None:
             Yc = Yc * root
-    return _Centered(X, x_mean, y_mean, root, Yc, y_scale, w)
+    return _Centered(X, x_mean, y_mean, root, Yc, y_scale, w, x_spread)
 
 
 def _solve_at(
@@ -426,7 +429,9 @@ def _solve_at(
         f"The ridge fit of {n_samples} x {n_features} features",
         "Use fewer samples or features, or the dense head (head='dense').",
     )
-    X, x_mean, y_mean, root, Yc, y_scale, _ = _centered(X, Y, fit_intercept, sample_weight, xp)
+    X, x_mean, y_mean, root, Yc, y_scale, _, x_spread = _centered(
+        X, Y, fit_intercept, sample_weight, xp
+    )
     w = None if column_weight is None else xp.asarray(column_weight)
     with np.errstate(over="ignore", invalid="ignore"):
         if n_samples <= n_features:
@@ -446,7 +451,7 @@ def _solve_at(
             del K
             if root is not None:
                 dual = dual * root
-            coef = centered_product(X, x_mean, dual, xp).T
+            coef = centered_product(X, x_mean, dual, xp, x_spread).T
             if w is not None:  # Xw^T dual, times w again: X's coefficients
                 coef = coef * w**2
         else:
@@ -528,7 +533,9 @@ def _exact_ridge_path(
     )
     # the targets are divided by a power of two near their largest magnitude and the results
     # scaled back: the penalty chosen does not depend on the targets' scale (_centered)
-    X, x_mean, y_mean, root, Yc, y_scale, w = _centered(X, Y, fit_intercept, sample_weight, xp)
+    X, x_mean, y_mean, root, Yc, y_scale, w, x_spread = _centered(
+        X, Y, fit_intercept, sample_weight, xp
+    )
     # the errors of every target in the units of the largest's (the targets' own units up
     # to that one factor): the penalty chosen is the one of the unscaled targets
     unit = float(xp.max(y_scale))
@@ -612,7 +619,7 @@ def _exact_ridge_path(
                 dual * y_scale,
                 gamma,
             )
-        coef = centered_product(X, x_mean, dual, xp).T  # Xc^T dual
+        coef = centered_product(X, x_mean, dual, xp, x_spread).T  # Xc^T dual
         if weights is not None:  # Xw^T dual, times w again: the coefficients of X itself
             coef = coef * xp.asarray(weights[candidate] ** 2)
     return _linear_path(

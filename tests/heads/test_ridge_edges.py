@@ -295,3 +295,25 @@ def test_a_huge_constant_column_changes_nothing(kernel, shape):
             plain.decision_function(X) if hasattr(plain, "classes_") else plain.predict(X),
             rtol=1e-9, atol=1e-12,
         )  # fmt: skip
+
+
+def test_the_centered_products_shortcut_agrees_with_the_centered_copy():
+    """``X^T B - mean sum(B)`` (no copy of the features) for columns whose mean is within
+    SHORTCUT_MEAN_RATIO of their spread, the centered columns for the others: every column
+    as the centered copy's product to the shortcut's rounding (``|mean| / spread`` times
+    eps of the product's scale, here at most 1e3 * eps), a constant column's exactly 0."""
+    from lmu_sk import _gram
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 12))
+    X[:, 1] += 1e3  # within the ratio: the shortcut
+    X[:, 2] = X[:, 2] * 1e-9 + 5.0  # a mean 1e9 times the spread: centered
+    X[:, 3] = 1e30 / 3  # constant: centered, exactly zero
+    X[:, 4] = 0.0
+    B = rng.standard_normal((40, 3))
+    mean, spread = _gram.column_statistics(X, None, np)
+    fast = _gram.centered_product(X, mean, B, np, spread)
+    exact = _gram.centered_product(X, mean, B, np)
+    assert np.all(fast[3] == 0) and np.all(fast[4] == 0)
+    scale = np.abs(X - mean).max(axis=0)[:, None] * np.abs(B).sum(axis=0)[None, :]
+    assert np.all(np.abs(fast - exact) <= 1e3 * np.finfo(float).eps * scale)
