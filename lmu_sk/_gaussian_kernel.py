@@ -126,8 +126,9 @@ def training_rows(X, weights, xp: ModuleType):
     memory: a fifth of the kernel's fit)."""
     n_samples, n_features = X.shape
     sampled = np.unique(np.linspace(0, n_samples - 1, min(n_samples, _OFFSET_ROWS)).round())
-    offset = column_means(X[xp.asarray(sampled.astype(np.int64))], None, xp)
-    offset = offset.astype(xp.float64, copy=False)
+    # (in float64: float32 rows near its largest value would sum to infinity)
+    sample = X[xp.asarray(sampled.astype(np.int64))].astype(xp.float64, copy=False)
+    offset = column_means(sample, None, xp)
     if weights is not None:
         weights = xp.asarray(weights, dtype=xp.float64)
         offset = offset * weights

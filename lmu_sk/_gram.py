@@ -168,7 +168,7 @@ def centered_product(X, x_mean, B, xp: ModuleType, x_spread=None):
     x_mean sum(B)`` would cancel a constant 1e30 against itself into a coefficient of
     1e13) from their centered columns. Without ``x_spread``, every column from the
     centered features, by blocks of rows."""
-    if x_spread is None:
+    if x_spread is None or X.dtype != xp.float64:  # (X^T B would copy X to float64 whole)
         product = xp.zeros((X.shape[1], B.shape[1]))
         for rows, block in centered_blocks(X, x_mean, None, xp):
             product += block.T @ B[rows]
@@ -199,15 +199,19 @@ def feature_gram(X, x_mean, root, xp: ModuleType, Yc=None):
 
 def column_statistics(X, w, xp: ModuleType):
     """``(means, spreads)``: the columns' (weighted, ``w`` not ``None``) means, a constant
-    column's its value exactly, and their ``max - min``. Rounded (``n * 1e30 / n``), a huge
+    column's its value exactly, and their ``max - min``, both over the rows of positive
+    weight. Rounded (``n * 1e30 / n``), a huge
     constant would leave its centered column a constant of its last bit, whose energy
     swamps the other columns' (every direction of theirs then falls below the
     decomposition's rounding floor)."""
     mean = X.mean(axis=0) if w is None else (w @ X) / w.sum()
-    if X.shape[0] == 0:
+    counted = X
+    if w is not None and not bool(xp.all(w > 0)):
+        counted = X[w > 0]  # a row of zero weight counts for nothing, its values neither
+    if counted.shape[0] == 0:
         return mean, xp.zeros_like(mean)
-    largest, smallest = X.max(axis=0), X.min(axis=0)
-    return xp.where(largest == smallest, X[0], mean), largest - smallest
+    largest, smallest = counted.max(axis=0), counted.min(axis=0)
+    return xp.where(largest == smallest, counted[0], mean), largest - smallest
 
 
 def column_means(X, w, xp: ModuleType):

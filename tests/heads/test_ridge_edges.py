@@ -317,3 +317,26 @@ def test_the_centered_products_shortcut_agrees_with_the_centered_copy():
     assert np.all(fast[3] == 0) and np.all(fast[4] == 0)
     scale = np.abs(X - mean).max(axis=0)[:, None] * np.abs(B).sum(axis=0)[None, :]
     assert np.all(np.abs(fast - exact) <= 1e3 * np.finfo(float).eps * scale)
+
+
+def test_rows_of_zero_weight_do_not_hide_a_constant_column():
+    """A column constant over the rows that count (weight > 0) is centered to exactly zero
+    whatever the rows of zero weight hold: they count for nothing. Its spread was taken
+    over every row, so a zero-weight row that differed sent the huge constant through
+    ``X^T B - mean sum(B)``: a coefficient of 7e12, predictions off by 2 (the targets'
+    scale 1). Zero weights must equal dropping the rows (scikit-learn's rule)."""
+    from sklearn.linear_model import Ridge
+
+    from lmu_sk.ridge import RidgeHeadRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 60))
+    X[:, 0] = 1e30 / 3
+    y = X[:, 1] + 0.1 * rng.standard_normal(30)
+    w = np.ones(30)
+    w[:3], X[:3, 0] = 0.0, 0.0
+    head = RidgeHeadRegressor(alphas=[1.0]).fit(X, y, sample_weight=w)
+    reference = Ridge(alpha=1.0).fit(X[3:, 1:], y[3:])
+    assert head.coef_[0] == 0.0
+    np.testing.assert_allclose(head.coef_[1:], reference.coef_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(head.predict(X[3:]), reference.predict(X[3:, 1:]), atol=1e-12)

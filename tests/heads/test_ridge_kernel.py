@@ -479,3 +479,17 @@ def test_the_kept_rows_are_the_weighted_rows_less_one_offset(monkeypatch, weight
         cdist(weighted_X[:, columns], weighted_X[:, columns], "sqeuclidean"),
         rtol=1e-12,
     )
+
+
+def test_float32_rows_near_their_largest_value_keep_a_finite_offset():
+    """The kept rows' offset is the sampled rows' mean in float64: in float32, a column of
+    values near float32's largest (2e38 to 3e38) summed to infinity, and the kept rows
+    and every prediction were not finite."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 5)).astype(np.float32)
+    X[:, 0] = (rng.uniform(2.0, 3.0, 40) * 1e38).astype(np.float32)
+    y = X[:, 1].astype(float)
+    head = RidgeHeadRegressor(kernel="rbf").fit(X, y)
+    assert np.all(np.isfinite(head.X_fit_offset_)) and np.all(np.isfinite(head.X_fit_))
+    twin = RidgeHeadRegressor(kernel="rbf").fit(X.astype(np.float64), y)
+    np.testing.assert_allclose(head.predict(X), twin.predict(X), rtol=1e-12, atol=1e-12)

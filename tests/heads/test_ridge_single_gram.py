@@ -220,3 +220,27 @@ def test_single_precision_products_give_the_same_gaussian_kernel_model(
     np.testing.assert_allclose(
         single.decision_function(X_new), decision, rtol=0, atol=COEF_TOL * np.abs(decision).max()
     )
+
+
+@pytest.mark.parametrize("noise", [1e-1, 1e-2, 1e-3])
+def test_a_tight_cluster_takes_float64_s_products_for_the_kernel(noise):
+    """Three quarters of the rows in a cluster of ``noise`` (relative to the features'
+    spread): the median distance is ``noise^2 / 0.375`` of the rows' squared norm, and
+    float32's rounding of the distances (~1e-7 of those norms) moved the kernel: 1e-3 of
+    the predictions at noise 1e-2, another penalty and 10 % at 1e-3. Below
+    KERNEL_SINGLE_MIN_MEDIAN the distances take float64's products: the same model."""
+    rng = np.random.default_rng(2)
+    cluster = np.arange(80) % 4 != 0
+    X = np.where(cluster[:, None], -1.0, 1.0) * np.ones((80, 400))
+    X = X + noise * rng.standard_normal((80, 400))
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    y = X[:, :5].sum(axis=1)
+    fitted = {
+        dtype: RidgeHeadRegressor(kernel="rbf").fit(X, y, gram_dtype=dtype)
+        for dtype in (None, np.float32)
+    }
+    assert fitted[np.float32].alpha_ == fitted[None].alpha_
+    assert fitted[np.float32].gamma_ == fitted[None].gamma_
+    np.testing.assert_allclose(
+        fitted[np.float32].predict(X), fitted[None].predict(X), rtol=1e-12, atol=1e-12
+    )
