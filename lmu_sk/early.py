@@ -177,6 +177,8 @@ class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
         ``n_jobs`` apply to the checkpoints' heads too; its ``kernel`` does not: the
         checkpoints' heads are linear (a Gaussian kernel's model would score every stream's
         step against every training series), the whole series' is the estimator's own.
+        To search its parameters (``estimator__order`` in ``GridSearchCV``), pass one:
+        ``estimator=LMUClassifier()`` (``None`` has no parameters to set).
     checkpoints : int or sequence of float, default=20
         Where cases can be decided: ``K`` checkpoints at ``k / K`` of the training length
         (``k = 1 .. K``; ``1`` never decides early), or their fractions of the training

@@ -301,12 +301,15 @@ def _check_state_range(
     gain = state_gain(orders, transforms, n_steps, pools)
     if largest * gain > FLOAT32_MAX:
         sums = " and sums them in float32 for 'mpv'" if "mpv" in pools else ""
+        # (with channel_sums the windows also read sums of channels: up to twice X)
+        read = "X holds" if mixing is None else "X's channels and their sums hold"
+        kept = "X" if mixing is None else "them"
         raise ValueError(
-            f"X holds values up to {largest:.3g}, which can give Delay Network states beyond "
+            f"{read} values up to {largest:.3g}, which can give Delay Network states beyond "
             f"the largest float32 ({FLOAT32_MAX:.3g}): LMUPooledFeatures compares its "
             f"states with float32 thresholds{sums}, whatever its dtype, so they would count "
-            f"wrongly. Scale X down, below {FLOAT32_MAX / gain:.3g} in magnitude (e.g. "
-            "sklearn.preprocessing.StandardScaler)."
+            f"wrongly. Scale X down, to keep {kept} below {FLOAT32_MAX / gain:.3g} in "
+            "magnitude (e.g. sklearn.preprocessing.StandardScaler)."
         )
 
 
@@ -531,7 +534,11 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     max_memory : int, float or str, default=None
         Working memory allowed besides the result (bytes or a string like ``'2GB'``);
         samples are processed in chunks that fit, in ``fit`` too. ``None`` allows half of
-        what is free.
+        what is free. Besides it, ``fit`` keeps the sampled states its thresholds come
+        from, at most 2 048 of each state of every window (16 KB per state: 5 MB for a
+        univariate input's 320 states, 7 MB for four channels' 800 by default, 240 MB
+        for four channels at ``order=64``): bounding them by ``max_memory`` would make
+        the thresholds, and so the features, depend on it.
     device : {'auto', 'cpu', 'gpu'}, default='auto'
         Where to compute: 'auto' uses a CUDA GPU when CuPy finds one.
     return_gpu_arrays : bool, default=False

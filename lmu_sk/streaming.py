@@ -988,6 +988,12 @@ class PooledStream(_FeatureStream):
         # its length's gain: a value taken step by step early grows with the steps after
         seen = self._seen_magnitude()
         holder = "U holds" if largest >= seen else "the steps seen before U hold"
+        if self._mixing is not None:  # the windows read the channels and their sums
+            holder = (
+                "U's channels and their sums hold"
+                if largest >= seen
+                else "the channels and their sums of the steps seen before U hold"
+            )
         largest = max(largest, seen)
         if largest * gain > FLOAT32_MAX:
             raise ValueError(
@@ -996,8 +1002,8 @@ class PooledStream(_FeatureStream):
                 f"beyond the largest float32 ({FLOAT32_MAX:.3g}): the pooled features "
                 "compare their states with float32 thresholds, whatever their dtype, so they "
                 "would count wrongly; the stream was left unchanged. Scale the input down, "
-                f"below {FLOAT32_MAX / gain:.3g} in magnitude (e.g. sklearn.preprocessing."
-                "StandardScaler, fitted on the training input)."
+                f"to keep those below {FLOAT32_MAX / gain:.3g} in magnitude (e.g. "
+                "sklearn.preprocessing.StandardScaler, fitted on the training input)."
             )
 
     def _seen_magnitude(self) -> float:

@@ -94,6 +94,23 @@ def test_pooled_models_do_not_advise_float64_for_input_beyond_float32():
         LMUFeatures(order=4, dtype="float32").fit(X).transform(big)
 
 
+def test_the_refusal_of_large_input_names_the_channels_sums_it_measured():
+    """With channel sums (2 to 4 channels, the default) the windows also read sums of
+    channels, and the refusal measured those: 'X holds values up to 2e+38' of an input of
+    1e38. It names what it measured, for the batch transform and the stream alike."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((12, 20, 2))
+    model = LMUClassifier(order=4).fit(X, np.arange(12) % 2)
+    big = np.full((1, 5, 2), 1e38)
+    with pytest.raises(ValueError, match=r"^X's channels and their sums hold values up to 2e\+38"):
+        model.predict(big)
+    with pytest.raises(ValueError, match=r"^U's channels and their sums hold values up to 2e\+38"):
+        model.stream(1).update(big)
+    one = LMUClassifier(order=4).fit(X[:, :, 0], np.arange(12) % 2)
+    with pytest.raises(ValueError, match=r"^X holds values up to 1e\+38"):
+        one.predict(big[:, :, 0])
+
+
 @pytest.mark.parametrize("scale", [1e-300, 1e160])
 def test_dask_block_by_block_standardization_of_extreme_scales(scale):
     """The dask path's column moments (the dense head trained block by block) overflowed
