@@ -281,6 +281,23 @@ def _make_transformer(transformer_params: dict, verbose=False):
     return LMUFeatures(**params)
 
 
+def _refuse_no_sequences(X, name: str, fitting: bool) -> None:
+    """A ValueError in the estimator's own name where ``X`` holds no sequence (the feature
+    transformer's check would name the transformer, which the user did not build)."""
+    if _dask.is_dask_array(X):
+        return
+    try:
+        n_samples = _num_samples(X)
+    except TypeError:  # (not array-like: the input's own checks say what it is)
+        return
+    if n_samples == 0:
+        doing = "fit" if fitting else "predict"
+        raise ValueError(
+            f"{name} got X with no sequences (shape {getattr(X, 'shape', (0,))}): {doing} "
+            "needs at least one."
+        )
+
+
 def _head_has(method: str):
     """For ``available_if``: the head (before fitting: the one ``head`` names, or for
     'auto' either head, which fit chooses) has ``method``."""
@@ -972,6 +989,7 @@ class _LMUBase(BaseEstimator):
         given ``channels_first=False`` then, which reads alike without warning)."""
         check_channel_names(self, X, reset)
         X = from_nested(X, self.channels_first)
+        _refuse_no_sequences(X, type(self).__name__, reset)
         if self.channels_first is None:
             features = None if reset else self.__dict__.get("features_")
             fitted = None if features is None else features._layout_settled()

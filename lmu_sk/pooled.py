@@ -140,6 +140,17 @@ def _check_screening_targets(y, n_samples: int) -> None:
         )
 
 
+def _check_targets_per_sequence(y, n_samples: int) -> None:
+    """Refuse a ``y`` whose first axis is not the sequences' (whether or not it screens
+    channels: 16 channels or fewer took any ``y`` silently, more refused it)."""
+    shape = tuple(np.shape(y))
+    if not shape or shape[0] != n_samples:
+        raise ValueError(
+            f"y must hold one target (or one row of targets) per sequence: {n_samples} "
+            f"sequences, y of shape {shape}."
+        )
+
+
 # target_type: whether y is continuous (None: read from y)
 _TARGET_TYPES = {"auto": None, "classes": False, "continuous": True}
 
@@ -760,6 +771,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         transforms = _check_names(self.transforms, "transforms", TRANSFORMS)
         pools = _check_names(self.pools, "pools", POOLS)
         continuous = _continuous(self.target_type)  # checked whether or not screening runs
+        if y is not None and not _dask.is_dask_array(y):  # (used or not: a mistake either way)
+            _check_targets_per_sequence(y, len(U))
         budget = resolve_budget(self.max_memory)
         thetas = default_thetas(n_steps) if self.thetas is None else check_thetas(self.thetas)
         kept, scores = self._choose_channels(U, y, n_steps, n_channels, continuous)

@@ -129,3 +129,35 @@ def test_dask_block_by_block_standardization_of_extreme_scales(scale):
     np.testing.assert_allclose(
         scaled.predict_proba(X * scale), base.predict_proba(X), rtol=0, atol=1e-12
     )
+
+
+@pytest.mark.parametrize("X", [np.empty((0, 30)), [], np.empty((0, 30, 2))])
+def test_no_sequences_are_refused_in_the_estimators_own_name(X):
+    """An empty X was refused by scikit-learn's check in the name of LMUPooledFeatures,
+    which the user never built; the composites name themselves, at fit and predict."""
+    from lmu_sk import LMURegressor
+
+    for estimator in (LMUClassifier(order=4), LMURegressor(order=4)):
+        name = type(estimator).__name__
+        with pytest.raises(ValueError, match=rf"^{name} got X with no sequences .*fit needs"):
+            estimator.fit(X, [])
+    model = LMUClassifier(order=4).fit(
+        np.random.default_rng(0).random((10, 30)), np.arange(10) % 2
+    )
+    if np.ndim(X) == 2:
+        with pytest.raises(ValueError, match=r"^LMUClassifier got X with no sequences .*predict"):
+            model.predict(X)
+
+
+def test_pooled_features_refuse_targets_of_another_length_whatever_the_channels():
+    """y screens channels only beyond 16 of them; with fewer a y of the wrong length was
+    taken silently (a mistake in the pipeline that only wide data revealed)."""
+    from lmu_sk import LMUPooledFeatures
+
+    X = np.random.default_rng(0).random((10, 30))
+    with pytest.raises(
+        ValueError, match=r"one target .* per sequence: 10 sequences, y of shape \(7,\)"
+    ):
+        LMUPooledFeatures(order=4).fit(X, np.arange(7))
+    LMUPooledFeatures(order=4).fit(X, np.arange(10))  # the right length, and no y, pass
+    LMUPooledFeatures(order=4).fit(X)
