@@ -200,18 +200,29 @@ def feature_gram(X, x_mean, root, xp: ModuleType, Yc=None):
 def column_statistics(X, w, xp: ModuleType):
     """``(means, spreads)``: the columns' (weighted, ``w`` not ``None``) means, a constant
     column's its value exactly, and their ``max - min``, both over the rows of positive
-    weight. Rounded (``n * 1e30 / n``), a huge
-    constant would leave its centered column a constant of its last bit, whose energy
-    swamps the other columns' (every direction of theirs then falls below the
-    decomposition's rounding floor)."""
+    weight (a row of zero weight counts for nothing, its values neither; they are taken
+    by blocks of rows, no copy of the counted rows made whole). Rounded (``n * 1e30 /
+    n``), a huge constant would leave its centered column a constant of its last bit,
+    whose energy swamps the other columns' (every direction of theirs then falls below
+    the decomposition's rounding floor)."""
     mean = X.mean(axis=0) if w is None else (w @ X) / w.sum()
-    counted = X
-    if w is not None and not bool(xp.all(w > 0)):
-        counted = X[w > 0]  # a row of zero weight counts for nothing, its values neither
-    if counted.shape[0] == 0:
-        return mean, xp.zeros_like(mean)
-    largest, smallest = counted.max(axis=0), counted.min(axis=0)
-    return xp.where(largest == smallest, counted[0], mean), largest - smallest
+    if w is None or bool(xp.all(w > 0)):
+        if X.shape[0] == 0:
+            return mean, xp.zeros_like(mean)
+        largest, smallest, first = X.max(axis=0), X.min(axis=0), X[0]
+    else:
+        counted = xp.flatnonzero(w > 0)
+        if counted.size == 0:
+            return mean, xp.zeros_like(mean)
+        step = max(1, BLOCK_BYTES // (8 * max(X.shape[1], 1)))
+        largest = smallest = None
+        for start in range(0, int(counted.size), step):
+            part = X[counted[start : start + step]]
+            high, low = part.max(axis=0), part.min(axis=0)
+            largest = high if largest is None else xp.maximum(largest, high)
+            smallest = low if smallest is None else xp.minimum(smallest, low)
+        first = X[int(counted[0])]
+    return xp.where(largest == smallest, first, mean), largest - smallest
 
 
 def column_means(X, w, xp: ModuleType):

@@ -340,3 +340,23 @@ def test_rows_of_zero_weight_do_not_hide_a_constant_column():
     assert head.coef_[0] == 0.0
     np.testing.assert_allclose(head.coef_[1:], reference.coef_, rtol=0, atol=1e-12)
     np.testing.assert_allclose(head.predict(X[3:]), reference.predict(X[3:, 1:]), atol=1e-12)
+
+
+def test_column_statistics_over_the_weighted_rows_by_blocks(monkeypatch):
+    """Means, spreads and constant columns over the rows of positive weight, taken by
+    blocks of rows (here 3) where some weights are zero: as over those rows alone."""
+    from lmu_sk import _gram
+
+    monkeypatch.setattr(_gram, "BLOCK_BYTES", 8 * 6 * 3)
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((20, 6))
+    w = rng.uniform(0.5, 2.0, 20)
+    w[[0, 7, 8, 19]] = 0.0
+    X[:, 2] = 1e30 / 3
+    X[[0, 8], 2] = -5.0  # differs only on rows of zero weight: constant where it counts
+    mean, spread = _gram.column_statistics(X, w, np)
+    kept = w > 0
+    alone_mean, alone_spread = _gram.column_statistics(X[kept], w[kept], np)
+    np.testing.assert_array_equal(spread, alone_spread)
+    np.testing.assert_allclose(mean, alone_mean, rtol=1e-15)
+    assert mean[2] == 1e30 / 3 and spread[2] == 0.0
