@@ -11,7 +11,6 @@ kernel's feature space, centered there: the kernel matrix centered with the (wei
 means of its rows, ``Kc = K - 1 c^T - c 1^T + c.p`` with ``c = K p`` and ``p`` the samples'
 shares of the total weight. Everything is written against the arrays' module (NumPy or
 CuPy).
-
 """
 
 from __future__ import annotations

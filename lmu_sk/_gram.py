@@ -78,15 +78,18 @@ def weight_runs(weights: np.ndarray) -> list[slice] | None:
 
 
 def weighted_grams(
-    X, x_mean, root, weights: np.ndarray, xp: ModuleType, single: bool = False, centered=True
+    X, x_mean, root, weights, xp: ModuleType, single: bool = False, centered=True
 ) -> list:
-    """``Xc diag(w^2) Xc^T`` for every row ``w`` of ``weights``, ``Xc = root * (X - x_mean)``.
+    """``Xc diag(w^2) Xc^T`` for every row ``w`` of ``weights`` (a host array; ``None``:
+    one, ``w = 1``), ``Xc = root * (X - x_mean)``.
 
     Over runs of columns weighted alike (:func:`weight_runs`) each run's Gram matrix is
     formed once and added to every candidate's with its squared weight: the flops of one
     Gram matrix whatever the number of candidates, ``n_candidates + 1`` matrices of
     ``n_samples**2`` held. ``single``, ``centered``: see :func:`centered_gram`.
     """
+    if weights is None:
+        return [centered_gram(X, x_mean, root, xp, None, None, single, centered)]
     grams = uncentered_grams(X, weights, xp, single)
     return [
         centered_gram(X, x_mean, root, xp, w, gram, single, centered)

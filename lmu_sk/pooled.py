@@ -129,25 +129,20 @@ def _screen_features_per_channel() -> int:
     return n_inputs * _SCREEN_PARAMS["order"] * per_state
 
 
-def _check_screening_targets(y, n_samples: int) -> None:
-    """Refuse targets that are not one per sequence, or one row of outputs per sequence
-    (a dask ``y`` by its shape alone)."""
-    shape = tuple(np.shape(y))
-    if len(shape) not in (1, 2) or shape[0] != n_samples or (len(shape) == 2 and not shape[1]):
-        raise ValueError(
-            f"y must hold one target (or one row of targets) per sequence to screen the "
-            f"channels: {n_samples} sequences, y of shape {shape}."
-        )
-
-
-def _check_targets_per_sequence(y, n_samples: int) -> None:
+def _check_targets_per_sequence(y, n_samples: int, screening: bool = False) -> None:
     """Refuse a ``y`` whose first axis is not the sequences' (whether or not it screens
-    channels: 16 channels or fewer took any ``y`` silently, more refused it)."""
+    channels: 16 channels or fewer took any ``y`` silently, more refused it); to screen,
+    also one that is not one target, or one row of them, per sequence (a dask ``y`` by
+    its shape alone)."""
     shape = tuple(np.shape(y))
-    if not shape or shape[0] != n_samples:
+    wrong = not shape or shape[0] != n_samples
+    if screening:
+        wrong = wrong or len(shape) > 2 or (len(shape) == 2 and not shape[1])
+    if wrong:
+        purpose = " to screen the channels" if screening else ""
         raise ValueError(
-            f"y must hold one target (or one row of targets) per sequence: {n_samples} "
-            f"sequences, y of shape {shape}."
+            f"y must hold one target (or one row of targets) per sequence{purpose}: "
+            f"{n_samples} sequences, y of shape {shape}."
         )
 
 
@@ -171,7 +166,7 @@ def _screening_array(y, n_samples: int, continuous: bool | None) -> np.ndarray:
     sequence, numbers without NaN or infinity for a continuous target, and labels that
     can be sorted."""
     y = np.asarray(y)
-    _check_screening_targets(y, n_samples)
+    _check_targets_per_sequence(y, n_samples, screening=True)
     if y.dtype.kind == "c":
         raise ValueError(
             "y holds complex numbers; the channels are screened against labels or real "
@@ -723,7 +718,7 @@ default=('ppv', 'mpv', 'lspv', 'compete')
         if self._screening_cap(n_channels, y is not None) is None:
             self._fit_validated(_dask.evenly_spaced_rows(X, bias_samples))
             return self
-        _check_screening_targets(y, X.shape[0])
+        _check_targets_per_sequence(y, X.shape[0], screening=True)
         n_steps = X.shape[2 if self.channels_first else 1]
         # the rows in the precision the fit reads them at, as the in-memory screening
         # counts them: the same rows

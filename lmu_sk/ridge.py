@@ -184,15 +184,15 @@ def _decompositions(
     # the Gaussian kernel's distances come from the Gram matrix without the rows' weights,
     # of the columns centered whatever the model's intercept: the distances do not depend
     # on an offset of the features, and a.a + b.b - 2 a.b then loses no precision to one
+    # (the model's x_mean where it is those means already: no rows' weights, an intercept)
     gram_root, gram_mean = root, x_mean
     if width is not None:
-        gram_root, gram_mean = None, column_means(X, None, xp)
+        gram_root = None
+        if root is not None or not centered:
+            gram_mean = column_means(X, None, xp)
     if grams is None:
         with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-            if weights is None:
-                grams = [centered_gram(X, gram_mean, gram_root, xp, None, None, single, centered)]
-            else:
-                grams = weighted_grams(X, gram_mean, gram_root, weights, xp, single, centered)
+            grams = weighted_grams(X, gram_mean, gram_root, weights, xp, single, centered)
     for k in range(len(grams)):
         G, grams[k] = grams[k], None
         kernel = None
@@ -206,11 +206,8 @@ def _decompositions(
                 gamma = gaussian.gamma_of(D, width, xp)
                 if single and 1.0 / (width * gamma) < KERNEL_SINGLE_MIN_MEDIAN * energy:
                     # float32's rounding of the distances is too coarse for the median
-                    G = (
-                        centered_gram(X, gram_mean, None, xp, None, None, False, centered)
-                        if w is None
-                        else weighted_grams(X, gram_mean, None, w[None, :], xp, False, centered)[0]
-                    )
+                    row = None if weights is None else weights[k][None, :]
+                    (G,) = weighted_grams(X, gram_mean, None, row, xp, False, centered)
                     D = gaussian.squared_distances(G, xp)
                     gamma = gaussian.gamma_of(D, width, xp)
                 G = gaussian.gaussian_of_distances(D, gamma, xp)
@@ -457,12 +454,8 @@ def _solve_at(
                 K = centered_gram(X, x_mean, root, xp, column_weight, gram, single, fit_intercept)
             else:
                 with log.step(f"Gram matrix of {n_samples} x {n_features} features"):
-                    if column_weight is None:
-                        K = centered_gram(X, x_mean, root, xp, None, None, single, fit_intercept)
-                    else:
-                        (K,) = weighted_grams(
-                            X, x_mean, root, column_weight[None, :], xp, single, fit_intercept
-                        )
+                    row = None if column_weight is None else column_weight[None, :]
+                    (K,) = weighted_grams(X, x_mean, root, row, xp, single, fit_intercept)
             with log.step(f"the {n_samples} x {n_samples} system at alpha={alpha:.4g}"):
                 K[xp.diag_indices(n_samples)] += alpha
                 dual = _solve_positive(K, Yc, xp)

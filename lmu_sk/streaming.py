@@ -987,8 +987,9 @@ class PooledStream(_FeatureStream):
         # the largest of every step seen, as the batch transform bounds its whole input by
         # its length's gain: a value taken step by step early grows with the steps after
         seen = self._seen_magnitude()
-        holder = "U holds" if largest >= seen else "the steps seen before U hold"
-        if self._mixing is not None:  # the windows read the channels and their sums
+        if self._mixing is None:
+            holder = "U holds" if largest >= seen else "the steps seen before U hold"
+        else:  # the windows read the channels and their sums
             holder = (
                 "U's channels and their sums hold"
                 if largest >= seen
