@@ -35,6 +35,7 @@ DRY_TESTS = (
     "(cudasim and final and equal and float32) or (contiguous and final and equal)",
 )
 # a GPU case skipped on a GPU machine: CuPy or Numba-CUDA not reached
+FAILURE_TAIL = 1500  # characters of each failure's traceback printed as it happens
 GPU_SKIP = re.compile(r"cupy|simulator|sees no|numba\.cuda", re.IGNORECASE)
 
 
@@ -89,12 +90,17 @@ def step_environment(dry_run: bool, out: Path, scale: float) -> int:
 
 
 class SkipRecorder:
-    """A pytest plugin that keeps the reason of every test skipped."""
+    """A pytest plugin that keeps the reason of every test skipped, and prints the end of
+    each failure's traceback as it happens (a step stopped at its limit prints no
+    summary)."""
 
     def __init__(self):
         self.reasons: list[str] = []
 
     def pytest_runtest_logreport(self, report):
+        if report.failed:
+            print(f"\n--- {report.nodeid} ({report.when}):", flush=True)
+            print(report.longreprtext[-FAILURE_TAIL:], flush=True)
         if report.skipped:
             longrepr = report.longrepr
             reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)

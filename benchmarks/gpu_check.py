@@ -64,11 +64,11 @@ class Step:
 
 
 STEPS = (
-    # Measured on an H200 (2026-11-27): tests 46 s with Numba's and CuPy's compilation
-    # caches warm, over 150 s on a fresh machine (the kernels compile: CPU, CUDA, CuPy's);
-    # benchmarks 39-47 s, classifier 10-12 s, streams 5-6 s, dlpack 9-12 s.
+    # Measured on H200s: tests 46-62 s with Numba's and CuPy's compilation caches warm,
+    # 150-190 s on a fresh machine (the kernels compile: CPU, CUDA, CuPy's); benchmarks
+    # 39-64 s, classifier 10-22 s, streams 5-12 s, dlpack 9-12 s (2026-11-27 to 11-30).
     Step("environment", 30, "GPU, driver, CUDA, CuPy, Numba-CUDA"),
-    Step("tests", 250, "the tests marked gpu on real CuPy and Numba-CUDA"),
+    Step("tests", 300, "the tests marked gpu on real CuPy and Numba-CUDA"),
     Step("benchmarks", 120, "benchmarks/bench_gpu.py"),
     Step("classifier", 40, "default LMUClassifier, GPU against CPU"),
     Step("streams", 20, "GPU streams against the GPU batch"),

@@ -265,6 +265,11 @@ class StrictDeviceArray(NDArrayOperatorsMixin):
 
     @property
     def __cuda_array_interface__(self):
+        if REAL_GPU and not _in_cuda_simulator():
+            # its memory is the host's: a real Numba-CUDA kernel would read the address
+            # as a device pointer, fail with an illegal address and leave the process's
+            # CUDA context unusable for every test after it
+            raise AttributeError("the CuPy stand-in holds host memory; no real GPU takes it")
         a = self._a
         return {
             "shape": a.shape,
@@ -708,10 +713,23 @@ class FakeCupy:
         return self.asarray(a, dtype=dtype, order=order)
 
     def ascontiguousarray(self, a, dtype=None):
+        self._refuse_host("ascontiguousarray", a)
         return self.asarray(a, dtype=dtype, order="C")
 
     def asfortranarray(self, a, dtype=None):
+        self._refuse_host("asfortranarray", a)
         return self.asarray(a, dtype=dtype, order="F")
+
+    @staticmethod
+    def _refuse_host(name: str, a) -> None:
+        """CuPy's ``ascontiguousarray`` and ``asfortranarray`` take its own arrays only
+        (seen on a GPU: a NumPy array raised this TypeError); ``asarray`` copies."""
+        if STRICT and not isinstance(a, StrictDeviceArray):
+            raise TypeError(
+                f"Argument 'a' has incorrect type (expected cupy._core.core._ndarray_base, "
+                f"got {type(a).__module__}.{type(a).__name__}) (strict stand-in: "
+                f"cupy.{name})"
+            )
 
     def empty(self, shape, dtype=float, order="C"):
         return self._new(np.empty(shape, dtype=dtype, order=order))
@@ -720,12 +738,16 @@ class FakeCupy:
         return StrictDeviceArray._of(a) if STRICT else a.view(FakeDeviceArray)
 
 
+def _in_cuda_simulator() -> bool:
+    numba = sys.modules.get("numba")
+    return numba is not None and bool(getattr(numba.config, "ENABLE_CUDASIM", False))
+
+
 def _patch_cuda_simulator(monkeypatch) -> None:
     """In Numba's CUDA simulator, ``numba.cuda.as_cuda_array`` (which the simulator
     lacks) takes the stand-in's arrays without a copy, as Numba-CUDA takes CuPy's by their
     ``__cuda_array_interface__``; ``is_cuda_array`` tells them too."""
-    numba = sys.modules.get("numba")
-    if numba is None or not getattr(numba.config, "ENABLE_CUDASIM", False):
+    if not _in_cuda_simulator():
         return
     from numba import cuda
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray

@@ -311,6 +311,26 @@ def test_host_data_stream_through_the_fake_device(
     check_output(got, expected, dtype)
 
 
+def test_the_stand_in_offers_a_real_gpu_no_host_memory(fake_cupy, monkeypatch):
+    """On a machine with a GPU (``LMU_SK_TEST_GPU=cupy``, outside the simulator) the
+    stand-in's arrays have no ``__cuda_array_interface__``: its address is host memory,
+    which a real Numba-CUDA kernel read as a device pointer (an illegal address that left
+    the CUDA context unusable for every test after it, seen on an H200). And, as CuPy,
+    ``ascontiguousarray`` refuses a NumPy array (which hid a dense head's bug)."""
+    import fake_cupy as stand_in
+
+    from lmu_sk._device import is_cuda_array
+
+    a = fake_cupy.asarray(np.ones(3))
+    assert is_cuda_array(a)  # here (no real GPU): the interface, as CuPy's arrays have
+    monkeypatch.setattr(stand_in, "REAL_GPU", True)
+    assert not hasattr(a, "__cuda_array_interface__") and not is_cuda_array(a)
+    if stand_in.STRICT:
+        with pytest.raises(TypeError, match="incorrect type"):
+            fake_cupy.ascontiguousarray(np.ones(3))
+    assert fake_cupy.ascontiguousarray(a) is a
+
+
 @pytest.mark.parametrize("output", ["final", "sequence", "max"])
 def test_device_input_gives_device_output(fake_cupy, output):
     X, _, Abar, Bbar = driver_case()
