@@ -433,10 +433,12 @@ class _BaseDenseHead(BaseEstimator):
         beyond ``dtype``'s range, or all below its normal range, are refused by name (cast,
         they became infinity and a diverged loss, or zeros and a model of nothing).
         """
-        if not (is_device_array(X) and xp is not np):
-            X = to_numpy(X)
+        if is_device_array(X) and xp is not np:
+            module = xp
+        else:  # CuPy's ascontiguousarray refuses a host array: it stays a NumPy array
+            X, module = to_numpy(X), np
         refuse_underflow([X], np.dtype(dtype))
-        return xp.ascontiguousarray(cast_checked(X, dtype))
+        return module.ascontiguousarray(cast_checked(X, dtype))
 
     def _validate_input(self, X, y, incremental: bool, reset: bool):
         """Return validated ``X``, the 2-D target matrix ``Y`` and the labels to stratify
