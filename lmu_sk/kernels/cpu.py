@@ -326,6 +326,12 @@ FLUSH_STEPS = 1024
 # state's accumulators copied into local arrays for the block (the threshold loop then
 # vectorises without re-reading them every step: 4-5x faster); divides FLUSH_STEPS.
 TIME_BLOCK = 256
+# The threshold loop runs over a whole number of this many lanes, those beyond the
+# thresholds at +inf (never exceeded, so their pools stay zero and are not read): LLVM
+# vectorizes it 8 floats wide, and 4, 12 or 20 thresholds left a scalar remainder. One
+# thread, 300 series of 500 steps: 4 / 8 / 12 / 16 / 20 thresholds took 0.41 / 0.20 /
+# 0.46 / 0.24 / 0.38 s before, the same features bit for bit after.
+THRESHOLD_LANES = 8
 # per state: ppv, mpv and lspv at every threshold, then mean, max and min
 N_MOMENTS = 3
 # what a stream carries per threshold: the count of steps above it, the float64 sum of the
@@ -404,10 +410,14 @@ def _pooled_window(
         mom = np.empty((order, N_MOMENTS))
         won = np.empty(2 * order)
         block = np.empty((TIME_BLOCK, order))
-        count_i = np.empty(K, dtype=np.float32)
-        total_i = np.empty(K, dtype=np.float32)
-        run_i = np.empty(K, dtype=np.float32)
-        best_i = np.empty(K, dtype=np.float32)
+        # the block's accumulators and thresholds over whole lanes (THRESHOLD_LANES): the
+        # lanes beyond K compare with +inf and stay zero
+        lanes = (K + THRESHOLD_LANES - 1) // THRESHOLD_LANES * THRESHOLD_LANES
+        count_i = np.zeros(lanes, dtype=np.float32)
+        total_i = np.zeros(lanes, dtype=np.float32)
+        run_i = np.zeros(lanes, dtype=np.float32)
+        best_i = np.zeros(lanes, dtype=np.float32)
+        bi = np.full(lanes, np.inf, dtype=np.float32)
         for c in range(n_inputs):
             b = biases[c]
             for i in range(order):
@@ -483,8 +493,8 @@ def _pooled_window(
                 # then state by state over the block: its pools in local accumulators
                 # (each summed in the same order as step by step: the same roundings)
                 for i in range(order):
-                    bi = b[i]
                     for k in range(K):
+                        bi[k] = b[i, k]
                         count_i[k] = count[i, k]
                         total_i[k] = total[i, k]
                         run_i[k] = run[i, k]
@@ -505,7 +515,7 @@ def _pooled_window(
                         m6 = np.float32(block[t + 6, i])
                         m7 = np.float32(block[t + 7, i])
                         # branch-free over the thresholds: vectorises across them
-                        for k in range(K):
+                        for k in range(lanes):
                             bk = bi[k]
                             count_k = count_i[k]
                             total_k = total_i[k]
@@ -542,7 +552,7 @@ def _pooled_window(
                         t += 8
                     for t in range(whole, steps_in):  # the last steps of the block
                         m32 = np.float32(block[t, i])
-                        for k in range(K):
+                        for k in range(lanes):
                             count_i[k], total_i[k], run_i[k], best_i[k] = _threshold_step(
                                 m32, bi[k], count_i[k], total_i[k], run_i[k], best_i[k]
                             )
