@@ -24,7 +24,8 @@ Figures
 4. Dense head, psMNIST shape: one epoch of 60 000 x 468 -> 346 -> 10, batch 200, on the GPU
    against the CPU and against the FP32 rate.
 5. The default ``LMUClassifier()`` fit + predict on 20 000 synthetic series of 1 000 steps:
-   GPU against the machine's CPU cores (goal: >= 10x), with the accuracy of both.
+   GPU against the machine's CPU cores (goal: >= 10x), with the accuracy of both, and the
+   GPU fit's time by function (a profile with every kernel launch synchronous).
 6. 10 000 streams of order 468: microseconds per step, GPU and CPU.
 
 With ``--dry-run`` every section runs on the CPU at tiny sizes, with the tests' NumPy
@@ -505,6 +506,9 @@ def bench_classifier(cp, sizes: Sizes) -> None:
         print(f"{device}: the steps of the fit, again with verbose=2 (wall times, unsynchronised)")
         for line in fit_steps(LMUClassifier(**params, device=device, verbose=2), X, y):
             print(f"  {line}")
+    print("gpu: the fit's time by function (cProfile, every kernel launch synchronous)")
+    for line in profiled_fit(n, n_steps, sizes.classifier_params):
+        print(f"  {line}")
     report("fit + predict on the GPU", gpu, "s")
     report(f"fit + predict on the CPU ({os.cpu_count()} cores)", cpu, "s", gpu, "GPU")
     figure(
@@ -515,6 +519,64 @@ def bench_classifier(cp, sizes: Sizes) -> None:
         f"{gpu_accuracy:.4f}, CPU {cpu_accuracy:.4f}; same prediction on {agree:.2%}",
         ">= 10x, same accuracy",
     )
+
+
+#: the functions a profile of the GPU fit lists, by their own time and by their total
+PROFILE_ROWS = 20
+
+
+def profiled_fit(n: int, n_steps: int, params: tuple, timeout: float = 180.0) -> list[str]:
+    """The lines of :func:`profile_fit` run in a new process with ``CUDA_LAUNCH_BLOCKING=1``
+    (each kernel launch waits for the kernel, so a function's time holds its GPU work:
+    the verbose fit's wall times do not, and most of the GPU fit's time was in none of
+    its steps); the process's error where it fails."""
+    import subprocess
+
+    command = [sys.executable, str(Path(__file__).resolve()), "--profile-fit", str(n)]
+    command += [str(n_steps), json.dumps(dict(params))]
+    command += ["--dry-run"] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else []
+    env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [f"not profiled: over {timeout:.0f} s"]
+    if done.returncode:
+        return [f"not profiled: {(done.stderr.strip().splitlines() or ['no output'])[-1]}"]
+    return done.stdout.rstrip().splitlines()
+
+
+def profile_fit(n: int, n_steps: int, params: dict, dry_run: bool) -> None:
+    """Print the profile of ``LMUClassifier(**params, device='gpu').fit`` on the
+    classifier benchmark's data (after a warm-up fit): the functions of the largest own
+    and total times."""
+    import cProfile
+    import pstats
+
+    cp = array_module(dry_run)
+    X, y = synthetic_series(n, n_steps, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warm = min(n, 500)
+        LMUClassifier(**params, random_state=0, device="gpu").fit(X[:warm], y[:warm])
+        synchronize(cp)
+        profile = cProfile.Profile()
+        started = time.perf_counter()
+        profile.enable()
+        LMUClassifier(**params, random_state=0, device="gpu").fit(X, y)
+        synchronize(cp)
+        profile.disable()
+    print(f"fit {time.perf_counter() - started:.3g} s (launches synchronous, profiled)")
+    for order, what in (("tottime", "own time"), ("cumulative", "total time, lmu_sk's")):
+        text = io.StringIO()
+        stats = pstats.Stats(profile, stream=text).sort_stats(order)
+        stats.print_stats(*(["lmu_sk"] if order == "cumulative" else []), PROFILE_ROWS)
+        row = re.compile(r"\s*[\d/]+(\s+[\d.]+){4}\s+\S")  # calls, 4 times, function
+        rows = [line for line in text.getvalue().splitlines() if row.match(line)]
+        print(f"by {what}: calls, own s, total s, function")
+        for line in rows:
+            calls, own, _, total, _, where = line.split(None, 5)
+            where = re.sub(r".*/(lmu_sk|site-packages)/", "", where)
+            print(f"  {calls:>8} {float(own):7.3f} {float(total):7.3f}  {where[:90]}")
 
 
 def bench_pooled_routes(cp, transformer, X) -> None:
@@ -612,7 +674,14 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(SECTIONS),
         help=f"comma-separated sections after the machine's limits (default: all of {SECTIONS})",
     )
+    parser.add_argument("--profile-fit", nargs=3, help=argparse.SUPPRESS)  # n steps params
     args = parser.parse_args(argv)
+    if args.profile_fit:
+        if args.dry_run:
+            restart_in_simulator()
+        n, n_steps, params = args.profile_fit
+        profile_fit(int(n), int(n_steps), json.loads(params), args.dry_run)
+        return 0
     sections = {name.strip() for name in args.sections.split(",") if name.strip()}
     if not sections <= set(SECTIONS):
         parser.error(f"unknown sections {sorted(sections - set(SECTIONS))}; from {SECTIONS}")
