@@ -19,7 +19,8 @@ Figures
    and out, warm (goal: under 20 ms; the copies over PCIe alone are measured too), and
    device-resident in and out against cuBLAS SGEMM of the same shape (goal: >= 0.8x).
 2. All states, 1 000 x 784 steps, order 64: the states written per second against the
-   memory bandwidth (goal: >= 50 %); the FFT and blocked-GEMM routes against bare cuFFT.
+   memory bandwidth (goal: >= 50 %); the FFT and blocked-GEMM routes against bare cuFFT;
+   the engine's call by function (a profile with every kernel launch synchronous).
 3. Numba-CUDA kernels against the engine's CuPy routes.
 4. Dense head, psMNIST shape: one epoch of 60 000 x 468 -> 346 -> 10, batch 200, on the GPU
    against the CPU and against the FP32 rate.
@@ -342,6 +343,10 @@ def bench_all_states(cp, sizes: Sizes, limits: dict, goal: str = "") -> None:
     picked = plan.choose_route("sequence", "auto", order, n_steps, 4, "gpu")
     faster = "blocked" if blocked < fft else "fft"
     print(f"cost model picks: {picked}; measured faster: {faster}")
+    if goal:  # where engine.features' time goes beside its route's (cProfile)
+        print("engine.features by function (cProfile, every kernel launch synchronous)")
+        for line in profiled("all_states", dict(n=n_samples, n_steps=n_steps, order=order)):
+            print(f"  {line}")
 
 
 # ----------------------------------------------------------------------------- 3. Numba-CUDA
@@ -507,7 +512,8 @@ def bench_classifier(cp, sizes: Sizes) -> None:
         for line in fit_steps(LMUClassifier(**params, device=device, verbose=2), X, y):
             print(f"  {line}")
     print("gpu: the fit's time by function (cProfile, every kernel launch synchronous)")
-    for line in profiled_fit(n, n_steps, sizes.classifier_params):
+    arguments = dict(n=n, n_steps=n_steps, params=dict(sizes.classifier_params))
+    for line in profiled("classifier", arguments):
         print(f"  {line}")
     report("fit + predict on the GPU", gpu, "s")
     report(f"fit + predict on the CPU ({os.cpu_count()} cores)", cpu, "s", gpu, "GPU")
@@ -521,19 +527,19 @@ def bench_classifier(cp, sizes: Sizes) -> None:
     )
 
 
-#: the functions a profile of the GPU fit lists, by their own time and by their total
+#: the functions a profile lists, by their own time and by their total
 PROFILE_ROWS = 20
 
 
-def profiled_fit(n: int, n_steps: int, params: tuple, timeout: float = 180.0) -> list[str]:
-    """The lines of :func:`profile_fit` run in a new process with ``CUDA_LAUNCH_BLOCKING=1``
-    (each kernel launch waits for the kernel, so a function's time holds its GPU work:
-    the verbose fit's wall times do not, and most of the GPU fit's time was in none of
-    its steps); the process's error where it fails."""
+def profiled(what: str, arguments: dict, timeout: float = 180.0) -> list[str]:
+    """The lines of :func:`run_profile` run in a new process with ``CUDA_LAUNCH_BLOCKING=1``
+    (each kernel launch waits for its kernel, so a function's time holds its GPU work,
+    which wall times around unsynchronised steps do not); the process's error where it
+    fails."""
     import subprocess
 
-    command = [sys.executable, str(Path(__file__).resolve()), "--profile-fit", str(n)]
-    command += [str(n_steps), json.dumps(dict(params))]
+    command = [sys.executable, str(Path(__file__).resolve()), "--profile", what]
+    command += [json.dumps(arguments)]
     command += ["--dry-run"] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else []
     env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
     try:
@@ -545,38 +551,58 @@ def profiled_fit(n: int, n_steps: int, params: tuple, timeout: float = 180.0) ->
     return done.stdout.rstrip().splitlines()
 
 
-def profile_fit(n: int, n_steps: int, params: dict, dry_run: bool) -> None:
-    """Print the profile of ``LMUClassifier(**params, device='gpu').fit`` on the
-    classifier benchmark's data (after a warm-up fit): the functions of the largest own
-    and total times."""
+def run_profile(what: str, arguments: dict, dry_run: bool) -> None:
+    """Print the profile of one benchmark's call after warm-up calls: 'classifier', the
+    GPU fit of ``LMUClassifier(**params)`` on the classifier benchmark's data; 'all_states',
+    ten calls of the engine's all-states features, device in and out. The functions of
+    the largest own and total times."""
     import cProfile
     import pstats
 
     cp = array_module(dry_run)
-    X, y = synthetic_series(n, n_steps, seed=4)
+    if what == "classifier":
+        X, y = synthetic_series(arguments["n"], arguments["n_steps"], seed=4)
+        params = dict(arguments["params"], random_state=0, device="gpu")
+        warm = min(len(y), 500)
+        calls = 1
+
+        def call(warm_up: bool = False) -> None:
+            LMUClassifier(**params).fit(*((X[:warm], y[:warm]) if warm_up else (X, y)))
+
+    else:
+        rng = np.random.default_rng(1)
+        shape = (arguments["n"], arguments["n_steps"], 1)
+        U = cp.asarray(rng.standard_normal(shape, dtype=np.float32))
+        options = dict(order=arguments["order"], theta=float(shape[1]), output="sequence")
+        calls = 10
+
+        def call(warm_up: bool = False) -> None:
+            for _ in range(3 if warm_up else calls):
+                features(U, return_device=True, xp=cp, **options)
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        warm = min(n, 500)
-        LMUClassifier(**params, random_state=0, device="gpu").fit(X[:warm], y[:warm])
+        call(warm_up=True)
         synchronize(cp)
         profile = cProfile.Profile()
         started = time.perf_counter()
         profile.enable()
-        LMUClassifier(**params, random_state=0, device="gpu").fit(X, y)
+        call()
         synchronize(cp)
         profile.disable()
-    print(f"fit {time.perf_counter() - started:.3g} s (launches synchronous, profiled)")
-    for order, what in (("tottime", "own time"), ("cumulative", "total time, lmu_sk's")):
+    seconds = (time.perf_counter() - started) / calls
+    print(f"{seconds:.3g} s a call, {calls} call(s) profiled, launches synchronous")
+    for order, label in (("tottime", "own time"), ("cumulative", "total time, lmu_sk's")):
         text = io.StringIO()
         stats = pstats.Stats(profile, stream=text).sort_stats(order)
         stats.print_stats(*(["lmu_sk"] if order == "cumulative" else []), PROFILE_ROWS)
         row = re.compile(r"\s*[\d/]+(\s+[\d.]+){4}\s+\S")  # calls, 4 times, function
         rows = [line for line in text.getvalue().splitlines() if row.match(line)]
-        print(f"by {what}: calls, own s, total s, function")
+        print(f"by {label}: calls, own s, total s, function")
         for line in rows:
-            calls, own, _, total, _, where = line.split(None, 5)
+            n_calls, own, _, total, _, where = line.split(None, 5)
             where = re.sub(r".*/(lmu_sk|site-packages)/", "", where)
-            print(f"  {calls:>8} {float(own):7.3f} {float(total):7.3f}  {where[:90]}")
+            print(f"  {n_calls:>8} {float(own):7.4f} {float(total):7.4f}  {where[:90]}")
 
 
 def bench_pooled_routes(cp, transformer, X) -> None:
@@ -674,13 +700,12 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(SECTIONS),
         help=f"comma-separated sections after the machine's limits (default: all of {SECTIONS})",
     )
-    parser.add_argument("--profile-fit", nargs=3, help=argparse.SUPPRESS)  # n steps params
+    parser.add_argument("--profile", nargs=2, help=argparse.SUPPRESS)  # what, JSON arguments
     args = parser.parse_args(argv)
-    if args.profile_fit:
+    if args.profile:
         if args.dry_run:
             restart_in_simulator()
-        n, n_steps, params = args.profile_fit
-        profile_fit(int(n), int(n_steps), json.loads(params), args.dry_run)
+        run_profile(args.profile[0], json.loads(args.profile[1]), args.dry_run)
         return 0
     sections = {name.strip() for name in args.sections.split(",") if name.strip()}
     if not sections <= set(SECTIONS):
