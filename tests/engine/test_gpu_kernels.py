@@ -324,6 +324,7 @@ def test_the_stand_in_offers_a_real_gpu_no_host_memory(fake_cupy, monkeypatch):
     a = fake_cupy.asarray(np.ones(3))
     assert is_cuda_array(a)  # here (no real GPU): the interface, as CuPy's arrays have
     monkeypatch.setattr(stand_in, "REAL_GPU", True)
+    monkeypatch.setattr(stand_in, "_in_cuda_simulator", lambda: False)  # (as on a GPU)
     assert not hasattr(a, "__cuda_array_interface__") and not is_cuda_array(a)
     if stand_in.STRICT:
         with pytest.raises(TypeError, match="incorrect type"):
