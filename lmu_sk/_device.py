@@ -24,6 +24,7 @@ from ._extras import install_hint
 
 __all__ = [
     "DEVICES",
+    "HostScoreMixin",
     "array_module_of",
     "device_key",
     "for_module",
@@ -168,6 +169,19 @@ def to_numpy(a: Any) -> np.ndarray:
     if is_device_array(a):
         return a.get()
     return np.asarray(a)
+
+
+class HostScoreMixin:
+    """``score`` (scikit-learn's, next in the method order) with targets and sample
+    weights on a GPU brought to the host first: its metrics read NumPy arrays, and a
+    CuPy array refuses to become one implicitly."""
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """scikit-learn's ``score``, ``y`` and ``sample_weight`` taken from a GPU too."""
+        y = to_numpy(y) if is_device_array(y) else y
+        if is_device_array(sample_weight):
+            sample_weight = to_numpy(sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)
 
 
 def for_module(a: Any, xp: ModuleType) -> Any:

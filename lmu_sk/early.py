@@ -34,7 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from ._decisions import Decisions, choose_rule, harmonic_mean
-from ._device import is_device_array, to_numpy
+from ._device import HostScoreMixin, is_device_array, to_numpy
 from ._input import (
     as_sequences,
     channels_last,
@@ -149,7 +149,7 @@ _CHANNELS_FIRST = "estimator=LMUClassifier(channels_first={})"
 _LAYOUT_WARNING = r"LMUClassifier reads (X of shape|each sequence of X)"
 
 
-class LMUEarlyClassifier(VersionedPickleMixin, ClassifierMixin, BaseEstimator):
+class LMUEarlyClassifier(VersionedPickleMixin, HostScoreMixin, ClassifierMixin, BaseEstimator):
     """Early classification of time series: decide each case as soon as its beginning is
     conclusive.
 
@@ -540,7 +540,7 @@ or a list of sequences of different lengths
         """The harmonic mean of accuracy and ``1 - earliness``, the accuracy and the mean
         earliness of the decisions on ``X`` (see :meth:`decide`)."""
         decisions = self.decide(X)
-        y = column_or_1d(np.asarray(y))
+        y = column_or_1d(to_numpy(y))
         check_consistent_length(decisions.labels, y)
         accuracy = float(np.mean(decisions.labels == y))
         earliness = float(np.mean(decisions.earliness))

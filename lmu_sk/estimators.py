@@ -40,6 +40,7 @@ from sklearn.utils.validation import (
 
 from . import _dask
 from ._device import (
+    HostScoreMixin,
     array_module_of,
     is_device_array,
     portable_device,
@@ -1499,7 +1500,7 @@ class _LMUBase(BaseEstimator):
         return tags
 
 
-class LMUClassifier(VersionedPickleMixin, ClassifierMixin, _LMUBase):
+class LMUClassifier(VersionedPickleMixin, HostScoreMixin, ClassifierMixin, _LMUBase):
     """Legendre Memory Unit classifier: Delay Network features and a ridge or dense head.
 
     The DN features of the training set are computed once, standardized, and a head is
@@ -1863,7 +1864,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         return ClassifierStream(self, n_streams)
 
 
-class LMURegressor(VersionedPickleMixin, RegressorMixin, _LMUBase):
+class LMURegressor(VersionedPickleMixin, HostScoreMixin, RegressorMixin, _LMUBase):
     """Legendre Memory Unit regressor: Delay Network features and a ridge or dense head.
 
     Parameters are those of :class:`LMUClassifier` but ``class_weight`` (none here), with

@@ -64,6 +64,7 @@ from sklearn.utils.validation import (
 )
 
 from ._device import (
+    HostScoreMixin,
     array_module_of,
     free_device_memory,
     get_array_module,
@@ -783,7 +784,7 @@ class _BaseDenseHead(BaseEstimator):
         return hasattr(self, "coefs_")
 
 
-class DenseHeadClassifier(VersionedPickleMixin, ClassifierMixin, _BaseDenseHead):
+class DenseHeadClassifier(VersionedPickleMixin, HostScoreMixin, ClassifierMixin, _BaseDenseHead):
     """Dense-network classifier trained on a feature matrix.
 
     A multilayer perceptron with softmax output and cross-entropy loss for several
@@ -1039,6 +1040,9 @@ default='constant'
         -------
         self
         """
+        # labels and classes are read on the host (scikit-learn's checks convert them)
+        y = to_numpy(y) if is_device_array(y) else y
+        classes = to_numpy(classes) if is_device_array(classes) else classes
         _refuse_weights_as_classes(classes, _num_rows(X), y)
         # a refused first call leaves no classes_ behind (the corrected call was refused
         # as naming other classes than the refused one)
@@ -1113,7 +1117,7 @@ default='constant'
         return tags
 
 
-class DenseHeadRegressor(VersionedPickleMixin, RegressorMixin, _BaseDenseHead):
+class DenseHeadRegressor(VersionedPickleMixin, HostScoreMixin, RegressorMixin, _BaseDenseHead):
     """Dense-network regressor trained on a feature matrix.
 
     A multilayer perceptron with identity output and squared-error loss (summed over

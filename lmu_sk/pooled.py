@@ -165,7 +165,7 @@ def _screening_array(y, n_samples: int, continuous: bool | None) -> np.ndarray:
     """The targets that screen the channels as an array, checked: one (or one row) per
     sequence, numbers without NaN or infinity for a continuous target, and labels that
     can be sorted."""
-    y = np.asarray(y)
+    y = to_numpy(y)  # (a CuPy y comes to the host: the screening runs there)
     _check_targets_per_sequence(y, n_samples, screening=True)
     if y.dtype.kind == "c":
         raise ValueError(

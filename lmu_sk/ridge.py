@@ -53,7 +53,7 @@ from sklearn.utils.validation import (
 
 from . import _gaussian_kernel as gaussian
 from . import _gram
-from ._device import array_module_of, is_numpy, to_numpy
+from ._device import HostScoreMixin, array_module_of, is_numpy, to_numpy
 from ._gram import (
     centered_blocks,
     centered_gram,
@@ -1158,7 +1158,7 @@ class _RidgeHead(BaseEstimator):
         return out + xp.asarray(self.intercept_)
 
 
-class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
+class RidgeHeadClassifier(VersionedPickleMixin, HostScoreMixin, ClassifierMixin, _RidgeHead):
     """Ridge classifier with the penalty chosen by exact leave-one-out cross-validation.
 
     One-vs-rest regression on ``+-1`` targets (one target for two classes), solved in
@@ -1535,7 +1535,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, ClassifierMixin, _RidgeHead):
         return scipy.special.softmax(_tempered_logits(scores, self.temperature_), axis=1)
 
 
-class RidgeHeadRegressor(VersionedPickleMixin, RegressorMixin, _RidgeHead):
+class RidgeHeadRegressor(VersionedPickleMixin, HostScoreMixin, RegressorMixin, _RidgeHead):
     """Ridge regression with the penalty chosen by exact leave-one-out cross-validation.
 
     Gives the results of :class:`sklearn.linear_model.RidgeCV` with the same ``alphas``

@@ -154,11 +154,9 @@ class BaseOptimizer:
         with ``joblib.load(..., mmap_mode='r')`` holds read-only arrays, which the compiled
         update refused)."""
         for name in self._state_names:
-            setattr(
-                self,
-                name,
-                [_writable(xp.asarray(a, dtype=dtype)) for a in getattr(self, name)],
-            )
+            # (to the host from a GPU by a copy: NumPy cannot convert a CuPy array)
+            arrays = [to_numpy(a) if xp is np else a for a in getattr(self, name)]
+            setattr(self, name, [_writable(xp.asarray(a, dtype=dtype)) for a in arrays])
         self._xp = xp
         return self
 

@@ -91,3 +91,51 @@ def test_partial_fit_takes_device_classes_with_a_class_weight_dict(fake_gpu):
     gpu = LMUClassifier(**DENSE, device="gpu", class_weight={0: 2.0})
     gpu.partial_fit(d(X), d(labels), classes=d(np.unique(labels)))
     assert gpu.classes_.tolist() == np.unique(labels).tolist()
+
+
+# A hunt on the strict stand-in: CuPy targets, classes and weights that reached NumPy or
+# scikit-learn's conversions (real CuPy refuses them as the stand-in does).
+def test_scores_take_device_targets_and_weights(fake_gpu):
+    X, labels, values = data()
+    d = fake_gpu.asarray
+    weights = np.linspace(0.5, 2.0, len(labels))
+    small = dict(order=6, theta=10.0, device="gpu")
+    classifier = LMUClassifier(**small).fit(X, labels)
+    regressor = LMURegressor(**small).fit(X, values)
+    early = LMUEarlyClassifier(LMUClassifier(**small), checkpoints=4).fit(X, labels)
+    for model, y in ((classifier, labels), (regressor, values), (early, labels)):
+        assert model.score(X, d(y)) == model.score(X, y)
+        assert model.score(X, d(y), d(weights)) == model.score(X, y, weights)
+    assert early.score_early(X, d(labels)) == early.score_early(X, labels)
+
+
+def test_dense_head_partial_fit_takes_device_targets_and_classes(fake_gpu):
+    from lmu_sk import DenseHeadClassifier
+
+    rng = np.random.default_rng(2)
+    F, y = rng.standard_normal((40, 12)), np.arange(40) % 3
+    options = dict(hidden_layer_sizes=(8,), random_state=0, device="gpu")
+    host = DenseHeadClassifier(**options).partial_fit(F, y, classes=[0, 1, 2])
+    for targets, classes in ((fake_gpu.asarray(y), [0, 1, 2]), (y, fake_gpu.asarray([0, 1, 2]))):
+        gpu = DenseHeadClassifier(**options).partial_fit(F, targets, classes=classes)
+        np.testing.assert_array_equal(to_numpy(gpu.predict(F)), to_numpy(host.predict(F)))
+
+
+def test_dense_head_trained_on_a_gpu_continues_on_the_cpu(fake_gpu):
+    from lmu_sk import DenseHeadClassifier
+
+    rng = np.random.default_rng(3)
+    F, y = rng.standard_normal((40, 12)), np.arange(40) % 3
+    head = DenseHeadClassifier(hidden_layer_sizes=(8,), max_iter=5, device="gpu").fit(F, y)
+    head.set_params(device="cpu").partial_fit(F, y)  # the optimizer's moments to the host
+    assert isinstance(head.predict(F), np.ndarray)
+
+
+def test_channel_screening_takes_device_targets(fake_gpu):
+    from lmu_sk import LMUPooledFeatures
+
+    rng = np.random.default_rng(4)
+    X, y = rng.standard_normal((40, 30, 20)), np.arange(40) % 2
+    gpu = LMUPooledFeatures(order=6, device="gpu").fit(X, fake_gpu.asarray(y))
+    host = LMUPooledFeatures(order=6, device="gpu").fit(X, y)
+    np.testing.assert_array_equal(gpu.channels_, host.channels_)
