@@ -178,9 +178,7 @@ class HostScoreMixin:
 
     def score(self, X, y, sample_weight=None) -> float:
         """scikit-learn's ``score``, ``y`` and ``sample_weight`` taken from a GPU too."""
-        y = to_numpy(y) if is_device_array(y) else y
-        if is_device_array(sample_weight):
-            sample_weight = to_numpy(sample_weight)
+        y, sample_weight = for_module(y, np), for_module(sample_weight, np)
         return super().score(X, y, sample_weight=sample_weight)
 
 

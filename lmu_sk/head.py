@@ -66,6 +66,7 @@ from sklearn.utils.validation import (
 from ._device import (
     HostScoreMixin,
     array_module_of,
+    for_module,
     free_device_memory,
     get_array_module,
     portable_device,
@@ -1041,8 +1042,7 @@ default='constant'
         self
         """
         # labels and classes are read on the host (scikit-learn's checks convert them)
-        y = to_numpy(y) if is_device_array(y) else y
-        classes = to_numpy(classes) if is_device_array(classes) else classes
+        y, classes = for_module(y, np), for_module(classes, np)
         _refuse_weights_as_classes(classes, _num_rows(X), y)
         # a refused first call leaves no classes_ behind (the corrected call was refused
         # as naming other classes than the refused one)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._device import array_module_of, to_numpy
+from .._device import array_module_of, for_module, to_numpy
 from ..kernels import optimizers as fused_loops
 
 __all__ = [
@@ -155,7 +155,7 @@ class BaseOptimizer:
         update refused)."""
         for name in self._state_names:
             # (to the host from a GPU by a copy: NumPy cannot convert a CuPy array)
-            arrays = [to_numpy(a) if xp is np else a for a in getattr(self, name)]
+            arrays = [for_module(a, xp) for a in getattr(self, name)]
             setattr(self, name, [_writable(xp.asarray(a, dtype=dtype)) for a in arrays])
         self._xp = xp
         return self
