@@ -400,7 +400,6 @@ def _pooled_window(
         n = lengths[s]
         state = np.empty(order)
         new = np.empty(order)
-        scaled = np.empty(order)
         count = np.empty((order, K), dtype=np.float32)
         total = np.empty((order, K), dtype=np.float32)
         run = np.empty((order, K), dtype=np.float32)
@@ -409,7 +408,11 @@ def _pooled_window(
         total64 = np.empty((order, K))
         mom = np.empty((order, N_MOMENTS))
         won = np.empty(2 * order)
-        block = np.empty((TIME_BLOCK, order))
+        block = np.empty((order, TIME_BLOCK))
+        high = np.empty(TIME_BLOCK)
+        low = np.empty(TIME_BLOCK)
+        winner = np.empty(TIME_BLOCK, dtype=np.int64)
+        loser = np.empty(TIME_BLOCK, dtype=np.int64)
         # the block's accumulators and thresholds over whole lanes (THRESHOLD_LANES): the
         # lanes beyond K compare with +inf and stay zero
         lanes = (K + THRESHOLD_LANES - 1) // THRESHOLD_LANES * THRESHOLD_LANES
@@ -460,7 +463,8 @@ def _pooled_window(
             for blk in range((n + offset + TIME_BLOCK - 1) // TIME_BLOCK):
                 t0 = max(0, blk * TIME_BLOCK - offset)
                 steps_in = min(n, (blk + 1) * TIME_BLOCK - offset) - t0
-                # the block's states, in order, and the competition of every step
+                # the block's states, in order (state i's steps contiguous: read by the
+                # competition and the thresholds' passes below)
                 for t in range(steps_in):
                     u = U[s, t0 + t, inputs[c]]
                     for i in range(order):
@@ -468,28 +472,37 @@ def _pooled_window(
                         for j in range(order):
                             acc += Abar[i, j] * state[j]
                         new[i] = acc
-                    high = -np.inf
-                    low = np.inf
                     for i in range(order):
                         m = new[i]
                         state[i] = m  # copied back: swapping the two arrays stops LLVM
-                        block[t, i] = m  # from telling them apart (1.7x slower)
-                        v = m * scale[c, i]
-                        scaled[i] = v
-                        high = max(high, v)
-                        low = min(low, v)
-                    # the first within the tie of the largest, of the smallest: from the
-                    # last state down, a select each (a loop stopping at the first
-                    # mispredicts its exit at most steps: 1.1-1.2x slower per window)
-                    top = high - COMPETE_TIE
-                    bottom = low + COMPETE_TIE
-                    winner = order - 1
-                    loser = order - 1
-                    for i in range(order - 2, -1, -1):
-                        winner = i if scaled[i] >= top else winner
-                        loser = i if scaled[i] <= bottom else loser
-                    won[winner] += 1.0
-                    won[order + loser] += 1.0
+                        block[i, t] = m  # from telling them apart (1.7x slower)
+                # the competition of every step of the block, each pass vectorized over
+                # the steps (1.1x faster per window than step by step inside the
+                # recurrence's loop): the first state within the tie of the largest, of
+                # the smallest, from the last state down, a select each
+                for t in range(steps_in):
+                    high[t] = -np.inf
+                    low[t] = np.inf
+                for i in range(order):
+                    si = scale[c, i]
+                    for t in range(steps_in):
+                        v = block[i, t] * si
+                        high[t] = max(high[t], v)
+                        low[t] = min(low[t], v)
+                for t in range(steps_in):
+                    high[t] -= COMPETE_TIE
+                    low[t] += COMPETE_TIE
+                    winner[t] = order - 1
+                    loser[t] = order - 1
+                for i in range(order - 2, -1, -1):
+                    si = scale[c, i]
+                    for t in range(steps_in):
+                        v = block[i, t] * si
+                        winner[t] = i if v >= high[t] else winner[t]
+                        loser[t] = i if v <= low[t] else loser[t]
+                for t in range(steps_in):
+                    won[winner[t]] += 1.0
+                    won[order + loser[t]] += 1.0
                 # then state by state over the block: its pools in local accumulators
                 # (each summed in the same order as step by step: the same roundings)
                 for i in range(order):
@@ -506,14 +519,14 @@ def _pooled_window(
                     t = 0
                     whole = steps_in - steps_in % 8
                     while t < whole:
-                        m0 = np.float32(block[t, i])
-                        m1 = np.float32(block[t + 1, i])
-                        m2 = np.float32(block[t + 2, i])
-                        m3 = np.float32(block[t + 3, i])
-                        m4 = np.float32(block[t + 4, i])
-                        m5 = np.float32(block[t + 5, i])
-                        m6 = np.float32(block[t + 6, i])
-                        m7 = np.float32(block[t + 7, i])
+                        m0 = np.float32(block[i, t])
+                        m1 = np.float32(block[i, t + 1])
+                        m2 = np.float32(block[i, t + 2])
+                        m3 = np.float32(block[i, t + 3])
+                        m4 = np.float32(block[i, t + 4])
+                        m5 = np.float32(block[i, t + 5])
+                        m6 = np.float32(block[i, t + 6])
+                        m7 = np.float32(block[i, t + 7])
                         # branch-free over the thresholds: vectorises across them
                         for k in range(lanes):
                             bk = bi[k]
@@ -551,7 +564,7 @@ def _pooled_window(
                             best_i[k] = best_k
                         t += 8
                     for t in range(whole, steps_in):  # the last steps of the block
-                        m32 = np.float32(block[t, i])
+                        m32 = np.float32(block[i, t])
                         for k in range(lanes):
                             count_i[k], total_i[k], run_i[k], best_i[k] = _threshold_step(
                                 m32, bi[k], count_i[k], total_i[k], run_i[k], best_i[k]
@@ -563,7 +576,7 @@ def _pooled_window(
                         best[i, k] = best_i[k]
                     if with_moments:
                         for t in range(steps_in):
-                            m = block[t, i]
+                            m = block[i, t]
                             mom[i, 0] += m
                             mom[i, 1] = max(mom[i, 1], m)
                             mom[i, 2] = min(mom[i, 2], m)
