@@ -361,6 +361,19 @@ def _threshold_step(m, threshold, count, total, run, best):  # pragma: no cover
     return count, total, run, max(best, run)
 
 
+# compiled with its own fastmath flags (no reassociation: its sums as written), and inlined
+# by LLVM; called by the batch and the stream's step alike, so that their states agree
+@njit_cached(fastmath={"contract", "nsz"}, error_model="numpy")
+def _state_of_8(A_T, B, i, u, s0, s1, s2, s3, s4, s5, s6, s7):  # pragma: no cover
+    """State ``i`` of an order-8 Delay Network one step after the state ``s0 ... s7``
+    (``A_T`` its transposed state matrix, ``B`` its input vector, ``u`` the input): the
+    products summed in pairs, the pairs' sums in pairs."""
+    return B[i] * u + (
+        ((A_T[0, i] * s0 + A_T[1, i] * s1) + (A_T[2, i] * s2 + A_T[3, i] * s3))
+        + ((A_T[4, i] * s4 + A_T[5, i] * s5) + (A_T[6, i] * s6 + A_T[7, i] * s7))
+    )
+
+
 # reassociation lets the state update vectorize; no 'nnan'/'ninf': the pools start at +-inf
 @njit_cached(parallel=True, fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _pooled_window(
@@ -386,12 +399,14 @@ def _pooled_window(
     for j in range(where.shape[0]):
         n_columns = max(n_columns, where[j] + 1)
     # each state a dot product of a row with the state before: 1.6x faster per step at
-    # order 8 than accumulating the columns into the new state. Also measured and slower
-    # or no faster: two or three inputs' recurrences interleaved step by step (the step is
+    # order 8 than accumulating the columns into the new state; at order 8 itself eight
+    # scalars (_state_of_8), 1.2x faster per window again. Also measured and slower or no
+    # faster: two or three inputs' recurrences interleaved step by step (the step was
     # bound by its scalar work, the competition and the copies, not by the dot products'
     # chain), the states of 8-128 samples across SIMD lanes (1.4x on the recurrence alone
-    # at 128, lost to the transposed copies), and fixed-size loops over 8 padded states:
-    # Numba leaves LLVM's SLP vectorizer off, so such loops stay scalar
+    # at 128, lost to the transposed copies), fixed-size loops over 8 padded states
+    # (Numba leaves LLVM's SLP vectorizer off, so such loops stay scalar), and the order-8
+    # state through an array, a loop over its rows (no faster than the dot products)
     Abar = np.empty((order, order))
     for i in range(order):
         for j in range(order):
@@ -464,8 +479,28 @@ def _pooled_window(
                 t0 = max(0, blk * TIME_BLOCK - offset)
                 steps_in = min(n, (blk + 1) * TIME_BLOCK - offset) - t0
                 # the block's states, in order (state i's steps contiguous: read by the
-                # competition and the thresholds' passes below)
-                for t in range(steps_in):
+                # competition and the thresholds' passes below); at order 8 (the default
+                # windows' largest) the state in eight scalars, which LLVM keeps in
+                # registers from step to step
+                if order == 8:
+                    s0, s1, s2, s3 = state[0], state[1], state[2], state[3]
+                    s4, s5, s6, s7 = state[4], state[5], state[6], state[7]
+                    for t in range(steps_in):
+                        u = U[s, t0 + t, inputs[c]]
+                        n0 = _state_of_8(Abar_T, Bbar, 0, u, s0, s1, s2, s3, s4, s5, s6, s7)
+                        n1 = _state_of_8(Abar_T, Bbar, 1, u, s0, s1, s2, s3, s4, s5, s6, s7)
+                        n2 = _state_of_8(Abar_T, Bbar, 2, u, s0, s1, s2, s3, s4, s5, s6, s7)
+                        n3 = _state_of_8(Abar_T, Bbar, 3, u, s0, s1, s2, s3, s4, s5, s6, s7)
+                        n4 = _state_of_8(Abar_T, Bbar, 4, u, s0, s1, s2, s3, s4, s5, s6, s7)
+                        n5 = _state_of_8(Abar_T, Bbar, 5, u, s0, s1, s2, s3, s4, s5, s6, s7)
+                        n6 = _state_of_8(Abar_T, Bbar, 6, u, s0, s1, s2, s3, s4, s5, s6, s7)
+                        n7 = _state_of_8(Abar_T, Bbar, 7, u, s0, s1, s2, s3, s4, s5, s6, s7)
+                        s0, s1, s2, s3, s4, s5, s6, s7 = n0, n1, n2, n3, n4, n5, n6, n7
+                        block[0, t], block[1, t], block[2, t], block[3, t] = s0, s1, s2, s3
+                        block[4, t], block[5, t], block[6, t], block[7, t] = s4, s5, s6, s7
+                    state[0], state[1], state[2], state[3] = s0, s1, s2, s3
+                    state[4], state[5], state[6], state[7] = s4, s5, s6, s7
+                for t in range(0 if order == 8 else steps_in):
                     u = U[s, t0 + t, inputs[c]]
                     for i in range(order):
                         acc = Bbar[i] * u
@@ -795,7 +830,13 @@ def pooled_scores(
 @njit_cached(inline="always", fastmath={"reassoc", "contract", "nsz"}, error_model="numpy")
 def _next_state(Abar_T, Bbar, dn, s, c, i, u):  # pragma: no cover
     """State ``i`` one step after the carried state ``dn[s, c]``, as _pooled_window
-    computes it (a dot product of a row of ``Abar`` with the state before)."""
+    computes it (at order 8 by _state_of_8, else a dot product of a row of ``Abar`` with
+    the state before)."""
+    if Bbar.shape[0] == 8:
+        return _state_of_8(
+            Abar_T, Bbar, i, u, dn[s, c, 0], dn[s, c, 1], dn[s, c, 2], dn[s, c, 3],
+            dn[s, c, 4], dn[s, c, 5], dn[s, c, 6], dn[s, c, 7],
+        )  # fmt: skip
     acc = Bbar[i] * u
     for j in range(Bbar.shape[0]):
         acc += Abar_T[j, i] * dn[s, c, j]

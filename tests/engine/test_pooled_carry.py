@@ -36,15 +36,30 @@ def _carried(U, A_T, Bbar, biases, scale, cuts):
     data=st.data(),
 )
 def test_carried_pieces_give_the_pools_of_the_whole(order, n_steps, n_biases, data):
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    seed = data.draw(st.integers(0, 2**16))
+    theta = data.draw(st.floats(1.0, 50.0))
+    inner = data.draw(st.lists(st.integers(1, max(1, n_steps - 1)), max_size=4, unique=True))
+    cuts = [0, *sorted(c for c in inner if c < n_steps), n_steps]
+    _assert_carried_pieces_give_the_whole(order, n_steps, n_biases, theta, seed, cuts)
+
+
+@pytest.mark.parametrize("order", [7, 8, 9])
+def test_carried_pieces_give_the_pools_of_the_whole_at_order_8_and_beside(order):
+    """Order 8 has the kernel's own recurrence (the state in registers): its pieces, cut
+    inside and at the ends of the kernel's blocks of steps, give the whole's pools too."""
+    n_steps = 2 * cpu.TIME_BLOCK + 45
+    cuts = [0, 1, 100, cpu.TIME_BLOCK, cpu.TIME_BLOCK + 3, n_steps]
+    _assert_carried_pieces_give_the_whole(order, n_steps, 5, 30.0, order, cuts)
+
+
+def _assert_carried_pieces_give_the_whole(order, n_steps, n_biases, theta, seed, cuts):
+    rng = np.random.default_rng(seed)
     n, k = 3, 2
     U = rng.standard_normal((n, n_steps, k))
-    Abar, Bbar = discrete_system(order, data.draw(st.floats(1.0, 50.0)), "zoh")
+    Abar, Bbar = discrete_system(order, theta, "zoh")
     A_T = np.ascontiguousarray(Abar.T)
     biases = np.sort(rng.normal(0, 0.3, (k, order, n_biases)), axis=-1).astype(np.float32)
     scale = rng.uniform(0.5, 2.0, (k, order))
-    inner = data.draw(st.lists(st.integers(1, max(1, n_steps - 1)), max_size=4, unique=True))
-    cuts = [0, *sorted(c for c in inner if c < n_steps), n_steps]
     dn, sums, moments, wins = _carried(U, A_T, Bbar, biases, scale, cuts)
 
     lengths = np.full(n, n_steps)
@@ -56,7 +71,7 @@ def test_carried_pieces_give_the_pools_of_the_whole(order, n_steps, n_biases, da
     np.testing.assert_array_equal(sums[..., 3, :] / n_steps, pools[..., 2 * K :])
     np.testing.assert_array_equal(wins / n_steps, comp)
     np.testing.assert_array_equal(moments[..., 1:], whole_moments[..., 1:])
-    # the mean: float64 sums in another grouping (1e-16 per step, 60 steps)
+    # the mean: float64 sums in another grouping (1e-16 per step, at most 557 steps)
     np.testing.assert_allclose(moments[..., 0] / n_steps, whole_moments[..., 0], atol=1e-13)
     # the mean excess: float32 sums of float32 states, flushed where the whole's are and
     # carried apart between the pieces: the same sums

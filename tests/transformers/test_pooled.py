@@ -50,7 +50,7 @@ def problems(draw):
     n_inputs = len(transforms) * n_channels
     windows = []
     for _ in range(draw(st.integers(1, 3))):
-        order = draw(st.integers(1, 5))
+        order = draw(st.sampled_from([1, 2, 3, 4, 5, 8]))  # 8: the kernel's own recurrence
         theta = draw(st.floats(0.5, 30.0))
         stride = draw(st.integers(1, 4))
         fed = tuple(j for j in range(n_inputs) if draw(st.booleans())) or (0,)
