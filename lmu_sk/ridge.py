@@ -86,13 +86,20 @@ DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-3, 5, 17))
 # the heads' models: linear, or kernel ridge with a Gaussian kernel
 KERNELS = ("linear", "rbf")
 # kernel='auto' of the classifiers: the Gaussian kernel where the training samples
-# average at least this many per class (and number at most KERNEL_MAX_SAMPLES), else linear.
-# Over the 42 development sets of benchmarks/bench_tsc.py (pooled DN features) the
+# average at least this many per class (and number at most AUTO_KERNEL_MAX_SAMPLES), else
+# linear. Over the 42 development sets of benchmarks/bench_tsc.py (pooled DN features) the
 # Gaussian kernel gains where each class has neighbours of its own (0.8654 linear, 0.8691
 # Gaussian everywhere) and loses where it has few (PigAirwayPressure, 2 per class: 0.938
 # -> 0.870; GestureMidAirD3, 8: 0.500 -> 0.439); the rule gives 0.8707 / 0.8721 / 0.8718
-# / 0.8714 / 0.8713 with 5 / 10 / 15 / 20 / 30 per class.
+# / 0.8714 / 0.8713 with 5 / 10 / 15 / 20 / 30 per class (up to 3 000 samples).
 AUTO_KERNEL_MIN_PER_CLASS = 10
+# ... and at most this many training samples: the kernel's prediction costs
+# O(n_samples * n_features) per row against the linear model's O(n_classes * n_features).
+# Up to 3 000 (KERNEL_MAX_SAMPLES), LMUClassifier's fit + predict over the 42 development
+# sets took 1.43x the linear model's time for 0.8714 / 0.8781 (42 / 33 UCR sets); up to
+# 400, with the composite's 12 thresholds on those sets, 1.15x for 0.8706 / 0.8772
+# (2026-12-01, one interleaved run of bench_tsc.py).
+AUTO_KERNEL_MAX_SAMPLES = 400
 # When every class has one training sample: the penalty relative to the mean squared
 # singular value of the centered features. On 27 development sets reduced to one training
 # series per class (pooled DN features, 3 draws), test accuracy is flat from 1e-4 to 0.03
@@ -974,6 +981,16 @@ def _fit_inverse_temperature(
     return scale, _log_loss(scale * logits, indices, weights)
 
 
+def auto_kernel(n_counted: float, n_classes: int, n_samples: int) -> str:
+    """``kernel='auto'``'s model for ``n_samples`` training samples of ``n_classes``
+    classes, ``n_counted`` of them of nonzero weight: 'rbf' where those average at least
+    ``AUTO_KERNEL_MIN_PER_CLASS`` per class and the samples number at most
+    ``AUTO_KERNEL_MAX_SAMPLES`` (and ``KERNEL_MAX_SAMPLES``), else 'linear'."""
+    enough = n_counted >= AUTO_KERNEL_MIN_PER_CLASS * n_classes
+    few = n_samples <= min(AUTO_KERNEL_MAX_SAMPLES, KERNEL_MAX_SAMPLES)
+    return "rbf" if enough and few else "linear"
+
+
 def _check_kernel(kernel, width, allowed: tuple[str, ...] = KERNELS) -> float | None:
     """The Gaussian kernel's width, or ``None`` for the linear model; a clear error for
     anything else (of ``allowed``, which ``kernel`` is resolved from)."""
@@ -1222,10 +1239,11 @@ class RidgeHeadClassifier(VersionedPickleMixin, HostScoreMixin, ClassifierMixin,
         linear, so it has no ``coef_``. The sample weights weight the squared errors as
         for the linear model; the kernel's ``gamma_`` does not depend on them.
         'auto' takes 'rbf' where the training samples average at least 10 per class
-        (``AUTO_KERNEL_MIN_PER_CLASS``) and number at most 3 000, else 'linear': on the 42
-        development sets the Gaussian kernel gains where each class has neighbours of its
-        own and loses where it has a few (2 per class: 0.938 -> 0.870); the model fitted
-        is :attr:`kernel_`.
+        (``AUTO_KERNEL_MIN_PER_CLASS``) and number at most 400
+        (``AUTO_KERNEL_MAX_SAMPLES``: beyond, the kernel's prediction costs more than it
+        gains), else 'linear': on the 42 development sets the Gaussian kernel gains where
+        each class has neighbours of its own and loses where it has a few (2 per class:
+        0.938 -> 0.870); the model fitted is :attr:`kernel_`.
     width : float, default=3.0
         The Gaussian kernel's squared length scale relative to the median squared
         distance between training rows (``kernel='rbf'`` only). Over the 42 development
@@ -1402,8 +1420,7 @@ class RidgeHeadClassifier(VersionedPickleMixin, HostScoreMixin, ClassifierMixin,
             relative = SINGLE_SAMPLE_RELATIVE_ALPHA
         kernel = self.kernel
         if isinstance(kernel, str) and kernel == "auto":
-            enough = counts.sum() >= AUTO_KERNEL_MIN_PER_CLASS * len(self.classes_)
-            kernel = "rbf" if enough and len(y) <= KERNEL_MAX_SAMPLES else "linear"
+            kernel = auto_kernel(counts.sum(), len(self.classes_), len(y))
         kept = None  # the training rows the Gaussian kernel keeps (None: all)
         if kernel == "rbf":
             kept, sample_weight, X, Y, indices = _weighted_rows(sample_weight, X, Y, indices)

@@ -262,18 +262,21 @@ def test_more_samples_than_the_exact_size_are_refused_with_the_fix(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("n_samples", "n_classes", "exact_max", "expected"),
+    ("n_samples", "n_classes", "exact_max", "auto_max", "expected"),
     [
-        (30, 3, 3000, "rbf"),  # 10 per class: the kernel
-        (29, 3, 3000, "linear"),  # fewer
-        (40, 2, 3000, "rbf"),
-        (40, 2, 39, "linear"),  # more than the exact size: linear, no error
+        (30, 3, 3000, 400, "rbf"),  # 10 per class: the kernel
+        (29, 3, 3000, 400, "linear"),  # fewer
+        (40, 2, 3000, 400, "rbf"),
+        (40, 2, 39, 400, "linear"),  # more than the exact size: linear, no error
+        (40, 2, 3000, 39, "linear"),  # more than 'auto' takes the kernel for
+        (40, 2, 3000, 40, "rbf"),
     ],
 )
 def test_auto_takes_the_kernel_where_every_class_has_neighbours(
-    monkeypatch, n_samples, n_classes, exact_max, expected
+    monkeypatch, n_samples, n_classes, exact_max, auto_max, expected
 ):
     monkeypatch.setattr(ridge, "KERNEL_MAX_SAMPLES", exact_max)
+    monkeypatch.setattr(ridge, "AUTO_KERNEL_MAX_SAMPLES", auto_max)
     rng = np.random.default_rng(7)
     X, y = rng.standard_normal((n_samples, 6)), np.arange(n_samples) % n_classes
     auto = RidgeHeadClassifier(kernel="auto").fit(X, y)

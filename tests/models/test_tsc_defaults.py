@@ -46,7 +46,7 @@ def shapes(n_per_class=20, n_steps=60, seed=0):
 
 
 def _expected_failures(estimator) -> dict:
-    if estimator.kernel == "rbf":
+    if estimator.kernel != "linear":  # the check's blobs: 'auto' takes the Gaussian kernel
         return {k: v for k, v in LENGTH_CHECKS.items() if k != "check_class_weight_classifiers"}
     return LENGTH_CHECKS
 
@@ -54,6 +54,7 @@ def _expected_failures(estimator) -> dict:
 @parametrize_with_checks(
     [
         LMUClassifier(order=4, device="cpu"),
+        LMUClassifier(order=4, device="cpu", kernel="linear"),
         LMURegressor(head="ridge", order=4, device="cpu"),
         LMUClassifier(order=4, device="cpu", kernel="rbf"),
         LMURegressor(head="ridge", order=4, device="cpu", kernel="rbf"),
@@ -81,8 +82,9 @@ def test_defaults_choose_ridge_on_pooled_features_and_learn():
 
 def test_kernel_rbf_makes_the_ridge_head_the_gaussian_kernels(monkeypatch):
     """kernel='rbf': the composites' ridge head is kernel ridge with the Gaussian kernel, on
-    the same standardized features (and the classifier's window-decay candidates); the
-    default stays linear."""
+    the same standardized features (and the classifier's window-decay candidates). The
+    classifier's default ('auto') takes it where the classes average 10 training
+    sequences or more (here 20), with the same features; the regressor's stays linear."""
     X, y = shapes()
     X_test, y_test = shapes(seed=1)
     clf = LMUClassifier(device="cpu", kernel="rbf").fit(X, y)
@@ -103,8 +105,12 @@ def test_kernel_rbf_makes_the_ridge_head_the_gaussian_kernels(monkeypatch):
     )
     reg = LMURegressor(device="cpu", kernel="rbf").fit(X, y.astype(float))
     assert reg.head_.kernel == "rbf" and not hasattr(reg.head_, "coef_")
-    for default in (LMUClassifier(device="cpu"), LMURegressor(device="cpu")):
-        assert default.fit(X, y).head_.kernel == "linear" and hasattr(default.head_, "coef_")
+    default = LMUClassifier(device="cpu").fit(X, y)
+    assert default.head_.kernel == "auto" and default.head_.kernel_ == "rbf"
+    assert default.features_.n_biases == clf.features_.n_biases == 12
+    np.testing.assert_array_equal(default.decision_function(X_test), clf.decision_function(X_test))
+    default = LMURegressor(device="cpu").fit(X, y)
+    assert default.head_.kernel == "linear" and hasattr(default.head_, "coef_")
     # beyond the exact leave-one-out size: the ridge head's error, with the fix
     monkeypatch.setattr(ridge, "KERNEL_MAX_SAMPLES", len(y) - 1)
     with pytest.raises(ValueError, match="at most 59 training rows; got 60"):
@@ -222,9 +228,10 @@ def test_gpu_path_on_the_stand_in(monkeypatch):
 
 @pytest.mark.parametrize("Model", [LMUClassifier, LMURegressor])
 def test_the_default_head_and_thresholds_by_training_size(monkeypatch, Model):
-    """head='auto': ridge on pooled features with 16 thresholds, with 4 beyond
-    _MANY_SAMPLES sequences, the dense head on final states beyond _RIDGE_MAX_SAMPLES
-    (both made small here)."""
+    """head='auto': ridge on pooled features with 16 thresholds (the classifier's 12
+    where its head takes the Gaussian kernel: here 20 training sequences per class), with
+    4 beyond _MANY_SAMPLES sequences, the dense head on final states beyond
+    _RIDGE_MAX_SAMPLES (both made small here)."""
     import lmu_sk.estimators as estimators
 
     monkeypatch.setattr(estimators, "_MANY_SAMPLES", 40)
@@ -239,7 +246,32 @@ def test_the_default_head_and_thresholds_by_training_size(monkeypatch, Model):
         thresholds = getattr(features, "n_biases", None)
         kinds.append((model.head_kind_, type(features).__name__, thresholds))
     assert kinds == [
-        ("ridge", "LMUPooledFeatures", 16),
+        ("ridge", "LMUPooledFeatures", 12 if Model is LMUClassifier else 16),
         ("ridge", "LMUPooledFeatures", 4),
         ("dense", "LMUFeatures", None),
     ]
+
+
+@pytest.mark.parametrize(
+    ("n_per_class", "zero_weights", "kernel", "expected"),
+    [
+        (10, 0, "auto", "rbf"),
+        (9, 0, "auto", "linear"),  # fewer than 10 per class
+        (10, 1, "auto", "linear"),  # a sequence of zero weight counts as left out
+        (134, 0, "auto", "linear"),  # more than 400 sequences (AUTO_KERNEL_MAX_SAMPLES)
+        (9, 0, "rbf", "rbf"),
+        (10, 0, "linear", "linear"),
+    ],
+)
+def test_the_thresholds_follow_the_kernel_the_head_fits(
+    n_per_class, zero_weights, kernel, expected
+):
+    """The pooled features take 12 thresholds where the classifier's ridge head fits the
+    Gaussian kernel, 16 for the linear model: the composite decides before the features
+    exist, by the head's own rule, which the head applies again to its targets."""
+    X, y = shapes(n_per_class=n_per_class, n_steps=30)
+    weights = np.ones(len(y))
+    weights[:zero_weights] = 0.0
+    model = LMUClassifier(device="cpu", kernel=kernel).fit(X, y, sample_weight=weights)
+    assert model.head_.kernel_ == expected
+    assert model.features_.n_biases == (12 if expected == "rbf" else 16)
