@@ -405,8 +405,10 @@ def _pooled_window(
     # bound by its scalar work, the competition and the copies, not by the dot products'
     # chain), the states of 8-128 samples across SIMD lanes (1.4x on the recurrence alone
     # at 128, lost to the transposed copies), fixed-size loops over 8 padded states
-    # (Numba leaves LLVM's SLP vectorizer off, so such loops stay scalar), and the order-8
-    # state through an array, a loop over its rows (no faster than the dot products)
+    # (Numba leaves LLVM's SLP vectorizer off, so such loops stay scalar), the order-8
+    # state through an array, a loop over its rows (no faster than the dot products), and
+    # the block's recurrence and competition as functions of their own (1.5x slower per
+    # window: not inlined)
     Abar = np.empty((order, order))
     for i in range(order):
         for j in range(order):
