@@ -1632,7 +1632,7 @@ beta_1, beta_2, epsilon, dropout, input_dropout, dtype
         elsewhere (where the kernel loses, 0.938 -> 0.870 on a set of 2 per class, or costs
         more than it gains); with the Gaussian kernel the pooled features take 12
         thresholds instead of 16. Over the 42 development sets 'auto' gives a mean
-        accuracy of 0.8706 against the linear model's 0.8655, at 1.15x its time (0.60x
+        accuracy of 0.8706 against the linear model's 0.8655, at 1.13x its time (0.58x
         MiniRocket's). ``head_.kernel_`` says which. See the guide's parameters page.
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes, as in :class:`sklearn.linear_model.RidgeClassifierCV`:

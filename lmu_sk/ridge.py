@@ -97,8 +97,8 @@ AUTO_KERNEL_MIN_PER_CLASS = 10
 # O(n_samples * n_features) per row against the linear model's O(n_classes * n_features).
 # Up to 3 000 (KERNEL_MAX_SAMPLES), LMUClassifier's fit + predict over the 42 development
 # sets took 1.43x the linear model's time for 0.8714 / 0.8781 (42 / 33 UCR sets); up to
-# 400, with the composite's 12 thresholds on those sets, 1.15x for 0.8706 / 0.8772
-# (2026-12-01, one interleaved run of bench_tsc.py).
+# 400, with the composite's 12 thresholds on those sets, 1.13x for 0.8706 / 0.8772
+# (2026-12-01, the median of three interleaved runs of bench_tsc.py).
 AUTO_KERNEL_MAX_SAMPLES = 400
 # When every class has one training sample: the penalty relative to the mean squared
 # singular value of the centered features. On 27 development sets reduced to one training
