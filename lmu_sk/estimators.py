@@ -31,6 +31,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
 )
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_feature_names,
     _num_samples,
@@ -1821,6 +1822,9 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         labels = _screening_targets(to_numpy(y) if is_device_array(y) else y)
         if labels is None or labels.ndim != 1:
             return False
+        # labels that are no classes (None among strings) refused as the head refuses
+        # them, before np.unique sorts them
+        check_classification_targets(labels)
         counted = len(labels)
         if sample_weight is not None:  # a sequence of zero weight counts as left out
             counted = int(np.count_nonzero(to_numpy(sample_weight) > 0))

@@ -275,3 +275,14 @@ def test_the_thresholds_follow_the_kernel_the_head_fits(
     model = LMUClassifier(device="cpu", kernel=kernel).fit(X, y, sample_weight=weights)
     assert model.head_.kernel_ == expected
     assert model.features_.n_biases == (12 if expected == "rbf" else 16)
+
+
+def test_labels_that_are_no_classes_get_the_heads_message_under_auto():
+    """The composite reads the labels for 'auto''s rule before the head does: labels that
+    are no classes (None among strings) get scikit-learn's message, as with
+    kernel='linear', not a TypeError from sorting them."""
+    X = np.random.default_rng(0).standard_normal((40, 30))
+    y = np.array([None] * 20 + ["b"] * 20, dtype=object)
+    for kernel in ("auto", "linear"):
+        with pytest.raises(ValueError, match="Unknown label type"):
+            LMUClassifier(kernel=kernel, device="cpu").fit(X, y)
