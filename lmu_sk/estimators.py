@@ -43,6 +43,7 @@ from . import _dask
 from ._device import (
     HostScoreMixin,
     array_module_of,
+    for_module,
     is_device_array,
     portable_device,
     resolve_device,
@@ -1819,7 +1820,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return False
         if _dask.is_dask_array(y):
             y = y.compute()
-        labels = _screening_targets(to_numpy(y) if is_device_array(y) else y)
+        labels = _screening_targets(for_module(y, np))  # (dask's blocks may be CuPy's)
         if labels is None or labels.ndim != 1:
             return False
         # labels that are no classes (None among strings) refused as the head refuses

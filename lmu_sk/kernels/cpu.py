@@ -502,17 +502,18 @@ def _pooled_window(
                         block[4, t], block[5, t], block[6, t], block[7, t] = s4, s5, s6, s7
                     state[0], state[1], state[2], state[3] = s0, s1, s2, s3
                     state[4], state[5], state[6], state[7] = s4, s5, s6, s7
-                for t in range(0 if order == 8 else steps_in):
-                    u = U[s, t0 + t, inputs[c]]
-                    for i in range(order):
-                        acc = Bbar[i] * u
-                        for j in range(order):
-                            acc += Abar[i, j] * state[j]
-                        new[i] = acc
-                    for i in range(order):
-                        m = new[i]
-                        state[i] = m  # copied back: swapping the two arrays stops LLVM
-                        block[i, t] = m  # from telling them apart (1.7x slower)
+                else:
+                    for t in range(steps_in):
+                        u = U[s, t0 + t, inputs[c]]
+                        for i in range(order):
+                            acc = Bbar[i] * u
+                            for j in range(order):
+                                acc += Abar[i, j] * state[j]
+                            new[i] = acc
+                        for i in range(order):
+                            m = new[i]
+                            state[i] = m  # copied back: swapping the two arrays stops LLVM
+                            block[i, t] = m  # from telling them apart (1.7x slower)
                 # the competition of every step of the block, each pass vectorized over
                 # the steps (1.1x faster per window than step by step inside the
                 # recurrence's loop): the first state within the tie of the largest, of
