@@ -1549,16 +1549,16 @@ class LMUClassifier(VersionedPickleMixin, HostScoreMixin, ClassifierMixin, _LMUB
     theta : float or sequence of float, default=None
         DN window in time steps; ``None`` uses the training sequences' length. Pooled
         features take several windows; ``None`` gives 16 in geometric progression, from
-        1/128 of the training length to the whole of it.
+        1/128 of the training length (at most 16 steps) to the whole of it.
     discretizer : {'zoh', 'euler'}, default='zoh'
         See :class:`~lmu_sk.features.LMUFeatures`.
     feature_output : {'auto', 'final', 'mean', 'max', 'pooled'}, default='auto'
         The DN state at each sequence's end, the states averaged or maximised over time, or
         multi-scale states of the series and its difference pooled over time
         (:class:`~lmu_sk.pooled.LMUPooledFeatures`, 16 thresholds, windows from 1/128 of the
-        training length to all of it, each fed the means of blocks of about ``theta / (2
-        order)`` steps). 'auto' is 'pooled' for
-        the ridge head and 'final' for the dense head.
+        training length (at most 16 steps) to all of it, each fed the means of blocks of
+        about ``theta / (2 order)`` steps). 'auto' is 'pooled' for the ridge head and
+        'final' for the dense head.
     scale_features : bool, default=True
         Standardize the features with the training set's mean and standard deviation.
     memory : str or joblib.Memory, default=None

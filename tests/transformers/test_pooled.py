@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pooled_oracle import decided, state_scale, tolerances
 
-from lmu_sk import LMUClassifier, LMUPooledFeatures, _memory, reference
+from lmu_sk import LMUClassifier, LMUPooledFeatures, _memory, pooled, reference
 from lmu_sk._memory import MemoryBudgetError
 from lmu_sk.engine import plan, pooled_features
 from lmu_sk.engine.pooling import (
@@ -124,6 +124,31 @@ def test_default_windows_orders_strides_and_inputs():
     expected = sum(n * d * (3 * 16 + 2) for n, d in zip(fed, orders, strict=True))
     assert model.n_features_out_ == expected
     assert model.transform(X[:, :10]).shape == (6, expected)
+
+
+@pytest.mark.parametrize("n_steps", [100, 2048, 2049, 20_000])
+def test_default_windows_finest_is_1_128th_or_16_steps(n_steps):
+    # up to 2 048 steps exactly the 1/128 progression of before (the same bits: fitted
+    # models and their features do not change); beyond, the finest window stays at 16
+    # steps, the progression still geometric to the whole length
+    thetas = pooled.default_thetas(n_steps)
+    assert len(thetas) == 16 and thetas[-1] == pytest.approx(n_steps, rel=1e-12)
+    if n_steps <= 2048:
+        np.testing.assert_array_equal(
+            thetas, np.maximum(n_steps * np.geomspace(1 / 128, 1, 16), 1)
+        )
+    else:
+        assert thetas[0] == pytest.approx(16.0, rel=1e-12)
+        ratios = thetas[1:] / thetas[:-1]
+        np.testing.assert_allclose(ratios, (n_steps / 16) ** (1 / 15), rtol=1e-12)
+    assert np.all(np.diff(thetas) > 0)
+
+
+def test_long_sequences_keep_a_16_step_window():
+    X = np.random.default_rng(3).standard_normal((3, 4000))
+    model = LMUPooledFeatures(device="cpu", n_biases=2, transforms=["series"]).fit(X)
+    assert model.thetas_[0] == pytest.approx(16.0, rel=1e-12)
+    assert model.strides_[0] == 1  # its block means of one step: it sees every step
 
 
 def test_thresholds_are_ascending_quantiles_and_scales_inverse_deviations():
