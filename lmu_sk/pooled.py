@@ -83,8 +83,8 @@ _THRESHOLD_COPIES = 2.5
 # default windows: this many, from this fraction of the longest training length, or this
 # many steps where that is shorter, to all of it. Sequences of up to 2 048 steps keep
 # 1/128; on longer ones the finest window stays at 16 steps, where events of a few steps
-# still show (bench_shapes' probe of 20 000 steps, a burst of 12: 0.530 with 1/128, whose
-# finest window is 156 steps, 0.975 with 16 steps, 0.835 with 32)
+# still show (bench_shapes' probe of 20 000 steps, a burst of width 12: 0.530 with 1/128,
+# whose finest window is 156 steps, 0.975 with 16 steps, 0.835 with 32)
 _N_WINDOWS = 16
 _FINEST = 1 / 128
 _FINEST_STEPS = 16.0
@@ -232,8 +232,11 @@ def default_thetas(
 ) -> np.ndarray:
     """``n_windows`` windows in geometric progression from ``finest * n_steps``, or
     ``finest_steps`` where that is shorter, to ``n_steps``, at least one step each."""
-    shortest = min(finest, finest_steps / n_steps)  # (finest itself up to the crossover)
-    return np.maximum(float(n_steps) * np.geomspace(shortest, 1.0, n_windows), 1.0)
+    if finest * n_steps <= finest_steps:  # (up to 2 048 steps by default: 1/128's bits)
+        return np.maximum(float(n_steps) * np.geomspace(finest, 1.0, n_windows), 1.0)
+    # geomspace's ends are exact: the finest window is finest_steps itself, so its stride
+    # (floor(theta / (2 order))) does not depend on a rounding
+    return np.maximum(np.geomspace(float(finest_steps), float(n_steps), n_windows), 1.0)
 
 
 def default_orders(thetas: np.ndarray, n_channels: int) -> np.ndarray:

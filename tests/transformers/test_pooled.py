@@ -126,29 +126,31 @@ def test_default_windows_orders_strides_and_inputs():
     assert model.transform(X[:, :10]).shape == (6, expected)
 
 
-@pytest.mark.parametrize("n_steps", [100, 2048, 2049, 20_000])
-def test_default_windows_finest_is_1_128th_or_16_steps(n_steps):
-    # up to 2 048 steps exactly the 1/128 progression of before (the same bits: fitted
-    # models and their features do not change); beyond, the finest window stays at 16
-    # steps, the progression still geometric to the whole length
+def test_default_windows_up_to_2048_steps_are_the_1_128th_progression():
+    # exactly the windows of before (the same bits: fitted models and their features do
+    # not change), for every length up to the crossover
+    for n_steps in range(1, 2049):
+        expected = np.maximum(n_steps * np.geomspace(1 / 128, 1, 16), 1)
+        np.testing.assert_array_equal(pooled.default_thetas(n_steps), expected)
+
+
+@pytest.mark.parametrize("n_steps", [2049, 2215, 20_000, 10**7])
+def test_default_windows_of_longer_sequences_start_at_16_steps(n_steps):
+    # the finest window stays at exactly 16 steps (2 215 steps by 16 / n rounded it to
+    # 15.999..., a stride of 3 instead of 4 at order 2), the progression geometric to
+    # the whole length
     thetas = pooled.default_thetas(n_steps)
-    assert len(thetas) == 16 and thetas[-1] == pytest.approx(n_steps, rel=1e-12)
-    if n_steps <= 2048:
-        np.testing.assert_array_equal(
-            thetas, np.maximum(n_steps * np.geomspace(1 / 128, 1, 16), 1)
-        )
-    else:
-        assert thetas[0] == pytest.approx(16.0, rel=1e-12)
-        ratios = thetas[1:] / thetas[:-1]
-        np.testing.assert_allclose(ratios, (n_steps / 16) ** (1 / 15), rtol=1e-12)
-    assert np.all(np.diff(thetas) > 0)
+    assert len(thetas) == 16 and thetas[0] == 16.0 and thetas[-1] == n_steps
+    np.testing.assert_allclose(thetas[1:] / thetas[:-1], (n_steps / 16) ** (1 / 15), rtol=1e-12)
+    orders = pooled.default_orders(thetas, 6)  # order 2 (6 channels read)
+    assert pooled.default_strides(thetas, orders)[0] == 4
 
 
 def test_long_sequences_keep_a_16_step_window():
     X = np.random.default_rng(3).standard_normal((3, 4000))
     model = LMUPooledFeatures(device="cpu", n_biases=2, transforms=["series"]).fit(X)
-    assert model.thetas_[0] == pytest.approx(16.0, rel=1e-12)
-    assert model.strides_[0] == 1  # its block means of one step: it sees every step
+    assert model.thetas_[0] == 16.0
+    assert model.strides_[0] == 1  # order 8: its block means of one step, every step seen
 
 
 def test_thresholds_are_ascending_quantiles_and_scales_inverse_deviations():
