@@ -37,21 +37,22 @@ def _share_the_cores_among_workers():
     """Under pytest-xdist (``-n auto``), BLAS, OpenMP and the compiled kernels (Numba) get
     ``cores // workers`` threads in each worker, as in scikit-learn's own tests: every
     worker starting a thread per core oversubscribes the cores, and the waiting threads of
-    BLAS and OpenMP spin (the suite took 1.4x as long on 2 cores). Tests of ``n_jobs`` set
-    their own limits; subprocesses inherit the environment's."""
+    BLAS and OpenMP spin (the suite took 1.4x as long on 2 cores). Tests of ``n_jobs`` and
+    of threads take the fixture ``several_threads``; subprocesses inherit the environment's
+    limits."""
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers is None:
         return
     threads = str(max(1, (os.cpu_count() or 1) // int(workers)))
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, threads)  # libraries loaded from now on
+    import numba
     import scipy.linalg  # noqa: F401  (SciPy's own BLAS, loaded now to be limited)
     from threadpoolctl import threadpool_limits
 
-    threadpool_limits(int(threads))  # those loaded already (NumPy's BLAS)
-    import numba
-
-    numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))  # the kernels'
+    # the kernels' (which loads Numba's OpenMP), then every library loaded by now
+    numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    threadpool_limits(int(threads))
 
 
 def pytest_configure(config):
@@ -74,6 +75,25 @@ def pytest_configure(config):
 
         if not cuda.is_available():
             raise pytest.UsageError("LMU_SK_TEST_GPU=cupy, but numba.cuda sees no GPU.")
+
+
+@pytest.fixture
+def several_threads():
+    """Every core for BLAS and the compiled kernels (Numba) during the test, and at least
+    two where the library allows them: what a test of ``n_jobs`` or of threads compares
+    with, which the share of the cores that pytest-xdist's workers get may leave at one
+    (Numba's threads stay at most ``NUMBA_NUM_THREADS``, one on a one-core machine)."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    threads = max(2, os.cpu_count() or 1)
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        with threadpool_limits(threads):
+            yield threads
+    finally:
+        numba.set_num_threads(before)
 
 
 @pytest.fixture

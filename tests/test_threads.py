@@ -16,6 +16,10 @@ from lmu_sk import LMUClassifier, LMUFeatures, LMUPooledFeatures, LMURegressor
 from lmu_sk import ridge as ridge_module
 from lmu_sk._threads import check_n_jobs, thread_limit
 
+# every core, at least two, whatever share of them pytest-xdist's workers get: n_jobs=1
+# must change something
+pytestmark = pytest.mark.usefixtures("several_threads")
+
 
 def _blas_threads() -> set[int]:
     return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}

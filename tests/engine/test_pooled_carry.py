@@ -106,6 +106,7 @@ def test_carried_arrays_must_be_writable_float64():
         )
 
 
+@pytest.mark.usefixtures("several_threads")
 def test_small_calls_run_on_fewer_threads_with_the_same_pools():
     """``threads=1`` (the step mode's small chunks) gives the pools of all threads, and the
     calling thread's thread count is restored."""

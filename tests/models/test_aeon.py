@@ -183,6 +183,7 @@ def test_bad_output_and_n_jobs():
 
 
 @needs_aeon
+@pytest.mark.usefixtures("several_threads")
 def test_n_jobs_limits_threads_and_keeps_results():
     import numba
 
