@@ -134,6 +134,17 @@ def _screen_features_per_channel() -> int:
     return n_inputs * _SCREEN_PARAMS["order"] * per_state
 
 
+def _screening_thetas(n_steps: int) -> list[float]:
+    """The screening's windows: 1/16, 1/4 and all of ``n_steps`` steps (at least one
+    each); where 1/16 is longer than ``_FINEST_STEPS`` (beyond 256 steps), from that many
+    steps to ``n_steps`` in geometric progression instead, as the default windows keep a
+    fine one: a channel whose class shows in events of a few steps is still seen."""
+    if _SCREEN_WINDOWS[0] * n_steps <= _FINEST_STEPS:
+        return [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
+    # geomspace's ends are exact (1/16 to 1 in geometric progression passes through 1/4)
+    return np.geomspace(float(_FINEST_STEPS), float(n_steps), len(_SCREEN_WINDOWS)).tolist()
+
+
 def _check_targets_per_sequence(y, n_samples: int, screening: bool = False) -> None:
     """Refuse a ``y`` whose first axis is not the sequences' (whether or not it screens
     channels: 16 channels or fewer took any ``y`` silently, more refused it); to screen,
@@ -907,9 +918,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
                 stacklevel=4,
             )
             return np.arange(most), None
-        thetas = [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
         screen = LMUPooledFeatures(
-            thetas=thetas,
+            thetas=_screening_thetas(n_steps),
             **_SCREEN_PARAMS,
             discretizer=self.discretizer,
             dtype="float64",

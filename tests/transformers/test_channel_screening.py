@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.stats
-from channel_bumps import bumps
+from channel_bumps import bumps, short_bursts
 
-from lmu_sk import LMUClassifier, LMUPooledFeatures, LMURegressor
+from lmu_sk import LMUClassifier, LMUPooledFeatures, LMURegressor, pooled
 from lmu_sk._screening import choose_channels, f_statistics
 from lmu_sk.pooled import MAX_CHANNELS
 
@@ -44,6 +44,28 @@ def test_choose_channels_keeps_the_significant_highest_first_at_most_the_cap():
     assert choose_channels(scores, 20.0, 2).tolist() == [1, 3]
     # none significant: the highest ones up to the cap
     assert choose_channels(scores, 100.0, 2).tolist() == [1, 3]
+
+
+def test_screening_windows_keep_16_steps_beyond_256_steps():
+    """1/16, 1/4 and all of the length, as they were, up to 256 steps; beyond, 16 steps
+    exactly, the length exactly, and their geometric mean."""
+    for n_steps in range(1, 257):
+        expected = [max(1.0, fraction * n_steps) for fraction in (1 / 16, 1 / 4, 1.0)]
+        assert pooled._screening_thetas(n_steps) == expected
+    for n_steps in (257, 600, 20_000, 10**7):
+        finest, middle, whole = pooled._screening_thetas(n_steps)
+        assert finest == 16.0 and whole == float(n_steps)
+        assert middle == pytest.approx((16.0 * n_steps) ** 0.5, rel=1e-12)  # (rounding)
+
+
+def test_screening_of_long_series_sees_events_of_a_few_steps(monkeypatch):
+    """A channel whose class is the kind of a burst 6 to 12 steps wide in 600 steps is
+    significant and kept alone; with the shortest screening window at 1/16 of the length
+    (37.5 steps, as before) no channel was, and the 16 best were kept."""
+    X, y = short_bursts(600, 20, 600, informative=5)
+    assert LMUPooledFeatures().fit(X, y).channels_.tolist() == [5]
+    monkeypatch.setattr(pooled, "_screening_thetas", lambda n: [n / 16, n / 4, float(n)])
+    assert len(LMUPooledFeatures().fit(X, y).channels_) == MAX_CHANNELS
 
 
 def test_screening_keeps_the_informative_channels_of_many():
