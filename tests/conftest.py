@@ -34,25 +34,23 @@ GPU_TEST_MODES = ("", "cupy")
 
 
 def _share_the_cores_among_workers():
-    """Under pytest-xdist (``-n auto``), BLAS, OpenMP and the compiled kernels (Numba) get
-    ``cores // workers`` threads in each worker, as in scikit-learn's own tests: every
-    worker starting a thread per core oversubscribes the cores, and the waiting threads of
-    BLAS and OpenMP spin (the suite took 1.4x as long on 2 cores). Tests of ``n_jobs`` and
-    of threads take the fixture ``several_threads``; subprocesses inherit the environment's
-    limits."""
+    """Under pytest-xdist (``-n auto``), BLAS and OpenMP get ``cores // workers`` threads
+    in each worker, as in scikit-learn's own tests: every worker starting a thread per core
+    oversubscribes the cores, and BLAS's waiting threads spin (the suite took 1.4x as long
+    on 2 cores). The compiled kernels keep Numba's threads (every core: their parallel
+    loops stay tested on several threads; limiting them too was no faster). Tests of
+    ``n_jobs`` and of BLAS's threads take the fixture ``several_threads``; subprocesses
+    inherit the BLAS and OpenMP limits through the environment."""
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers is None:
         return
     threads = str(max(1, (os.cpu_count() or 1) // int(workers)))
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, threads)  # libraries loaded from now on
-    import numba
     import scipy.linalg  # noqa: F401  (SciPy's own BLAS, loaded now to be limited)
     from threadpoolctl import threadpool_limits
 
-    # the kernels' (which loads Numba's OpenMP), then every library loaded by now
-    numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
-    threadpool_limits(int(threads))
+    threadpool_limits(int(threads))  # those loaded already (NumPy's BLAS)
 
 
 def pytest_configure(config):

@@ -15,7 +15,8 @@ from lmu_sk.engine import host_copy
 
 
 @pytest.fixture
-def small_pieces(monkeypatch):
+def small_pieces(monkeypatch, several_threads):
+    """Pieces of 64 bytes, on every core (at least two): the copies split over threads."""
     monkeypatch.setattr(host_copy, "MIN_BYTES_PER_THREAD", 64)
 
 
@@ -31,7 +32,6 @@ def test_rows_copied_on_threads_equal_one_copy(small_pieces, source_dtype, n_row
     assert np.array_equal(destination, expected)  # exact: the same casts, element by element
 
 
-@pytest.mark.usefixtures("several_threads")
 def test_threads_follow_numba_setting_and_size(small_pieces):
     threads = numba.get_num_threads()
     assert host_copy.copy_threads(10**9, 10**6) == threads
