@@ -32,6 +32,9 @@ The probes (``--scale`` multiplies the numbers of series and steps, for a quick 
    float32): wall seconds, target <= 1 s. The compiled kernels take every layout (in
    float64), so this first fit loads them from the cache and compiles none: what is
    measured is that nothing is compiled again for a new layout.
+7. ``long_channels``: 600 x 24 channels x 600 steps, 3 classes shown in one channel by
+   its burst's kind (of three, 6 to 12 steps wide), random in the others: the screening
+   of more than 16 channels must see events of a few steps in series longer than 256.
 
     python benchmarks/bench_shapes.py                 # every probe, full size
     python benchmarks/bench_shapes.py --probes channels64 short --scale 0.25
@@ -152,6 +155,9 @@ def make_probe(name: str, seed: int = 0, scale: float = 1.0) -> tuple:
     elif name == "long":
         n, n_test = size(200), size(200)
         X, y = _univariate_probe(rng, n + n_test, size(20_000, 500), 2, 0.3, 12.0)
+    elif name == "long_channels":
+        n, n_test = size(600), size(200)
+        X, y = _channel_probe(rng, n + n_test, 24, size(600, 300), 1, 3)
     elif name == "short":
         n, n_test = size(500), size(500)
         y = rng.integers(0, 3, n + n_test)
@@ -285,7 +291,7 @@ def first_fit() -> dict:
 
 # ---------------------------------------------------------------------------- the report
 
-PROBES = ("channels64", "channels1000", "many", "long", "short", "first_fit")
+PROBES = ("channels64", "channels1000", "many", "long", "short", "first_fit", "long_channels")
 
 
 def _child(probe: str, model: str, scale: float, clock: str) -> dict:
