@@ -100,7 +100,8 @@ _SHORT_NAMES = {"series": "x", "difference": "d", "cumsum": "s"}
 # target and keeps at most this many
 MAX_CHANNELS = 16
 # the screening features: per channel, its series and difference through three windows of
-# two states, pooled at three thresholds and by their mean, maximum and minimum
+# two states, pooled at three thresholds and by their mean, maximum and minimum (fractions
+# of the length in geometric progression, to _FINEST_STEPS beyond 256 steps)
 _SCREEN_WINDOWS = (1 / 16, 1 / 4, 1.0)
 _SCREEN_PARAMS = {
     "order": 2,
@@ -136,13 +137,10 @@ def _screen_features_per_channel() -> int:
 
 def _screening_thetas(n_steps: int) -> list[float]:
     """The screening's windows: 1/16, 1/4 and all of ``n_steps`` steps (at least one
-    each); where 1/16 is longer than ``_FINEST_STEPS`` (beyond 256 steps), from that many
-    steps to ``n_steps`` in geometric progression instead, as the default windows keep a
-    fine one: a channel whose class shows in events of a few steps is still seen."""
-    if _SCREEN_WINDOWS[0] * n_steps <= _FINEST_STEPS:
-        return [max(1.0, fraction * n_steps) for fraction in _SCREEN_WINDOWS]
-    # geomspace's ends are exact (1/16 to 1 in geometric progression passes through 1/4)
-    return np.geomspace(float(_FINEST_STEPS), float(n_steps), len(_SCREEN_WINDOWS)).tolist()
+    each), from ``_FINEST_STEPS`` instead of 1/16 beyond 256 steps, as the default windows
+    keep a fine one (:func:`default_thetas`' rule): a channel whose class shows in events
+    of a few steps is still seen."""
+    return default_thetas(n_steps, len(_SCREEN_WINDOWS), _SCREEN_WINDOWS[0]).tolist()
 
 
 def _check_targets_per_sequence(y, n_samples: int, screening: bool = False) -> None:
