@@ -81,42 +81,45 @@ FFT_FLOAT32_MAX_RANGE = 1e3
 _TYPICAL_STEPS = 64
 
 
-def _fft_fits(source: _Source, plan, xp: ModuleType) -> bool:
-    """Whether the FFT route computes the features of ``source`` about as accurately as
-    the blocked products: every series' largest value small enough that the transforms'
-    sums (up to ``n_fft**2`` times it) stay within the dtype (float64 too: an input near
-    1e306 overflowed the FFT where the blocked products compute it), and in float32 within
-    ``FFT_FLOAT32_MAX_RANGE`` times its own median magnitude.
+def _fft_fits(source: _Source, plan, xp: ModuleType) -> np.ndarray:
+    """Which samples the FFT route computes about as accurately as the blocked products,
+    as a host bool array in the samples' order: those whose series' largest values are
+    small enough that the transforms' sums (up to ``n_fft**2`` times it) stay within the
+    dtype (float64 too: an input near 1e306 overflowed the FFT where the blocked products
+    compute it), and in float32 within ``FFT_FLOAT32_MAX_RANGE`` times their own median
+    magnitude.
 
-    Series by series (each channel of each sample, over its own steps), so that the
-    route, and a row's features, do not depend on the rows beside it: over the whole
-    input, a spiky row among ordinary ones passed (their median) and lost 3e-4 of its
-    states' scale to the FFT, where alone it took the blocked products (7e-7).
+    Sample by sample, each channel over its own steps, so that a row's route, and its
+    features, do not depend on the rows beside it: over the whole input, a spiky row
+    among ordinary ones passed (their median) and lost 3e-4 of its states' scale to the
+    FFT, where alone it took the blocked products (7e-7).
     """
     on = xp if source.on_device else np  # the input's module (host input for a GPU too)
     if source.is_list:
-        parts = [(u[None], None) for u in source.U if u.size]
+        parts = [(u[None], None) for u in source.U]
     else:
-        parts = [(source.U, source.lengths)] if source.U.size else []
+        parts = [(source.U, source.lengths)]
     limit = float(np.finfo(source.dtype).max) / 16 / float(plan.n_fft) ** 2
+    fits = []
     for U, lengths in parts:  # (n, n_steps, n_channels), own lengths or None
-        # (padded zeros raise no maximum)
-        largest = on.maximum(U.max(axis=1), -U.min(axis=1))
-        if float(largest.max()) >= limit:
-            return False
-        if source.dtype != np.float32:
+        if not U.size:  # (no step: nothing to round)
+            fits.append(np.ones(U.shape[0], dtype=bool))
             continue
-        stride = max(1, U.shape[1] // _TYPICAL_STEPS)
-        sample = on.abs(U[:, ::stride])
-        if lengths is not None and int(lengths.min()) < U.shape[1]:
-            steps = on.arange(0, U.shape[1], stride)
-            own = steps[None, :] < on.asarray(lengths)[:, None]
-            typical = on.nanmedian(on.where(own[:, :, None], sample, on.nan), axis=1)
-        else:
-            typical = on.median(sample, axis=1)
-        if not bool((largest <= FFT_FLOAT32_MAX_RANGE * typical).all()):
-            return False
-    return True
+        # (padded zeros raise no maximum)
+        largest = on.maximum(U.max(axis=1), -U.min(axis=1))  # (n, n_channels)
+        ok = largest < limit
+        if source.dtype == np.float32:
+            stride = max(1, U.shape[1] // _TYPICAL_STEPS)
+            sample = on.abs(U[:, ::stride])
+            if lengths is not None and int(lengths.min()) < U.shape[1]:
+                steps = on.arange(0, U.shape[1], stride)
+                own = steps[None, :] < on.asarray(lengths)[:, None]
+                typical = on.nanmedian(on.where(own[:, :, None], sample, on.nan), axis=1)
+            else:
+                typical = on.median(sample, axis=1)
+            ok &= largest <= FFT_FLOAT32_MAX_RANGE * typical
+        fits.append(to_numpy(ok.all(axis=1)))
+    return np.concatenate(fits) if fits else np.ones(0, dtype=bool)
 
 
 class _Source:
@@ -593,6 +596,7 @@ def features(
     n_samples, n_steps, n_channels = source.n_samples, source.n_steps, source.n_channels
     device = device_key(xp)[0]
     host_out = device == "cpu" or not return_device
+    budget_given = budget
     per_sample = n_channels * order * (n_steps if output == "sequence" else 1)
     if output == "sequence" and source.lengths is not None:
         size, shape = int(source.lengths.sum()) * n_channels * order, None
@@ -631,8 +635,15 @@ def features(
         )
 
     plan = planned(method)
-    if method == "auto" and plan.route == "fft" and not _fft_fits(source, plan, xp):
-        plan = planned("gemm")
+    # the samples the FFT would compute less accurately take the blocked products: all of
+    # them at once where none fits the FFT, else after the FFT, in a call of their own
+    blocked_rows = None
+    if method == "auto" and plan.route == "fft":
+        fits = _fft_fits(source, plan, xp)
+        if not fits.any():
+            plan = planned("gemm")
+        elif not fits.all():
+            blocked_rows = np.flatnonzero(~fits)
     logger.debug(
         "Delay Network features of %d sample(s) x %d step(s) x %d channel(s), order %d, "
         "output=%r on the %s: %s",
@@ -644,6 +655,12 @@ def features(
         device,
         plan.describe(n_samples),
     )
+    if blocked_rows is not None:
+        logger.debug(
+            "%d of the %d sample(s) do not fit the FFT: computed again by blocked products",
+            len(blocked_rows),
+            n_samples,
+        )
     progress = progress or (lambda count: None)
     ragged_sequence = output == "sequence" and source.lengths is not None
     if ragged_sequence:
@@ -666,7 +683,24 @@ def features(
         return _feature_chunk(x, chunk_lengths, target, plan, key, xp)
 
     sink = _run(source, plan, xp, dtype, make_sink, compute)
-    return sink.results if ragged_sequence else sink.out
+    result = sink.results if ragged_sequence else sink.out
+    if blocked_rows is not None:
+        if source.is_list:
+            rows, own = [U[i] for i in blocked_rows], None
+        else:
+            rows = U[xp.asarray(blocked_rows) if source.on_device else blocked_rows]
+            own = None if source.lengths is None else source.lengths[blocked_rows]
+        again = features(
+            rows, order=order, theta=theta, discretizer=discretizer, output=output,
+            method="gemm", xp=xp, budget=budget_given, lengths=own,
+            return_device=return_device,
+        )  # fmt: skip
+        if ragged_sequence:
+            for row, i in enumerate(blocked_rows):
+                result[i] = again[row]
+        else:
+            result[xp.asarray(blocked_rows) if is_device_array(result) else blocked_rows] = again
+    return result
 
 
 # ----------------------------------------------------------------------------- pooled

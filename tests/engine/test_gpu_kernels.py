@@ -661,3 +661,22 @@ def test_cudasim_pooled_features_flush_their_float32_counts(numba_cuda):
             X, lengths, np.array([0]), Abar, Bbar, biases, scale, got[:, :4], columns,
             compete=True,
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("on_device", [False, True])
+def test_a_spiky_row_takes_the_blocked_products_alone_on_the_gpu(fake_cupy, on_device):
+    """The rows 'auto' keeps off the FFT are computed again apart, into the device's or
+    the host's result: the others' features are those they have alone."""
+    X = np.random.default_rng(0).standard_normal((3, 1000, 1)).astype(np.float32)
+    X[2, 50] = 1e5
+    route = plan.plan_features(3, 1000, 1, 512, "max", "auto", 4, "gpu", 1 << 30)
+    assert route.route == "fft"
+    options = dict(order=512, theta=1000.0, output="max", xp=fake_cupy, return_device=on_device)
+
+    def features(U, **more):
+        got = engine_features(fake_cupy.asarray(U), **options, **more)
+        return to_numpy(got) if on_device else got
+
+    both = features(X)
+    np.testing.assert_array_equal(both[:2], features(X[:2]))
+    np.testing.assert_array_equal(both[2:], features(X[2:], method="gemm"))

@@ -461,7 +461,7 @@ def test_auto_leaves_the_float32_fft_route_where_its_rounding_would_show():
         np.testing.assert_allclose(got[:, 400:], expected[:, 400:], rtol=0, atol=1e-5 * late)
     ordinary = run._Source(rng.standard_normal((2, 784, 1)).astype(np.float32))
     route = plan.plan_features(2, 784, 1, 468, "sequence", "auto", 4, "cpu", 1 << 30)
-    assert route.route == "fft" and run._fft_fits(ordinary, route, np)
+    assert route.route == "fft" and run._fft_fits(ordinary, route, np).all()
 
 
 def test_float64_input_near_its_largest_takes_the_blocked_products():
@@ -490,6 +490,36 @@ def test_a_float32_rows_features_do_not_depend_on_the_rows_beside_it():
         got = model.fit(X).transform(X.astype(np.float32))[0][500:]
         # float32: the blocked products' rounding, ~1e-6 of the states' scale
         assert np.abs(got - expected).max() <= 5e-6 * np.abs(expected).max()
+
+
+def test_a_spiky_row_leaves_the_fft_route_alone():
+    """'auto' sent every row of a call to the blocked products when one row's series did
+    not fit the FFT: a plain float32 row beside a spiky one (in one call, or one dask
+    block) got 5e-6 of its states' scale at order 512 instead of the FFT's 6e-7. The
+    spiky row alone takes the blocked products now; the others keep the FFT."""
+    import dask
+    import dask.array as da
+
+    from lmu_sk import dn_states
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3, 1000)).astype(np.float32)
+    X[2, 50] = 1e5
+    model = LMUFeatures(order=512, output="max").fit(X)
+    expected = dn_states(X, 512, 1000, output="sequence").max(axis=1)
+    alone = model.transform(X[:2])
+    beside = model.transform(X)
+    with dask.config.set(scheduler="synchronous"):
+        in_blocks = model.transform(da.from_array(X, chunks=(3, 1000))).compute()
+    plain = np.abs(expected[:2]).max()
+    for got in (alone, beside[:2], in_blocks[:2]):
+        # float32 FFT at order 512: ~6e-7 of the states' scale (the blocked products 5e-6)
+        assert np.abs(got - expected[:2]).max() <= 2e-6 * plain
+    np.testing.assert_array_equal(beside[:2], alone)
+    # the spiky row: the blocked products' float32 rounding of its own scale
+    spiky = np.abs(expected[2]).max()
+    assert np.abs(beside[2] - expected[2]).max() <= 2e-5 * spiky
+    np.testing.assert_array_equal(beside[2:], model.transform(X[2:]))
 
 
 @pytest.mark.parametrize("method", ["gemm", "auto"])
@@ -529,10 +559,10 @@ def test_the_fft_check_reads_host_input_and_lists_for_a_gpu(monkeypatch):
             def __getattr__(self, name):
                 raise AssertionError(f"the device's module read host input ({name})")
 
-        assert run._fft_fits(run._Source(host), route, DeviceOnly())
-        assert run._fft_fits(run._Source(list(host)), route, DeviceOnly())
-        assert not run._fft_fits(run._Source(spiked), route, DeviceOnly())
-        assert run._fft_fits(run._Source(fake.asarray(host)), route, fake)
+        assert run._fft_fits(run._Source(host), route, DeviceOnly()).tolist() == [True] * 2
+        assert run._fft_fits(run._Source(list(host)), route, DeviceOnly()).all()
+        assert run._fft_fits(run._Source(spiked), route, DeviceOnly()).tolist() == [False, True]
+        assert run._fft_fits(run._Source(fake.asarray(host)), route, fake).all()
     finally:
         clear_caches()
 
