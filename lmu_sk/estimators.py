@@ -1302,7 +1302,10 @@ class _LMUBase(BaseEstimator):
         """Refuse a ``feature_output`` set since the first ``partial_fit`` to another than
         the fitted features' (the targets' rows would follow the new one, the features
         the fitted one)."""
-        fitted = self.features_.output
+        if isinstance(self.features_, LMUPooledFeatures):  # (no 'output' parameter)
+            fitted = "pooled"
+        else:
+            fitted = self.features_.output
         if self._resolved_output(self.head_kind_) != fitted:
             raise ValueError(
                 f"feature_output={self.feature_output!r} was set after the first "

@@ -111,6 +111,28 @@ def test_partial_fit_refuses_a_feature_output_set_since_the_first_call():
     model.partial_fit(X, Y)  # as fitted: goes on
 
 
+@pytest.mark.parametrize("make", [LMUClassifier, LMURegressor])
+def test_partial_fit_goes_on_over_pooled_features(make):
+    """The dense head over pooled features: the second partial_fit (and a partial_fit
+    after fit) raised AttributeError, the pooled transformer having no 'output'."""
+    X, y = _data(40)
+    target = y if make is LMURegressor else (y > 0).astype(int)
+    extra = {"classes": [0, 1]} if make is LMUClassifier else {}
+    params = dict(head="dense", feature_output="pooled", max_iter=3, random_state=0)
+    model = make(**params).partial_fit(X[:20], target[:20], **extra)
+    first = model.head_.coefs_[0].copy()
+    model.partial_fit(X[20:], target[20:])
+    assert not np.array_equal(model.head_.coefs_[0], first)  # trained on
+    model.set_params(feature_output="final")
+    with pytest.raises(ValueError, match="set_params\\(feature_output='pooled'\\)"):
+        model.partial_fit(X, target)
+    fitted = make(**params).fit(X, target)
+    before = fitted.head_.coefs_[0].copy()
+    fitted.partial_fit(X, target)
+    assert not np.array_equal(fitted.head_.coefs_[0], before)
+    assert fitted.predict(X).shape == target.shape
+
+
 def test_class_weight_keys_that_are_not_labels_are_named():
     """scikit-learn's message named the classes left out of the dict, not its keys that
     are no class; a dict covering every class may hold others (a fold without one)."""
