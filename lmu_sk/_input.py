@@ -493,13 +493,15 @@ def refuse_unreadable(X) -> None:
             f"X is of type {type(X).__name__}, a mapping, set or view of one; pass the "
             "sequences as an array or a list of arrays, in the order of their labels."
         )
-    if isinstance(X, np.ma.MaskedArray) and np.ma.count_masked(X):
-        raise ValueError(
-            f"X is a masked array with {np.ma.count_masked(X)} masked value(s); lmu_sk does "
-            "not read masks (the masked values would be used as numbers). Fill them "
-            "(X.filled(value)) or pass the sequences without them as a list."
-        )
+    _refuse_masked(X, "X")
+    if isinstance(X, (list, tuple)):  # (NumPy drops the sequences' masks)
+        for index, seq in enumerate(X):
+            _refuse_masked(seq, f"X[{index}]")
     kind = getattr(getattr(X, "dtype", None), "kind", None)
+    # a DataFrame's columns (its dates were read as nanoseconds since 1970)
+    kinds = {getattr(dtype, "kind", None) for dtype in _column_dtypes(X)}
+    if kind is None and kinds & {"M", "m"}:
+        kind = "M" if "M" in kinds else "m"
     if kind == "c":
         raise _complex_error(f"dtype {X.dtype}")
     if kind == "V":
@@ -509,10 +511,31 @@ def refuse_unreadable(X) -> None:
             "numpy.lib.recfunctions.structured_to_unstructured(X)."
         )
     if kind in ("M", "m"):
+        dtype = getattr(X, "dtype", None)
+        if dtype is None:  # (a DataFrame: its columns')
+            dtype = ", ".join(sorted({str(column) for column in _column_dtypes(X)}))
         raise ValueError(
-            f"X holds dates or times (dtype {X.dtype}); lmu_sk's estimators take numbers. "
-            "Convert them first (e.g. to seconds: X.astype('datetime64[s]').astype(float))."
+            f"X holds dates or times (dtype {dtype}); lmu_sk's estimators take numbers. "
+            "Convert them first (e.g. to seconds: "
+            f"X.astype('{'datetime64' if kind == 'M' else 'timedelta64'}[s]').astype(float))."
         )
+
+
+def _refuse_masked(X, where: str) -> None:
+    """Raise for a masked array with masked values: NumPy would read them as numbers."""
+    if isinstance(X, np.ma.MaskedArray) and np.ma.count_masked(X):
+        raise ValueError(
+            f"{where} is a masked array with {np.ma.count_masked(X)} masked value(s); "
+            "lmu_sk does not read masks (the masked values would be used as numbers). "
+            "Fill them (X.filled(value)) or pass the sequences without them as a list."
+        )
+
+
+def _column_dtypes(X) -> list:
+    """The dtypes of a DataFrame's columns (a Series' one); none for anything else."""
+    if not hasattr(X, "to_numpy") or getattr(X, "dtypes", None) is None:
+        return []
+    return list(X.dtypes) if np.ndim(X.dtypes) else [X.dtypes]
 
 
 def _complex_error(where: str) -> ValueError:
@@ -699,6 +722,7 @@ def as_sequences(
         return _validate_array(X, dtype, estimator_name, check_finite, wider)
     sequences = []
     for index, seq in enumerate(X):
+        _refuse_masked(seq, f"X[{index}]")
         if seq is None or isinstance(seq, (str, bytes, dict)):
             raise ValueError(
                 f"X[{index}] is {'None' if seq is None else type(seq).__name__}: every "

@@ -148,7 +148,10 @@ def _check_targets_per_sequence(y, n_samples: int, screening: bool = False) -> N
     channels: 16 channels or fewer took any ``y`` silently, more refused it); to screen,
     also one that is not one target, or one row of them, per sequence (a dask ``y`` by
     its shape alone)."""
-    shape = tuple(np.shape(y))
+    shape = getattr(y, "shape", None)  # (a dask y's without computing it)
+    if shape is None:  # a list, or an array-like NumPy's shape cannot read (its __array__)
+        shape = np.shape(y if isinstance(y, (list, tuple)) else np.asarray(y))
+    shape = tuple(shape)
     wrong = not shape or shape[0] != n_samples
     if screening:
         wrong = wrong or len(shape) > 2 or (len(shape) == 2 and not shape[1])

@@ -24,7 +24,8 @@ EXPECTED_FAILED = {
 
 
 @parametrize_with_checks(
-    [LMUFeatures(order=4, device="cpu")], expected_failed_checks=lambda est: EXPECTED_FAILED
+    [LMUFeatures(order=4, device="cpu"), LMUPooledFeatures(order=2, thetas=[2, 5], device="cpu")],
+    expected_failed_checks=lambda est: EXPECTED_FAILED,
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -665,6 +666,40 @@ def test_an_object_array_of_sequences_is_read_as_the_list_it_holds():
     column = np.empty(3, dtype=object)
     column[:] = ragged
     np.testing.assert_array_equal(features.fit_transform(column), features.fit_transform(ragged))
+
+
+_MASKED = np.ma.masked_array(np.ones((2, 5)), mask=np.eye(2, 5, dtype=bool))
+
+
+@pytest.mark.parametrize(
+    "X", [list(_MASKED), tuple(_MASKED), [_MASKED[0], _MASKED[1][:3]], [np.ones(4), _MASKED[1]]]
+)
+@pytest.mark.parametrize("make", [LMUFeatures, LMUPooledFeatures])
+def test_masked_sequences_in_a_list_are_refused(X, make):
+    """A list of masked sequences (of one length or several) had its masked values read
+    as numbers, silently; a masked array itself was refused."""
+    masked = next(i for i, seq in enumerate(X) if np.ma.count_masked(seq))
+    with pytest.raises(ValueError, match=rf"X\[{masked}\] is a masked array with 1 masked"):
+        make().fit(X)
+    fitted = make().fit(np.ones((2, 5)))
+    with pytest.raises(ValueError, match=rf"X\[{masked}\] is a masked array"):
+        fitted.transform(X)
+
+
+@pytest.mark.parametrize("make", [LMUFeatures, LMUPooledFeatures])
+def test_data_frames_of_dates_or_times_are_refused(make):
+    """A DataFrame of dates was read as nanoseconds since 1970 by the transformers (its
+    array, and the same frame given to the classifier, were refused)."""
+    pd = pytest.importorskip("pandas")
+    dates = pd.DataFrame({t: pd.to_datetime(["2020-01-01", "2021-06-01"]) for t in range(5)})
+    with pytest.raises(ValueError, match=r"dates or times \(dtype datetime64.*'datetime64\[s\]'"):
+        make().fit(dates)
+    with pytest.raises(
+        ValueError, match=r"dates or times \(dtype timedelta64.*'timedelta64\[s\]'"
+    ):
+        make().fit(dates - dates.iloc[0, 0])
+    with pytest.raises(ValueError, match="dates or times"):
+        make().fit(np.ones((2, 5))).transform(dates)
 
 
 def test_a_masked_array_without_masked_values_is_read():
