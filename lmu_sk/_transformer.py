@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _dask
-from ._device import DEVICES, get_array_module, resolve_device
+from ._device import DEVICES, array_module_of, get_array_module, resolve_device
 from ._input import (
     WIDER_DTYPE,
     as_sequences,
@@ -32,6 +33,7 @@ from ._input import (
 from ._memory import resolve_budget
 from ._persistence import VersionedPickleMixin
 from ._progress import check_verbose
+from ._sample_weight import check_sample_weight
 from ._threads import limits_threads
 from ._typing import Result
 from .dn import DISCRETIZERS
@@ -40,6 +42,14 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["SequenceTransformer"]
+
+
+def _refuse_dask_weights(sample_weight) -> None:
+    if sample_weight is not None:
+        raise ValueError(
+            "sample_weight is not supported for dask arrays: compute X into memory "
+            "(X.compute()), or leave the sequences of weight 0 out of it."
+        )
 
 
 class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator):
@@ -184,15 +194,25 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
                 f"{where}, or fit again."
             )
 
-    def _fit_validated(self, X, check_finite: bool = True, dtype=None, y=None):
-        """Fit on ``X`` (not a dask array), validated once; return it validated."""
+    def _fit_validated(self, X, check_finite: bool = True, dtype=None, y=None, sample_weight=None):
+        """Fit on ``X`` (not a dask array), validated once, leaving out the sequences of
+        weight 0; return all of it validated."""
         U = self._validate_input(X, reset=True, check_finite=check_finite, dtype=dtype)
         get_array_module(self.device)  # 'gpu' without one fails here
-        self._fit(U, y)
+        weights = check_sample_weight(sample_weight, len(U))
+        if weights is None or weights.all():
+            self._fit(U, y)
+            return U
+        kept = np.flatnonzero(weights)
+        if isinstance(U, list):
+            rows = [U[i] for i in kept]
+        else:
+            rows = U[array_module_of(U).asarray(kept)]
+        self._fit(rows, None if y is None else _safe_indexing(y, kept))
         return U
 
     @limits_threads
-    def fit(self, X, y=None) -> Self:
+    def fit(self, X, y=None, sample_weight=None) -> Self:
         """Check the parameters and ``X`` and fit.
 
         Parameters
@@ -201,6 +221,10 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         y : array-like of shape (n_samples,), optional
             Used only by :class:`~lmu_sk.LMUPooledFeatures` to screen many channels
             (its ``channels``), a dask array too; ignored otherwise.
+        sample_weight : array-like of shape (n_samples,), optional
+            A sequence of weight 0 takes no part in the fit, as if left out (the window
+            where ``theta`` is fitted, the thresholds and the screening of the pooled
+            features); the fit reads no other weight. Not for dask arrays.
 
         Returns
         -------
@@ -208,8 +232,9 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         """
         self._checked_params(fitting=True)
         if _dask.is_dask_array(X):
+            _refuse_dask_weights(sample_weight)
             return self._fit_dask(X, y)
-        self._fit_validated(X, y=y)
+        self._fit_validated(X, y=y, sample_weight=sample_weight)
         return self
 
     def _fit_dask(self, X, y=None) -> Self:  # pragma: no cover - abstract
@@ -218,8 +243,9 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         raise NotImplementedError
 
     @limits_threads
-    def fit_transform(self, X, y=None) -> Result:  # pyright: ignore[reportIncompatibleMethodOverride]
-        """Fit and return the features of ``X``, validating ``X`` once.
+    def fit_transform(self, X, y=None, sample_weight=None) -> Result:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Fit (``y`` and ``sample_weight`` as for :meth:`fit`) and return the features of
+        every sequence of ``X``, validating ``X`` once.
 
         Returns
         -------
@@ -227,15 +253,16 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         """
         self._check_container()
         self._check_device_container()
-        return self._fit_transform(X, self.return_gpu_arrays, y=y)
+        return self._fit_transform(X, self.return_gpu_arrays, y=y, sample_weight=sample_weight)
 
-    def _fit_transform(self, X, return_gpu_arrays: bool, dtype=None, y=None):
+    def _fit_transform(self, X, return_gpu_arrays: bool, dtype=None, y=None, sample_weight=None):
         """:meth:`fit_transform` for the composites: in ``dtype`` where given, CuPy arrays
         when computed on a GPU and asked to; ``X`` validated once."""
         if _dask.is_dask_array(X):
+            _refuse_dask_weights(sample_weight)
             return self.fit(X, y)._transform(X, return_gpu_arrays, dtype)
         self._checked_params(fitting=True)
-        U = self._fit_validated(X, self._finite_input_first, dtype, y=y)
+        U = self._fit_validated(X, self._finite_input_first, dtype, y, sample_weight)
         return self._features(U, return_gpu_arrays, dtype, check_verbose(self.verbose))
 
     @limits_threads

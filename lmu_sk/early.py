@@ -44,9 +44,9 @@ from ._input import (
 )
 from ._memory import check_fits
 from ._persistence import VersionedPickleMixin
+from ._sample_weight import check_sample_weight
 from ._threads import thread_limit
 from .estimators import LMUClassifier, standardization
-from .neural.training import check_sample_weight
 from .ridge import RidgeHeadClassifier
 from .streaming import EarlyClassifierStream
 

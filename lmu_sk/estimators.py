@@ -66,6 +66,7 @@ from ._input import (
 from ._memory import MemoryBudgetError
 from ._persistence import VersionedPickleMixin
 from ._progress import StepLog, verbosity
+from ._sample_weight import check_sample_weight
 from ._state import state_kept_on_error
 from ._threads import limits_threads
 from ._typing import Result
@@ -81,7 +82,6 @@ from .head import (
     check_hidden_layer_sizes,
     refuse_multiclass_multioutput,
 )
-from .neural.training import check_sample_weight
 from .pooled import LMUPooledFeatures, check_thetas
 from .ridge import (
     AUTO_KERNEL_MAX_SAMPLES,
@@ -210,9 +210,11 @@ def _features_of(
     verbose=False,
     float64: bool = False,
     version: str = __version__,
+    sample_weight=None,
 ):
     """Fit the feature transformer of ``transformer_params`` on ``X`` (and ``y``, which
-    pooled features screen many channels against) and transform ``X``.
+    pooled features screen many channels against; the sequences of ``sample_weight`` 0
+    left out) and transform ``X``.
 
     ``output='pooled'`` makes an :class:`LMUPooledFeatures`, anything else an
     :class:`LMUFeatures`. With ``on_device`` the features of a GPU computation are returned
@@ -226,7 +228,7 @@ def _features_of(
     dtype = np.float64 if float64 else None
     # X validated once, for both
     return transformer, transformer._fit_transform(
-        X, return_gpu_arrays=on_device, dtype=dtype, y=y
+        X, return_gpu_arrays=on_device, dtype=dtype, y=y, sample_weight=sample_weight
     )
 
 
@@ -944,6 +946,9 @@ class _LMUBase(BaseEstimator):
                 verbose=self.verbose,
                 float64=float64,
                 version=__version__,
+                # the sequences of weight 0 left out of the transformer's fit (per-step
+                # weights: one length, whose features' fit the weights cannot change)
+                sample_weight=None if params["output"] == "sequence" else sample_weight,
             )
         self.features_.set_params(verbose=self.verbose)  # a cached transformer may differ
         self.order_ = _fitted_order(self.features_)
@@ -1205,8 +1210,9 @@ class _LMUBase(BaseEstimator):
             dense head weights its loss as ``MLPClassifier`` / ``MLPRegressor`` do, the
             ridge head its least squares as ``RidgeClassifierCV`` / ``RidgeCV`` do. With
             ``feature_output='sequence'`` each sequence's weight applies to every step.
-            The feature standardization uses the weighted mean and standard deviation
-            (the pooled features' quantile thresholds are fitted unweighted). Not
+            The feature standardization uses the weighted mean and standard deviation;
+            the features' own fit leaves the sequences of weight 0 out (the pooled
+            features' quantile thresholds are otherwise fitted unweighted). Not
             supported for dask arrays. Pass it by keyword.
 
         Returns

@@ -74,8 +74,8 @@ from ._logging import get_logger
 from ._memory import check_fits, check_predictions_fit
 from ._persistence import VersionedPickleMixin
 from ._progress import StepLog, verbosity
+from ._sample_weight import check_sample_weight
 from ._state import state_kept_on_error
-from .neural.training import check_sample_weight
 
 if TYPE_CHECKING:
     from typing_extensions import Self

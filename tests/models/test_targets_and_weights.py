@@ -319,3 +319,25 @@ def test_parameters_equal_to_their_defaults_in_another_type_are_not_warned_of():
     for changed in (dict(alpha=np.float64(1e-3)), dict(hidden_layer_sizes=[100, 10])):
         with pytest.warns(UserWarning, match="does not read"):
             LMUClassifier(order=4, **changed).fit(X, y)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_sequences_of_weight_0_are_as_if_left_out(kernel):
+    """Junk sequences of weight 0 still chose the pooled features' thresholds: the
+    probabilities moved by 0.03. Now only the heads' solvers see them (as rows of weight
+    0): Platt's calibration is solved iteratively to ~1e-7, the linear model's
+    leave-one-out through a decomposition of the rows, zero rows included (~1e-9)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 30))
+    y = (X[:, -5:].sum(axis=1) > 0).astype(int)
+    junk = 5.0 * rng.standard_normal((10, 30))
+    both, labels = np.r_[X, junk], np.r_[y, rng.integers(0, 2, 10)]
+    weights = np.r_[np.ones(40), np.zeros(10)]
+    X_test = rng.standard_normal((20, 30))
+    alone = LMUClassifier(kernel=kernel).fit(X, y)
+    weighed = LMUClassifier(kernel=kernel).fit(both, labels, sample_weight=weights)
+    for a, b in zip(alone.features_.biases_, weighed.features_.biases_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(
+        weighed.predict_proba(X_test), alone.predict_proba(X_test), rtol=0, atol=1e-6
+    )

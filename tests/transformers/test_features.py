@@ -21,11 +21,21 @@ EXPECTED_FAILED = {
     # repeated fits) is asserted in test_fit_transform_equals_fit_then_transform.
     "check_transformer_general": "sequences of any length can be transformed",
 }
+# The pooled features' thresholds are quantiles of evenly spaced training sequences: a
+# weight of 0 leaves a sequence out (asserted in
+# test_sequences_of_weight_0_take_no_part_in_the_fit), other weights are not read, and a
+# repeated sequence changes which are evenly spaced.
+POOLED_EXPECTED_FAILED = {
+    **EXPECTED_FAILED,
+    "check_sample_weight_equivalence_on_dense_data": "thresholds of unweighted sequences",
+}
 
 
 @parametrize_with_checks(
     [LMUFeatures(order=4, device="cpu"), LMUPooledFeatures(order=2, thetas=[2, 5], device="cpu")],
-    expected_failed_checks=lambda est: EXPECTED_FAILED,
+    expected_failed_checks=lambda est: (
+        POOLED_EXPECTED_FAILED if isinstance(est, LMUPooledFeatures) else EXPECTED_FAILED
+    ),
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -700,6 +710,27 @@ def test_data_frames_of_dates_or_times_are_refused(make):
         make().fit(dates - dates.iloc[0, 0])
     with pytest.raises(ValueError, match="dates or times"):
         make().fit(np.ones((2, 5))).transform(dates)
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+@pytest.mark.parametrize("make", [LMUFeatures, LMUPooledFeatures])
+def test_sequences_of_weight_0_take_no_part_in_the_fit(make, ragged):
+    """A sequence of weight 0 shaped the pooled features' thresholds and the window the
+    fit chooses (the longest training sequence), as if it counted: the fit is now the fit
+    without it, and the features of every sequence are returned."""
+    rng = np.random.default_rng(0)
+    X = list(rng.standard_normal((12, 40)))
+    junk = [5.0 * rng.standard_normal(60 if ragged else 40) for _ in range(4)]
+    both = X[:6] + junk[:2] + X[6:] + junk[2:]
+    weights = np.r_[np.ones(6), np.zeros(2), np.ones(6), np.zeros(2)]
+    alone = make().fit(X)
+    weighed = make().fit(both, sample_weight=weights)
+    np.testing.assert_array_equal(weighed.transform(X), alone.transform(X))
+    F = make().fit_transform(both, sample_weight=weights)
+    assert len(F) == len(both)
+    np.testing.assert_array_equal(F[weights > 0], alone.transform(X))
+    with pytest.raises(ValueError, match="sample_weight has 3 weights but X has 16"):
+        make().fit(both, sample_weight=np.ones(3))
 
 
 def test_a_masked_array_without_masked_values_is_read():
