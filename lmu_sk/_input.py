@@ -514,10 +514,12 @@ def refuse_unreadable(X) -> None:
         dtype = getattr(X, "dtype", None)
         if dtype is None:  # (a DataFrame: its columns')
             dtype = ", ".join(sorted({str(column) for column in _column_dtypes(X)}))
+        # (pandas casts its dates to no float: their NumPy array is cast)
+        unit = "datetime64" if kind == "M" else "timedelta64"
         raise ValueError(
             f"X holds dates or times (dtype {dtype}); lmu_sk's estimators take numbers. "
             "Convert them first (e.g. to seconds: "
-            f"X.astype('{'datetime64' if kind == 'M' else 'timedelta64'}[s]').astype(float))."
+            f"np.asarray(X).astype('{unit}[s]').astype(float))."
         )
 
 

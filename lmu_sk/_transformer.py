@@ -203,13 +203,19 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         if weights is None or weights.all():
             self._fit(U, y)
             return U
+        targets = self._fit_targets(y, len(U))
         kept = np.flatnonzero(weights)
-        if isinstance(U, list):
-            rows = [U[i] for i in kept]
-        else:
+        if isinstance(U, (list, np.ndarray)):
+            rows = [U[i] for i in kept]  # (views: no copy of X)
+        else:  # (a GPU's array: its rows gathered there)
             rows = U[array_module_of(U).asarray(kept)]
-        self._fit(rows, None if y is None else _safe_indexing(y, kept))
+        self._fit(rows, None if targets is None else _safe_indexing(targets, kept))
         return U
+
+    def _fit_targets(self, y, n_samples: int):
+        """``y`` checked against the ``n_samples`` sequences, for a fit that reads it, or
+        ``None`` (the base transformer reads no targets)."""
+        return None
 
     @limits_threads
     def fit(self, X, y=None, sample_weight=None) -> Self:

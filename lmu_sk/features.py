@@ -73,9 +73,10 @@ class LMUFeatures(SequenceTransformer):
         recurrence. 'auto' picks by a cost model. Final states are always one GEMM unless
         'recurrence' is asked for. The FFT's rounding is relative to a series' largest
         value rather than to each state's window, and its transforms sum up to ``n_fft**2``
-        times that value: in float32 'auto' takes the blocked GEMMs instead where the
-        input's largest value exceeds 1 000 times its median magnitude (a spike, or mostly
-        zeros) or those sums could overflow; ``method='fft'`` keeps it regardless.
+        times that value: in float32 'auto' takes the blocked GEMMs instead, sample by
+        sample, for the sequences whose largest value exceeds 1 000 times their median
+        magnitude (a spike, or mostly zeros) or whose sums could overflow;
+        ``method='fft'`` keeps it regardless.
     dtype : {None, 'float32', 'float64'}, default=None
         Compute and output dtype. ``None`` keeps float32 input as float32 and turns
         everything else into float64. The DN matrices are always built in float64.

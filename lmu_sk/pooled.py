@@ -891,6 +891,13 @@ default=('ppv', 'mpv', 'lspv', 'compete')
             )
         return min(most, n_channels)  # screened however large k is: at most k are kept
 
+    def _fit_targets(self, y, n_samples: int):
+        """``y`` (screening many channels) checked against the ``n_samples`` sequences
+        before the ones of weight 0 are left out (a dask ``y`` by its shape alone)."""
+        if y is not None and not _dask.is_dask_array(y):
+            _check_targets_per_sequence(y, n_samples)
+        return y
+
     def _choose_channels(self, U, y, n_steps: int, n_channels: int, continuous: bool | None):
         """The channels that feed the windows, and the screening scores (or ``None``);
         ``continuous``: what ``y`` holds (see :func:`_continuous`)."""

@@ -1,6 +1,7 @@
 """LMUFeatures as a scikit-learn transformer: conventions, shapes, names and bad input."""
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -702,12 +703,19 @@ def test_data_frames_of_dates_or_times_are_refused(make):
     array, and the same frame given to the classifier, were refused)."""
     pd = pytest.importorskip("pandas")
     dates = pd.DataFrame({t: pd.to_datetime(["2020-01-01", "2021-06-01"]) for t in range(5)})
-    with pytest.raises(ValueError, match=r"dates or times \(dtype datetime64.*'datetime64\[s\]'"):
-        make().fit(dates)
-    with pytest.raises(
-        ValueError, match=r"dates or times \(dtype timedelta64.*'timedelta64\[s\]'"
-    ):
-        make().fit(dates - dates.iloc[0, 0])
+    for X, unit in [
+        (dates, "datetime64"),
+        (dates - dates.iloc[0, 0], "timedelta64"),
+        (dates[0], "datetime64"),
+    ]:
+        with pytest.raises(
+            ValueError, match=rf"dates or times \(dtype {unit}.*'{unit}\[s\]'"
+        ) as error:
+            make().fit(X)
+        # the advised conversion runs on what was given (pandas casts no dates to float)
+        advice = re.search(r"seconds: (.*)\)\.$", str(error.value))[1]
+        seconds = eval(advice, {"np": np, "X": X})
+        assert seconds.dtype == np.float64 and seconds.shape == np.shape(X)
     with pytest.raises(ValueError, match="dates or times"):
         make().fit(np.ones((2, 5))).transform(dates)
 
@@ -731,6 +739,19 @@ def test_sequences_of_weight_0_take_no_part_in_the_fit(make, ragged):
     np.testing.assert_array_equal(F[weights > 0], alone.transform(X))
     with pytest.raises(ValueError, match="sample_weight has 3 weights but X has 16"):
         make().fit(both, sample_weight=np.ones(3))
+
+
+def test_targets_are_checked_before_the_sequences_of_weight_0_are_left_out():
+    """With a weight of 0, y was indexed by the sequences kept before it was checked: a y
+    too long was taken, one too short raised an IndexError, and the features that read no
+    y subscripted it."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((20, 30, 20)), np.arange(20) % 2
+    weights = np.r_[np.ones(15), np.zeros(5)]
+    for wrong in (np.r_[y, y], y[:10]):
+        with pytest.raises(ValueError, match=r"20 sequences, y of shape \(\d+,\)"):
+            LMUPooledFeatures(channels=4).fit(X, wrong, sample_weight=weights)
+    LMUFeatures().fit(X, 5, sample_weight=weights)  # (y ignored, as without weights)
 
 
 def test_a_masked_array_without_masked_values_is_read():
