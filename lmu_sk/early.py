@@ -298,6 +298,20 @@ class LMUEarlyClassifier(VersionedPickleMixin, HostScoreMixin, ClassifierMixin, 
         self.checkpoints = checkpoints
         self.cost = cost
 
+    def set_params(self, **params) -> Self:
+        """scikit-learn's ``set_params``; the parameters of ``estimator`` (``estimator__order``)
+        need an ``estimator`` to set them on: with its default, ``None``, a ValueError names
+        the fix instead of an AttributeError."""
+        nested = sorted(key for key in params if key.startswith("estimator__"))
+        if nested and params.get("estimator", self.estimator) is None:
+            raise ValueError(
+                f"Cannot set {', '.join(nested)}: estimator is None (LMUClassifier() is made "
+                "at fit). Pass one to set its parameters on, e.g. "
+                "LMUEarlyClassifier(estimator=LMUClassifier()), or "
+                "set_params(estimator=LMUClassifier(), estimator__order=...)."
+            )
+        return super().set_params(**params)
+
     # ------------------------------------------------------------------ fit
     def _classifier(self) -> LMUClassifier:
         """An unfitted clone of ``estimator`` with the ridge head."""

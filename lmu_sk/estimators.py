@@ -244,6 +244,12 @@ _SEQUENCE_LENGTHS = (
     "each); pad them to one length, with NaN targets at the padded steps (left out of "
     "training and scoring), or fit one model per length."
 )
+_SEQUENCE_LENGTHS_PREDICTED = (
+    "feature_output='sequence' predicts sequences of one length at a time (one prediction "
+    "per step of each); pad them to one length with any finite value and keep the first "
+    "n_steps predictions of each (a step's prediction does not depend on the steps after "
+    "it), or predict each length apart."
+)
 
 
 def _screening_targets(y):
@@ -2105,15 +2111,16 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         if not self._per_step():
             return F
         if isinstance(F, list):
-            raise ValueError(_SEQUENCE_LENGTHS)
+            raise ValueError(_SEQUENCE_LENGTHS_PREDICTED)
         return F.reshape(-1, F.shape[-1])
 
-    def _sequence_shape(self, X) -> tuple[int, int]:
+    def _sequence_shape(self, X, predicting: bool = False) -> tuple[int, int]:
         """``(n_samples, n_steps)`` of an equal-length batch of sequences (pandas' layouts
-        read as the transformer reads them)."""
+        read as the transformer reads them); the advice for other lengths is the fit's or,
+        ``predicting``, the prediction's."""
         X = _without_names(from_nested(X, self.channels_first))
         if is_ragged(X):
-            raise ValueError(_SEQUENCE_LENGTHS)
+            raise ValueError(_SEQUENCE_LENGTHS_PREDICTED if predicting else _SEQUENCE_LENGTHS)
         shape = np.shape(X)
         if len(shape) < 2:
             raise ValueError("feature_output='sequence' needs X of shape (n_samples, n_steps).")
@@ -2143,6 +2150,11 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
                     f"y of shape {shape} holds targets per step (n_samples, n_steps, "
                     "n_outputs): they need feature_output='sequence'; give one target (or "
                     "one row of targets) per sequence otherwise."
+                )
+            if len(shape) == 2 and shape[1] == 0:
+                raise ValueError(
+                    f"y of shape {shape} holds no outputs: give one target, or one row of "
+                    "targets, per sequence."
                 )
             return y
         n_samples, n_steps = self._sequence_shape(X)
@@ -2268,7 +2280,7 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         if _dask.is_dask_array(X):
             return self._predict_dask(X, "predict")
         # (the shape first: NaN padding gets the per-step advice)
-        shape = self._sequence_shape(X) if self._per_step() else None
+        shape = self._sequence_shape(X, predicting=True) if self._per_step() else None
         prediction = self._apply_head(X, "predict")
         if shape is not None:
             return prediction.reshape(*shape, *prediction.shape[1:], *self._output_axes())

@@ -147,6 +147,16 @@ def test_full_length_is_the_classifier_of_whole_series():
     np.testing.assert_array_equal(model.estimator_.predict(X_test), reference.predict(X_test))
 
 
+def test_parameters_of_the_default_estimator_name_the_fix():
+    """set_params(estimator__order=3) on the default (estimator=None) raised
+    AttributeError: 'NoneType' object has no attribute 'set_params'."""
+    with pytest.raises(ValueError, match=r"estimator__order: estimator is None.*estimator="):
+        LMUEarlyClassifier().set_params(estimator__order=3)
+    model = LMUEarlyClassifier().set_params(estimator=LMUClassifier(), estimator__order=3)
+    assert model.estimator.order == 3
+    assert LMUEarlyClassifier(LMUClassifier()).set_params(estimator__theta=7).estimator.theta == 7
+
+
 def test_checkpoints_are_steps_of_the_training_length():
     np.testing.assert_array_equal(checkpoint_steps(4, 40), [10, 20, 30, 40])
     np.testing.assert_array_equal(checkpoint_steps([0.5, 0.26, 0.25], 40), [10, 20, 40])

@@ -155,6 +155,25 @@ def test_per_step_regression_predicts_every_step():
     for weights in (None, np.ones(14)):
         with pytest.raises(ValueError, match="needs sequences of equal length"):
             reg.fit(ragged, [np.cumsum(x) for x in ragged], sample_weight=weights)
+    # at prediction the advice is the prediction's (it spoke of targets), and it holds: a
+    # step's prediction does not depend on the padding after it (float64 features, the
+    # products' rounding differing with the length: 1e-9)
+    with pytest.raises(ValueError, match="pad them to one length with any finite value"):
+        reg.predict(ragged)
+    padded = reg.predict(np.array([np.r_[x, np.zeros(50 - len(x))] for x in ragged]))
+    for x, prediction in zip(ragged[:7], padded[:7], strict=True):
+        np.testing.assert_allclose(
+            prediction[: len(x)], reg.predict(x[None])[0], rtol=1e-9, atol=1e-9
+        )
+
+
+def test_targets_without_outputs_are_refused_by_name():
+    """y of shape (n, 0) was refused by the head with scikit-learn's "0 feature(s) ...
+    required by RidgeHeadRegressor", which names neither y nor the model."""
+    X = np.random.default_rng(0).standard_normal((20, 15))
+    for params in ({}, {"head": "dense"}):
+        with pytest.raises(ValueError, match=r"y of shape \(20, 0\) holds no outputs"):
+            LMURegressor(device="cpu", **params).fit(X, np.zeros((20, 0)))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.dtype("float32")])
