@@ -10,6 +10,7 @@ asks for both at once through :meth:`SequenceTransformer._fit_transform`).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -32,11 +33,12 @@ from ._input import (
 )
 from ._memory import resolve_budget
 from ._persistence import VersionedPickleMixin
-from ._progress import check_verbose
+from ._progress import StepLog, check_verbose, verbosity
 from ._sample_weight import check_sample_weight
 from ._threads import limits_threads
 from ._typing import Result
 from .dn import DISCRETIZERS
+from .kernels._jit import compile_notices
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -201,16 +203,27 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         get_array_module(self.device)  # 'gpu' without one fails here
         weights = check_sample_weight(sample_weight, len(U))
         if weights is None or weights.all():
-            self._fit(U, y)
-            return U
-        targets = self._fit_targets(y, len(U))
-        kept = np.flatnonzero(weights)
-        if isinstance(U, (list, np.ndarray)):
-            rows = [U[i] for i in kept]  # (views: no copy of X)
-        else:  # (a GPU's array: its rows gathered there)
-            rows = U[array_module_of(U).asarray(kept)]
-        self._fit(rows, None if targets is None else _safe_indexing(targets, kept))
+            rows, targets = U, y
+        else:
+            targets = self._fit_targets(y, len(U))
+            kept = np.flatnonzero(weights)
+            if isinstance(U, (list, np.ndarray)):
+                rows = [U[i] for i in kept]  # (views: no copy of X)
+            else:  # (a GPU's array: its rows gathered there)
+                rows = U[array_module_of(U).asarray(kept)]
+            targets = None if targets is None else _safe_indexing(targets, kept)
+        with self._compile_notices():
+            self._fit(rows, targets)
         return U
+
+    def _compile_notices(self):
+        """With ``verbose``, a line on standard error for each compiled loop compiled
+        meanwhile (its first call with new argument types: seconds, once), so that a first
+        call does not wait without a word."""
+        level = verbosity(self.verbose)
+        if level < 1:
+            return nullcontext()
+        return compile_notices(StepLog(f"{type(self).__name__}: ", level).step)
 
     def _fit_targets(self, y, n_samples: int):
         """``y`` checked against the ``n_samples`` sequences, for a fit that reads it, or
@@ -269,7 +282,8 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
             return self.fit(X, y)._transform(X, return_gpu_arrays, dtype)
         self._checked_params(fitting=True)
         U = self._fit_validated(X, self._finite_input_first, dtype, y, sample_weight)
-        return self._features(U, return_gpu_arrays, dtype, check_verbose(self.verbose))
+        with self._compile_notices():
+            return self._features(U, return_gpu_arrays, dtype, check_verbose(self.verbose))
 
     @limits_threads
     def transform(self, X) -> Result:
@@ -297,9 +311,10 @@ class SequenceTransformer(VersionedPickleMixin, TransformerMixin, BaseEstimator)
         U = self._validate_input(X, False, self._finite_input_first, dtype)
         self._check_channels(U)
         progress = check_verbose(self.verbose)
-        if reduce is not None:
-            return self._reduced_features(U, return_gpu_arrays, dtype, progress, reduce)
-        return self._features(U, return_gpu_arrays, dtype, progress)
+        with self._compile_notices():
+            if reduce is not None:
+                return self._reduced_features(U, return_gpu_arrays, dtype, progress, reduce)
+            return self._features(U, return_gpu_arrays, dtype, progress)
 
     def _reduced_features(self, U, return_gpu_arrays: bool, dtype, progress: bool, reduce):
         """``reduce`` of the features of ``U``: here of all of them at once; a transformer

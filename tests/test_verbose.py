@@ -1,8 +1,11 @@
 """``verbose`` progress on standard error, and the DEBUG logs of route and chunk choices."""
 
+import contextlib
 import io
 import logging
+import os
 import re
+import subprocess
 import sys
 
 import numpy as np
@@ -300,3 +303,69 @@ def test_the_channel_screening_reports_its_step(capsys):
     X = np.random.default_rng(0).standard_normal((60, 40, 20))
     LMUPooledFeatures(verbose=1, n_biases=2, thetas=[4, 16]).fit(X, np.arange(60) % 2)
     assert "LMUPooledFeatures: screening 20 channels against y... " in capsys.readouterr().err
+
+
+def _compiled(module: str, source: str, name: str):
+    """``name`` of ``source`` run as module ``module``, compiled by Numba without its
+    on-disk cache (each test compiles it afresh)."""
+    from numba import njit
+
+    namespace = {"__name__": module, "njit": njit}
+    exec(source, namespace)
+    return namespace[name]
+
+
+def test_compile_notices_tell_each_compilation_of_the_package_s_loops_once():
+    """A first call waited seconds in silence while Numba compiled (about 15 s for the
+    default classifier's first fit in a new environment)."""
+    from lmu_sk.kernels._jit import compile_notices
+
+    inner = _compiled("lmu_sk._probe", "@njit\ndef inner(x):\n    return x + 1\n", "inner")
+    outer = _compiled(
+        "lmu_sk._probe",
+        "@njit\ndef outer(x):\n    return inner(x) * 2\n",
+        "outer",
+    )
+    outer.py_func.__globals__["inner"] = inner
+    other = _compiled("elsewhere", "@njit\ndef other(x):\n    return x - 1\n", "other")
+    steps = []
+
+    @contextlib.contextmanager
+    def step(what):
+        steps.append(what)
+        yield
+
+    with compile_notices(step):
+        assert outer(1) == 4  # compiles outer, and inner within it: one step
+        assert outer(2) == 6  # compiled: nothing
+        assert other(1) == 0  # not the package's: nothing
+        assert outer(1.5) == 5.0  # new argument types: a step
+    assert inner(1.5j) == 1 + 1.5j  # after the block: nothing
+    assert (
+        steps
+        == [
+            "compiling lmu_sk._probe.outer for these argument types (once: Numba keeps it in "
+            "its on-disk cache)"
+        ]
+        * 2
+    )
+
+
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_a_first_fit_tells_what_it_compiles(tmp_path, verbose):
+    """In a new environment (an empty cache) the transformers' fit names each compiled
+    loop it compiles with verbose, and takes it from the cache the next time."""
+    script = (
+        "import numpy as np\n"
+        "from lmu_sk import LMUFeatures\n"
+        f"LMUFeatures(order=3, output='max', method='recurrence', verbose={verbose})"
+        ".fit_transform(np.ones((2, 5)))\n"
+    )
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    notice = "LMUFeatures: compiling lmu_sk.kernels.cpu._recurrence for these argument types"
+    for first in (True, False):
+        run = subprocess.run(
+            [sys.executable, "-c", script], env=environment, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        assert (notice in run.stderr) == (first and verbose == 1), run.stderr
