@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import numbers
 import warnings
 from collections.abc import Callable, Iterator, Mapping, MappingView
@@ -585,6 +586,13 @@ def object_as_float(X: np.ndarray, name: str = "X") -> np.ndarray:
                 f"{_shape_of(value)}), not a number: X is an array of arrays. Pass a list of "
                 "sequences, each an array (n_steps,) or (n_steps, n_channels), or one array "
                 "(n_samples, n_steps, n_channels) (np.stack)."
+            )
+        if isinstance(value, (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)):
+            # (a timezone's dates, which NumPy holds as objects)
+            raise ValueError(
+                f"{where} is a date or time ({value!r:.60}); lmu_sk's estimators take "
+                "numbers. Convert them first (e.g. to seconds: "
+                "np.asarray(X).astype('datetime64[s]').astype(float))."
             )
         try:
             float(value)

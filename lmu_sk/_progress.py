@@ -57,6 +57,38 @@ def _emit(stream, text: str) -> None:
         pass
 
 
+# The unfinished line of each stream (by id) and what wrote it (a step, a bar): a line
+# written meanwhile first ends it, and the step whose line was ended writes its time on a
+# line of its own (a compile notice within "screening 20 channels against y... ").
+_open_lines: dict[int, object] = {}
+
+
+def _end_others_line(stream, owner: object = None) -> None:
+    """End the unfinished line on ``stream`` unless ``owner`` wrote it."""
+    current = _open_lines.get(id(stream))
+    if current is not None and current is not owner:
+        _emit(stream, "\n")
+        del _open_lines[id(stream)]
+
+
+def _write_open(stream, text: str, owner: object) -> None:
+    """Write ``text``, a line that ``owner`` finishes later, on a line of its own."""
+    _end_others_line(stream, owner)
+    _emit(stream, text)
+    _open_lines[id(stream)] = owner
+
+
+def _finish_own_line(stream, owner: object, text: str, whole: str) -> None:
+    """End ``owner``'s line with ``text`` or, where something ended it meanwhile, write
+    ``whole`` as a line of its own."""
+    if _open_lines.get(id(stream)) is owner:
+        del _open_lines[id(stream)]
+        _emit(stream, text)
+    else:
+        _end_others_line(stream)
+        _emit(stream, whole)
+
+
 def _is_terminal(stream) -> bool:
     try:
         return bool(stream.isatty())
@@ -144,6 +176,7 @@ class ProgressBar:
             if not (last or self._plain_line_due(now)):
                 return
             self._last_tenth = 10 * self.done // self.total if self.total else 10
+            _end_others_line(self.stream)
             _emit(self.stream, f"{self.label}{self._text(now)}\n")
         else:
             if not (last or now - self._last_write >= self.redraw_interval):
@@ -151,7 +184,7 @@ class ProgressBar:
             fraction = self.done / self.total if self.total else 1.0
             filled = round(fraction * self.width)
             bar = "#" * filled + "." * (self.width - filled)
-            _emit(self.stream, f"\r{self.label}[{bar}] {self._text(now)}  ")
+            _write_open(self.stream, f"\r{self.label}[{bar}] {self._text(now)}  ", self)
         self._last_write = now
         self._drawn = True
         self._finished = last
@@ -175,7 +208,9 @@ class ProgressBar:
     def close(self) -> None:
         """End the bar's line (terminal mode); safe to call more than once."""
         if self.enabled and self._drawn and not self.plain:
-            _emit(self.stream, "\n")
+            if _open_lines.get(id(self.stream)) is self:  # (else a line ended it already)
+                del _open_lines[id(self.stream)]
+                _emit(self.stream, "\n")
         self._drawn = False
         self._finished = True
 
@@ -232,16 +267,19 @@ class StepLog:
         if self.level < 1:
             yield
             return
-        _emit(self.stream, f"{self.label}{what}... ")
+        owner = object()  # (this step's line)
+        _write_open(self.stream, f"{self.label}{what}... ", owner)
         started = time.perf_counter()
         try:
             yield
         except BaseException:
-            _emit(self.stream, "stopped\n")
+            _finish_own_line(self.stream, owner, "stopped\n", f"{self.label}{what}: stopped\n")
             raise
-        _emit(self.stream, f"{time.perf_counter() - started:.1f}s\n")
+        took = f"{time.perf_counter() - started:.1f}s"
+        _finish_own_line(self.stream, owner, f"{took}\n", f"{self.label}{what}: {took}\n")
 
     def note(self, text: str, level: int = 1) -> None:
         """Write ``text`` as a line of its own when the log's level is at least ``level``."""
         if self.level >= level:
+            _end_others_line(self.stream)
             _emit(self.stream, f"{self.label}{text}\n")

@@ -305,8 +305,8 @@ class LMUEarlyClassifier(VersionedPickleMixin, HostScoreMixin, ClassifierMixin, 
         nested = sorted(key for key in params if key.startswith("estimator__"))
         if nested and params.get("estimator", self.estimator) is None:
             raise ValueError(
-                f"Cannot set {', '.join(nested)}: estimator is None (LMUClassifier() is made "
-                "at fit). Pass one to set its parameters on, e.g. "
+                f"Cannot set {', '.join(nested)}: estimator is None (an LMUClassifier is "
+                "made at fit). Pass one to set its parameters on, e.g. "
                 "LMUEarlyClassifier(estimator=LMUClassifier()), or "
                 "set_params(estimator=LMUClassifier(), estimator__order=...)."
             )

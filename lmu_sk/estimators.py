@@ -246,7 +246,7 @@ _SEQUENCE_LENGTHS = (
 )
 _SEQUENCE_LENGTHS_PREDICTED = (
     "feature_output='sequence' predicts sequences of one length at a time (one prediction "
-    "per step of each); pad them to one length with any finite value and keep the first "
+    "per step of each); pad them to one length (with zeros, say) and keep the first "
     "n_steps predictions of each (a step's prediction does not depend on the steps after "
     "it), or predict each length apart."
 )
@@ -2294,6 +2294,8 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
         if not self._per_step():
             return super().score(X, y, sample_weight)
         from sklearn.metrics import r2_score
+
+        self._sequence_shape(X)  # (other lengths: the fit's advice, of NaN targets)
 
         prediction = self.predict(X)
         if _dask.is_dask_array(prediction):

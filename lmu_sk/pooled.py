@@ -894,7 +894,8 @@ default=('ppv', 'mpv', 'lspv', 'compete')
     def _fit_targets(self, y, n_samples: int):
         """``y`` (screening many channels) checked against the ``n_samples`` sequences
         before the ones of weight 0 are left out (a dask ``y`` by its shape alone)."""
-        if y is not None and not _dask.is_dask_array(y):
+        # (a dask y by its shape, unless its length is unknown: NaN)
+        if y is not None and not np.isnan(np.sum(getattr(y, "shape", ()), dtype=float)):
             _check_targets_per_sequence(y, n_samples)
         return y
 

@@ -7,12 +7,13 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
 
 from lmu_sk import LMUFeatures, LMUPooledFeatures
-from lmu_sk._progress import ProgressBar
+from lmu_sk._progress import ProgressBar, StepLog
 from lmu_sk.engine.plan import plan_pooled
 
 # 'sequence' features of 2 channels need 7 200 bytes of working memory per sample
@@ -328,27 +329,63 @@ def test_compile_notices_tell_each_compilation_of_the_package_s_loops_once():
     )
     outer.py_func.__globals__["inner"] = inner
     other = _compiled("elsewhere", "@njit\ndef other(x):\n    return x - 1\n", "other")
+    elsewhere = _compiled("lmu_sk._probe", "@njit\ndef elsewhere(x):\n    return x\n", "elsewhere")
     steps = []
 
     @contextlib.contextmanager
     def step(what):
+        try:
+            yield
+        except RuntimeError:
+            steps.append(f"{what}: stopped")
+            raise
         steps.append(what)
-        yield
 
     with compile_notices(step):
         assert outer(1) == 4  # compiles outer, and inner within it: one step
         assert outer(2) == 6  # compiled: nothing
         assert other(1) == 0  # not the package's: nothing
         assert outer(1.5) == 5.0  # new argument types: a step
+        with pytest.raises(Exception, match=r"(?i)typing"):
+            outer("text")  # a compilation that fails: its step stopped
+        thread = threading.Thread(target=elsewhere, args=(1,))
+        thread.start()  # another thread's compilation: not this block's
+        thread.join()
     assert inner(1.5j) == 1 + 1.5j  # after the block: nothing
-    assert (
-        steps
-        == [
-            "compiling lmu_sk._probe.outer for these argument types (once: Numba keeps it in "
-            "its on-disk cache)"
-        ]
-        * 2
-    )
+    compiled = "compiling lmu_sk._probe.outer (first call with these argument types)"
+    assert steps == [compiled, compiled, f"{compiled}: stopped"]
+    assert elsewhere.signatures  # (it compiled, unnoticed)
+
+
+def test_a_line_written_within_a_step_ends_its_line_first():
+    """A compile notice within "screening 20 channels against y... " was written on its
+    line, and the screening's seconds ended up alone on a line of their own."""
+    stream = io.StringIO()
+    log = StepLog("A: ", 1, stream)
+    with log.step("outer"):
+        with log.step("inner"):
+            pass
+        log.note("a note")
+    with log.step("alone"):
+        pass
+    lines = stream.getvalue().splitlines()
+    assert [re.sub(r"\d+\.\ds", "T", line) for line in lines] == [
+        "A: outer... ",
+        "A: inner... T",
+        "A: a note",
+        "A: outer: T",
+        "A: alone... T",
+    ]
+    # a terminal's bar, its line ended by a step, is redrawn below it and ended once
+    terminal = _Terminal()
+    with ProgressBar(2, terminal, redraw_interval=0.0) as bar:
+        bar.advance(1)
+        with StepLog("B: ", 1, terminal).step("compiling"):
+            pass
+        bar.advance(1)
+    text = terminal.getvalue()
+    assert text.count("\n") == 3 and text.endswith("2/2 rows, 0.0s  \n"), repr(text)
+    assert "\nB: compiling... " in text
 
 
 @pytest.mark.parametrize("verbose", [0, 1])
@@ -362,7 +399,7 @@ def test_a_first_fit_tells_what_it_compiles(tmp_path, verbose):
         ".fit_transform(np.ones((2, 5)))\n"
     )
     environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    notice = "LMUFeatures: compiling lmu_sk.kernels.cpu._recurrence for these argument types"
+    notice = "LMUFeatures: compiling lmu_sk.kernels.cpu._recurrence (first call"
     for first in (True, False):
         run = subprocess.run(
             [sys.executable, "-c", script], env=environment, capture_output=True, text=True

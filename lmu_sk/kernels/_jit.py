@@ -73,47 +73,57 @@ def cuda_jit_cached(**options: Any) -> Callable[[Callable], Any]:
 def compile_notices(
     step: Callable[[str], AbstractContextManager], package: str = _PACKAGE
 ) -> Iterator[None]:
-    """While the block runs, each compilation of one of ``package``'s compiled loops (its
-    first call with new argument types, which Numba's on-disk cache does not hold yet:
-    seconds, once) runs inside ``step(what)``, e.g. :meth:`lmu_sk._progress.StepLog.step`,
-    which tells what is being compiled and how long it took.
+    """While the block runs, each compilation of one of ``package``'s CPU compiled loops on
+    this thread (its first call with new argument types where Numba's on-disk cache does
+    not hold it yet: seconds, once) runs inside ``step(what)``, e.g.
+    :meth:`lmu_sk._progress.StepLog.step`, which tells what is compiled and how long it took.
 
-    The loops it calls, compiled with it, are part of its step. Numba's compile events are
-    those of the whole process: a compilation on another thread is noticed too.
+    The loops it calls, compiled with it, are part of its step. Compilations on other
+    threads are theirs (each block notices its own thread's), and numba-cuda's kernels send
+    no such events.
     """
     from numba.core import event
 
+    thread = threading.get_ident()
+    steps: list = []  # this thread's compilations under way: a step, or None (not noticed)
+
     class Notices(event.Listener):
-        def __init__(self) -> None:
-            self.open = threading.local()
-
-        def _stack(self) -> list:
-            if not hasattr(self.open, "steps"):
-                self.open.steps = []
-            return self.open.steps
-
         def on_start(self, ev) -> None:
-            stack = self._stack()
+            if threading.get_ident() != thread:
+                return
             function = getattr(ev.data["dispatcher"], "py_func", None)
             module = getattr(function, "__module__", None) or ""
             ours = module == package or module.startswith(package + ".")
-            if stack or not ours:  # (a loop compiled within another: part of its step)
-                stack.append(None)
+            if steps or not ours:  # (a loop compiled within another: part of its step)
+                steps.append(None)
                 return
             context = step(
-                f"compiling {module}.{function.__name__} for these argument types "
-                "(once: Numba keeps it in its on-disk cache)"
+                f"compiling {module}.{function.__name__} (first call with these argument types)"
             )
             context.__enter__()
-            stack.append(context)
+            steps.append(context)
 
         def on_end(self, ev) -> None:
-            stack = self._stack()
-            if not stack:  # (started before the block)
+            if threading.get_ident() != thread or not steps:
                 return
-            context = stack.pop()
-            if context is not None:  # (a failed compilation raises on its own)
-                context.__exit__(None, None, None)
+            # (Event.is_failed answers the opposite, Numba 0.59 to 0.63 at least: the
+            # exception it carries is read instead)
+            _close(steps.pop(), failed=getattr(ev, "_exc_details", None) is not None)
 
-    with event.install_listener("numba:compile", Notices()):
-        yield
+    try:
+        with event.install_listener("numba:compile", Notices()):
+            yield
+    finally:  # (a block left while a compilation was under way)
+        while steps:
+            _close(steps.pop(), failed=True)
+
+
+def _close(context: AbstractContextManager | None, failed: bool) -> None:
+    """Leave a notice's step: as stopped where its compilation failed."""
+    if context is None:
+        return
+    if failed:
+        error = RuntimeError("compilation stopped")
+        context.__exit__(RuntimeError, error, None)  # (it writes 'stopped'; not raised)
+    else:
+        context.__exit__(None, None, None)

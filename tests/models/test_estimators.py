@@ -158,8 +158,10 @@ def test_per_step_regression_predicts_every_step():
     # at prediction the advice is the prediction's (it spoke of targets), and it holds: a
     # step's prediction does not depend on the padding after it (float64 features, the
     # products' rounding differing with the length: 1e-9)
-    with pytest.raises(ValueError, match="pad them to one length with any finite value"):
+    with pytest.raises(ValueError, match=r"pad them to one length \(with zeros, say\)"):
         reg.predict(ragged)
+    with pytest.raises(ValueError, match="with NaN targets at the padded steps"):
+        reg.score(ragged, [np.cumsum(x) for x in ragged])  # (scoring: the fit's advice)
     padded = reg.predict(np.array([np.r_[x, np.zeros(50 - len(x))] for x in ragged]))
     for x, prediction in zip(ragged[:7], padded[:7], strict=True):
         np.testing.assert_allclose(

@@ -2,6 +2,7 @@
 
 import pickle
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -718,6 +719,14 @@ def test_data_frames_of_dates_or_times_are_refused(make):
         assert seconds.dtype == np.float64 and seconds.shape == np.shape(X)
     with pytest.raises(ValueError, match="dates or times"):
         make().fit(np.ones((2, 5))).transform(dates)
+    # a timezone's dates, which NumPy holds as objects (a TypeError without the advice)
+    zoned = dates[0].dt.tz_localize("UTC")
+    with pytest.raises(ValueError, match=r"X\[0\] is a date or time .*'datetime64\[s\]'") as error:
+        make().fit(zoned)
+    advice = re.search(r"seconds: (.*)\)\.$", str(error.value))[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (NumPy has no timezones)
+        assert eval(advice, {"np": np, "X": zoned}).dtype == np.float64
 
 
 @pytest.mark.parametrize("ragged", [False, True])
@@ -752,6 +761,10 @@ def test_targets_are_checked_before_the_sequences_of_weight_0_are_left_out():
         with pytest.raises(ValueError, match=r"20 sequences, y of shape \(\d+,\)"):
             LMUPooledFeatures(channels=4).fit(X, wrong, sample_weight=weights)
     LMUFeatures().fit(X, 5, sample_weight=weights)  # (y ignored, as without weights)
+    da = pytest.importorskip("dask.array")
+    for wrong in (np.r_[y, y], y[:10]):  # (a dask y by its shape)
+        with pytest.raises(ValueError, match=r"20 sequences, y of shape \(\d+,\)"):
+            LMUPooledFeatures(channels=4).fit(X, da.from_array(wrong), sample_weight=weights)
 
 
 def test_a_masked_array_without_masked_values_is_read():
