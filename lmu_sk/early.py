@@ -582,7 +582,8 @@ def _prefixes(U, rows: np.ndarray, steps: int):
 
 def _features(estimator: LMUClassifier, U) -> np.ndarray:
     """The float64 features of validated sequences, as the classifier predicts on them."""
-    return np.asarray(estimator.features_._features(U, False, np.float64, False))
+    with estimator.features_._compile_notices():  # (with the classifier's verbose)
+        return np.asarray(estimator.features_._features(U, False, np.float64, False))
 
 
 def _check_checkpoints_fit(
@@ -619,7 +620,8 @@ def _checkpoint_features(estimator: LMUClassifier, U) -> np.ndarray:
     features = estimator.features_
     if not hasattr(features, "streamed_columns"):
         return _features(estimator, U)
-    return np.asarray(features._features(U, False, np.float64, False, streamed=True))
+    with features._compile_notices():
+        return np.asarray(features._features(U, False, np.float64, False, streamed=True))
 
 
 def _scaled(estimator: LMUClassifier, F: np.ndarray) -> np.ndarray:
