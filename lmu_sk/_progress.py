@@ -57,15 +57,22 @@ def _emit(stream, text: str) -> None:
         pass
 
 
-# The unfinished line of each stream (by id) and what wrote it (a step, a bar): a line
-# written meanwhile first ends it, and the step whose line was ended writes its time on a
-# line of its own (a compile notice within "screening 20 channels against y... ").
-_open_lines: dict[int, object] = {}
+# The unfinished line of each stream (by id, the stream held while it is: no other takes
+# its id) and what wrote it (a step, a bar): a line written meanwhile first ends it, and
+# the step whose line was ended writes its time on a line of its own (a compile notice
+# within "screening 20 channels against y... ").
+_open_lines: dict[int, tuple[object, object]] = {}
+
+
+def _line_owner(stream) -> object:
+    """What wrote the unfinished line on ``stream``, or ``None``."""
+    entry = _open_lines.get(id(stream))
+    return None if entry is None else entry[1]
 
 
 def _end_others_line(stream, owner: object = None) -> None:
     """End the unfinished line on ``stream`` unless ``owner`` wrote it."""
-    current = _open_lines.get(id(stream))
+    current = _line_owner(stream)
     if current is not None and current is not owner:
         _emit(stream, "\n")
         del _open_lines[id(stream)]
@@ -75,13 +82,13 @@ def _write_open(stream, text: str, owner: object) -> None:
     """Write ``text``, a line that ``owner`` finishes later, on a line of its own."""
     _end_others_line(stream, owner)
     _emit(stream, text)
-    _open_lines[id(stream)] = owner
+    _open_lines[id(stream)] = (stream, owner)
 
 
 def _finish_own_line(stream, owner: object, text: str, whole: str) -> None:
     """End ``owner``'s line with ``text`` or, where something ended it meanwhile, write
     ``whole`` as a line of its own."""
-    if _open_lines.get(id(stream)) is owner:
+    if _line_owner(stream) is owner:
         del _open_lines[id(stream)]
         _emit(stream, text)
     else:
@@ -208,7 +215,7 @@ class ProgressBar:
     def close(self) -> None:
         """End the bar's line (terminal mode); safe to call more than once."""
         if self.enabled and self._drawn and not self.plain:
-            if _open_lines.get(id(self.stream)) is self:  # (else a line ended it already)
+            if _line_owner(self.stream) is self:  # (else a line ended it already)
                 del _open_lines[id(self.stream)]
                 _emit(self.stream, "\n")
         self._drawn = False
