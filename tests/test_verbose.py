@@ -388,14 +388,13 @@ def test_a_line_written_within_a_step_ends_its_line_first():
     assert "\nB: compiling... " in text
 
 
-@pytest.mark.parametrize("verbose", [0, 1])
-def test_a_first_fit_tells_what_it_compiles(tmp_path, verbose):
+def test_a_first_fit_tells_what_it_compiles(tmp_path):
     """In a new environment (an empty cache) the transformers' fit names each compiled
     loop it compiles with verbose, and takes it from the cache the next time."""
     script = (
         "import numpy as np\n"
         "from lmu_sk import LMUFeatures\n"
-        f"LMUFeatures(order=3, output='max', method='recurrence', verbose={verbose})"
+        "LMUFeatures(order=3, output='max', method='recurrence', verbose=1)"
         ".fit_transform(np.ones((2, 5)))\n"
     )
     environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
@@ -405,4 +404,19 @@ def test_a_first_fit_tells_what_it_compiles(tmp_path, verbose):
             [sys.executable, "-c", script], env=environment, capture_output=True, text=True
         )
         assert run.returncode == 0, run.stderr
-        assert (notice in run.stderr) == (first and verbose == 1), run.stderr
+        assert (notice in run.stderr) == first, run.stderr
+
+
+@pytest.mark.parametrize("verbose", [0, 1, 2])
+def test_the_transformers_notices_follow_verbose(capsys, verbose):
+    """The notices go to standard error with the transformer's label, at verbose 1 and
+    above only."""
+    probe = _compiled("lmu_sk._probe", "@njit\ndef probe(x):\n    return x * 3\n", "probe")
+    with LMUPooledFeatures(verbose=verbose)._compile_notices():
+        assert probe(2) == 6
+    written = capsys.readouterr().err
+    expected = re.compile(
+        r"LMUPooledFeatures: compiling lmu_sk\._probe\.probe \(first call with these "
+        r"argument types\)\.\.\. \d+\.\ds\n"
+    )
+    assert (expected.fullmatch(written) is not None) == (verbose > 0), written
