@@ -515,13 +515,17 @@ def refuse_unreadable(X) -> None:
         dtype = getattr(X, "dtype", None)
         if dtype is None:  # (a DataFrame: its columns')
             dtype = ", ".join(sorted({str(column) for column in _column_dtypes(X)}))
-        # (pandas casts its dates to no float: their NumPy array is cast)
-        unit = "datetime64" if kind == "M" else "timedelta64"
         raise ValueError(
-            f"X holds dates or times (dtype {dtype}); lmu_sk's estimators take numbers. "
-            "Convert them first (e.g. to seconds: "
-            f"np.asarray(X).astype('{unit}[s]').astype(float))."
+            f"X holds dates or times (dtype {dtype}); "
+            + _DATES_ADVICE.format("datetime64" if kind == "M" else "timedelta64")
         )
+
+
+# (pandas casts its dates to no float: their NumPy array is cast)
+_DATES_ADVICE = (
+    "lmu_sk's estimators take numbers. Convert them first (e.g. to seconds: "
+    "np.asarray(X).astype('{}[s]').astype(float))."
+)
 
 
 def _refuse_masked(X, where: str) -> None:
@@ -589,10 +593,13 @@ def object_as_float(X: np.ndarray, name: str = "X") -> np.ndarray:
             )
         if isinstance(value, (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)):
             # (a timezone's dates, which NumPy holds as objects)
+            unit = (
+                "timedelta64"
+                if isinstance(value, (datetime.timedelta, np.timedelta64))
+                else "datetime64"
+            )
             raise ValueError(
-                f"{where} is a date or time ({value!r:.60}); lmu_sk's estimators take "
-                "numbers. Convert them first (e.g. to seconds: "
-                "np.asarray(X).astype('datetime64[s]').astype(float))."
+                f"{where} is a date or time ({value!r:.60}); " + _DATES_ADVICE.format(unit)
             )
         try:
             float(value)

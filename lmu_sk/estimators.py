@@ -2281,6 +2281,12 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return self._predict_dask(X, "predict")
         # (the shape first: NaN padding gets the per-step advice)
         shape = self._sequence_shape(X, predicting=True) if self._per_step() else None
+        return self._predicted(X, shape)
+
+    @limits_threads
+    def _predicted(self, X, shape: tuple[int, int] | None) -> Result:
+        """:meth:`predict` of ``X`` in memory, the per-step ``(n_samples, n_steps)`` of
+        :meth:`_sequence_shape` given (``None``: one prediction per sequence)."""
         prediction = self._apply_head(X, "predict")
         if shape is not None:
             return prediction.reshape(*shape, *prediction.shape[1:], *self._output_axes())
@@ -2295,11 +2301,12 @@ t_, coefs_, intercepts_, n_outputs_, n_layers_, out_activation_
             return super().score(X, y, sample_weight)
         from sklearn.metrics import r2_score
 
-        self._sequence_shape(X)  # (other lengths: the fit's advice, of NaN targets)
-
-        prediction = self.predict(X)
-        if _dask.is_dask_array(prediction):
-            prediction = prediction.compute()
+        if _dask.is_dask_array(X):
+            prediction = self.predict(X)
+            if _dask.is_dask_array(prediction):
+                prediction = prediction.compute()
+        else:  # (other lengths get the fit's advice, of NaN targets at the padded steps)
+            prediction = self._predicted(X, self._sequence_shape(X))
         y = _as_float_targets(y.compute() if _dask.is_dask_array(y) else y)
         if y.shape[:2] != prediction.shape[:2] or y.size != prediction.size:
             raise ValueError(
